@@ -1,0 +1,73 @@
+/// One measured case: MediaCore's way of doing some work and the baseline way of doing the same.
+///
+/// Each side is a *setup* closure that builds its input outside the timed region and returns
+/// the *body* that is timed. The body must pass its result to ``blackHole(_:)``.
+public struct Benchmark: Sendable {
+    /// The figure a benchmark must reach for the speed-up over its baseline.
+    public enum Target: Sendable, Equatable, Codable, CustomStringConvertible {
+        /// MediaCore must be at least this many times faster than the baseline.
+        case atLeast(Double)
+        /// MediaCore may be at most this many times slower than the baseline.
+        case within(Double)
+
+        /// Whether a measured speed-up (baseline time ÷ MediaCore time) meets the target.
+        public func isMet(bySpeedup speedup: Double) -> Bool {
+            switch self {
+            case .atLeast(let factor): speedup >= factor
+            case .within(let factor): speedup >= 1 / factor
+            }
+        }
+
+        /// The target as a table shows it: `≥30×` or `≤3× slower`.
+        public var description: String {
+            switch self {
+            case .atLeast(let factor): "≥\(Self.format(factor))× faster"
+            case .within(let factor): "≤\(Self.format(factor))× slower"
+            }
+        }
+
+        private static func format(_ factor: Double) -> String {
+            factor == factor.rounded() ? String(Int(factor)) : String(factor)
+        }
+    }
+
+    /// A timed body with the input its setup built.
+    public typealias Setup = @Sendable () -> @Sendable () -> Void
+
+    /// The group the case belongs to, usually the module it measures.
+    public var group: String
+    /// A short name saying what is measured, with its size.
+    public var name: String
+    /// How many items one run of the body processes, for the items-per-second column.
+    public var items: Int
+    /// Builds MediaCore's input and returns the timed body.
+    public var setup: Setup
+    /// What the baseline is (for example `RangeSet<Double>` or `sort + merge`).
+    public var baselineName: String
+    /// Builds the baseline's input and returns its timed body.
+    public var baselineSetup: Setup
+    /// The speed-up the case must reach, if it has one.
+    public var target: Target?
+
+    /// Creates a benchmark case.
+    public init(
+        group: String,
+        name: String,
+        items: Int,
+        target: Target? = nil,
+        setup: @escaping Setup,
+        baselineName: String,
+        baseline: @escaping Setup
+    ) {
+        self.group = group
+        self.name = name
+        self.items = items
+        self.target = target
+        self.setup = setup
+        self.baselineName = baselineName
+        self.baselineSetup = baseline
+    }
+
+    /// The group and name, as the filter argument matches them: `Progress/sequential ticks`.
+    public var qualifiedName: String { "\(group)/\(name)" }
+}

@@ -1,0 +1,56 @@
+/// Runs the selected benchmark cases and collects their results.
+public struct BenchmarkRunner: Sendable {
+    /// The options the runner was started with.
+    public var options: BenchmarkOptions
+
+    /// Creates a runner for `options`.
+    public init(options: BenchmarkOptions) {
+        self.options = options
+    }
+
+    /// Whether this executable was built without optimization, which makes its figures meaningless.
+    public static var isDebugBuild: Bool {
+        #if DEBUG
+            true
+        #else
+            false
+        #endif
+    }
+
+    /// The warning a debug build prints before running anything.
+    public static let debugBuildWarning = """
+        ############################################################################
+        #  WARNING: this is a DEBUG build. Its timings say nothing about MediaCore. #
+        #  Run `swift run -c release benchmarks` for figures worth reading.         #
+        ############################################################################
+        """
+
+    /// Times each selected case, MediaCore's side and then its baseline, calling `report` after each.
+    ///
+    /// - Returns: The results in the order the cases were given.
+    public func run(_ cases: [Benchmark], report: (BenchmarkResult) -> Void = { _ in }) -> [BenchmarkResult] {
+        let sampler = Sampler(sampleCount: options.sampleCount)
+        var results: [BenchmarkResult] = []
+        for benchmark in cases where options.selects(benchmark.qualifiedName) {
+            let body = benchmark.setup()
+            let ours = sampler.measure(body)
+            let baselineBody = benchmark.baselineSetup()
+            let theirs = sampler.measure(baselineBody)
+            guard let statistics = Statistics(samples: ours), let baseline = Statistics(samples: theirs) else {
+                continue
+            }
+            let result = BenchmarkResult(
+                group: benchmark.group,
+                name: benchmark.name,
+                items: benchmark.items,
+                statistics: statistics,
+                baselineName: benchmark.baselineName,
+                baselineStatistics: baseline,
+                target: benchmark.target
+            )
+            report(result)
+            results.append(result)
+        }
+        return results
+    }
+}

@@ -1,0 +1,85 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Upcoming language features every MediaCore target opts into.
+///
+/// - `ExistentialAny`: every existential is spelled `any P`, so its cost is visible.
+/// - `MemberImportVisibility`: a file sees only the members of modules it imports itself.
+/// - `InternalImportsByDefault`: an `import` is internal unless written `public import`, so the
+///   modules a public API exposes are stated, not implied.
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "MediaCore",
+    platforms: [.iOS(.v17), .macOS(.v14)],
+    products: [
+        .library(name: "Catalog", targets: ["Catalog"]),
+        .library(name: "Progress", targets: ["Progress"]),
+        .library(name: "Player", targets: ["Player"]),
+        .library(name: "Gestures", targets: ["Gestures"]),
+        .library(name: "SliderFlow", targets: ["SliderFlow"]),
+        .executable(name: "benchmarks", targets: ["benchmarks"]),
+    ],
+    targets: [
+        // MARK: Libraries
+        .target(name: "Catalog", swiftSettings: upcomingFeatures),
+        .target(name: "Progress", swiftSettings: upcomingFeatures),
+        .target(name: "Player", dependencies: ["Progress"], swiftSettings: upcomingFeatures),
+        .target(name: "Gestures", swiftSettings: upcomingFeatures),
+        .target(name: "SliderFlow", swiftSettings: upcomingFeatures),
+
+        // MARK: Tests
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: upcomingFeatures),
+        .testTarget(
+            name: "TestSupportTests",
+            dependencies: ["TestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "CatalogTests",
+            dependencies: ["Catalog", "TestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "ProgressTests",
+            dependencies: ["Progress", "TestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "PlayerTests",
+            dependencies: ["Player", "TestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "GesturesTests",
+            dependencies: ["Gestures", "TestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "SliderFlowTests",
+            dependencies: ["SliderFlow", "TestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "BenchmarkHarnessTests",
+            dependencies: ["BenchmarkHarness"],
+            swiftSettings: upcomingFeatures
+        ),
+
+        // MARK: Benchmarks
+        .target(name: "BenchmarkHarness", path: "Benchmarks/Harness", swiftSettings: upcomingFeatures),
+        .executableTarget(
+            name: "benchmarks",
+            dependencies: ["BenchmarkHarness", "Progress"],
+            path: "Benchmarks/Runner",
+            swiftSettings: upcomingFeatures
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,117 @@
+import BenchmarkHarness
+import Testing
+
+@Suite("Benchmark harness")
+struct HarnessTests {
+    @Test(
+        "statistics: median, minimum and nearest-rank p90",
+        arguments: [
+            ([3.0], 3.0, 3.0, 3.0),
+            ([4.0, 1.0], 2.5, 1.0, 4.0),
+            ([5.0, 1.0, 3.0], 3.0, 1.0, 5.0),
+            ([10.0, 9, 8, 7, 6, 5, 4, 3, 2, 1], 5.5, 1.0, 9.0),
+        ]
+    )
+    func statistics(samples: [Double], median: Double, minimum: Double, p90: Double) throws {
+        let statistics = try #require(Statistics(samples: samples))
+        #expect(statistics.median == median)
+        #expect(statistics.minimum == minimum)
+        #expect(statistics.p90 == p90)
+        #expect(statistics.count == samples.count)
+    }
+
+    @Test("no samples, or a non-finite one, give no statistics")
+    func invalidSamples() {
+        #expect(Statistics(samples: []) == nil)
+        #expect(Statistics(samples: [1, .nan]) == nil)
+        #expect(Statistics(samples: [.infinity]) == nil)
+    }
+
+    @Test("parses filters and options")
+    func parsesOptions() throws {
+        let options = try BenchmarkOptions(arguments: [
+            "progress", "--quick", "--json", "out.json", "union", "--samples", "7",
+        ])
+        #expect(options.filters == ["progress", "union"])
+        #expect(options.quick)
+        #expect(options.jsonPath == "out.json")
+        #expect(options.sampleCount == 7)
+        #expect(options.selects("Progress/union of two sets"))
+        #expect(!options.selects("Gestures/fling"))
+        #expect(try BenchmarkOptions(arguments: []).selects("anything"))
+        #expect(try BenchmarkOptions(arguments: ["--quick"]).sampleCount == 3)
+    }
+
+    @Test(
+        "rejects bad arguments with a typed error",
+        arguments: [
+            (["--fast"], BenchmarkOptions.ParseError.unknownOption("--fast")),
+            (["--json"], .missingValue(option: "--json")),
+            (["--samples", "zero"], .invalidNumber(option: "--samples", value: "zero")),
+            (["--samples", "0"], .invalidNumber(option: "--samples", value: "0")),
+        ]
+    )
+    func rejectsBadArguments(arguments: [String], error: BenchmarkOptions.ParseError) {
+        #expect(throws: error) { try BenchmarkOptions(arguments: arguments) }
+    }
+
+    @Test("targets compare the measured speed-up")
+    func targets() {
+        #expect(Benchmark.Target.atLeast(30).isMet(bySpeedup: 31))
+        #expect(!Benchmark.Target.atLeast(30).isMet(bySpeedup: 29.9))
+        #expect(Benchmark.Target.within(3).isMet(bySpeedup: 0.34))
+        #expect(!Benchmark.Target.within(3).isMet(bySpeedup: 0.3))
+    }
+
+    @Test("the sampler runs the body repeatedly and reports a time per run")
+    func sampler() {
+        let counter = Counter()
+        let samples = Sampler(sampleCount: 4, minimumSampleDuration: .microseconds(50)).measure {
+            counter.increment()
+        }
+        #expect(samples.count == 4)
+        #expect(samples.allSatisfy { $0 > 0 && $0 < 0.01 })
+        // The warm-up run plus at least one run per sample.
+        #expect(counter.value >= 5)
+    }
+
+    @Test(
+        "formats times, rates and ratios with three significant digits",
+        arguments: [
+            (ResultTable.formatTime(0.000_000_123_4), "123 ns"),
+            (ResultTable.formatTime(0.001_5), "1.50 ms"),
+            (ResultTable.formatTime(2.25), "2.25 s"),
+            (ResultTable.formatTime(0.000_045_67), "45.7 µs"),
+            (ResultTable.formatRate(12_345_678), "12.3 M"),
+            (ResultTable.formatRate(999), "999"),
+            (ResultTable.formatRatio(31.42), "31.4×"),
+        ]
+    )
+    func formatting(formatted: String, expected: String) {
+        #expect(formatted == expected)
+    }
+
+    @Test("the table has a header, a rule and one aligned row per result")
+    func table() throws {
+        let statistics = try #require(Statistics(samples: [0.001]))
+        let baseline = try #require(Statistics(samples: [0.04]))
+        let result = BenchmarkResult(
+            group: "Progress", name: "ticks", items: 1_000, statistics: statistics,
+            baselineName: "RangeSet", baselineStatistics: baseline, target: .atLeast(30))
+        #expect(result.speedup == 40)
+        #expect(result.meetsTarget == true)
+        let lines = ResultTable.render([result]).split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("benchmark"))
+        #expect(lines[2].hasPrefix("Progress/ticks"))
+        #expect(lines[2].contains("40.0×"))
+        #expect(lines[2].contains("≥30× faster met"))
+    }
+}
+
+/// A counter a non-`Sendable`-capturing closure can bump.
+final class Counter: @unchecked Sendable {
+    private(set) var value = 0
+
+    func increment() { value += 1 }
+}
