@@ -1,0 +1,122 @@
+/// The xAPI Video Profile's `played-segments` and `progress` formats.
+///
+/// `played-segments` lists played intervals as `start[.]end`, joined by `[,]`, in seconds:
+/// `0[.]12.5[,]14[.]30`. Segments may overlap and come in any order; importing them yields
+/// their union. `progress` is the watched fraction with at most three decimals.
+public enum PlayedSegments {
+    /// Why a `played-segments` string could not be read.
+    public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
+        /// A segment is not two numbers joined by `[.]`.
+        case missingSeparator(segment: Int, text: String)
+        /// A bound is not a plain non-negative decimal number.
+        case invalidNumber(segment: Int, text: String, number: String)
+        /// A segment ends before it starts.
+        case reversed(segment: Int, text: String)
+        /// The string has more segments than ``PlayedSegments/maximumSegmentCount``.
+        case tooManySegments(count: Int, limit: Int)
+
+        /// A sentence naming the segment (counted from 0) and what is wrong with it.
+        public var description: String {
+            switch self {
+            case .missingSeparator(let segment, let text):
+                "Segment \(segment) '\(text)' is not 'start[.]end'"
+            case .invalidNumber(let segment, let text, let number):
+                "Segment \(segment) '\(text)': '\(number)' is not a non-negative decimal number of seconds"
+            case .reversed(let segment, let text):
+                "Segment \(segment) '\(text)' ends before it starts"
+            case .tooManySegments(let count, let limit):
+                "The string has \(count) segments; at most \(limit) are read"
+            }
+        }
+    }
+
+    /// The most segments a string may hold: far beyond any real history, small enough that a
+    /// hostile string cannot make the import allocate without bound.
+    public static let maximumSegmentCount = 1_000_000
+
+    /// Reads a `played-segments` string into the union of its segments.
+    ///
+    /// An empty string (nothing played) gives an empty set; a segment with equal bounds adds
+    /// nothing. Numbers are plain decimals: no sign, exponent, `nan` or `inf`.
+    ///
+    /// - Throws: ``ParseError`` naming the first malformed segment.
+    /// - Complexity: O(*m* log *m*) for *m* segments.
+    public static func parse(_ text: String) throws(ParseError) -> IntervalSet {
+        let trimmed = text.trimmingWhitespace()
+        guard !trimmed.isEmpty else { return IntervalSet() }
+        let segments = trimmed.split(separator: "[,]", omittingEmptySubsequences: false)
+        guard segments.count <= maximumSegmentCount else {
+            throw .tooManySegments(count: segments.count, limit: maximumSegmentCount)
+        }
+        var intervals: [Range<Double>] = []
+        intervals.reserveCapacity(segments.count)
+        for (index, segment) in segments.enumerated() {
+            let bounds = segment.split(separator: "[.]", omittingEmptySubsequences: false)
+            guard bounds.count == 2 else { throw .missingSeparator(segment: index, text: String(segment)) }
+            guard let start = decimal(bounds[0]) else {
+                throw .invalidNumber(segment: index, text: String(segment), number: String(bounds[0]))
+            }
+            guard let end = decimal(bounds[1]) else {
+                throw .invalidNumber(segment: index, text: String(segment), number: String(bounds[1]))
+            }
+            guard start <= end else { throw .reversed(segment: index, text: String(segment)) }
+            if start < end { intervals.append(start..<end) }
+        }
+        return IntervalSet(intervals)
+    }
+
+    /// Writes `set` as a `played-segments` string, each bound rounded to the millisecond.
+    ///
+    /// - Complexity: O(*n*).
+    public static func format(_ set: IntervalSet) -> String {
+        set.map { "\(formatSeconds($0.lowerBound))[.]\(formatSeconds($0.upperBound))" }.joined(separator: "[,]")
+    }
+
+    /// The xAPI `progress` value for a watched fraction: clamped to 0…1 and truncated (not
+    /// rounded) to three decimals, so 99.96% is reported as 0.999, never as a complete 1.0.
+    public static func progress(forFraction fraction: Double) -> Double {
+        guard fraction.isFinite else { return 0 }
+        let clamped = min(max(fraction, 0), 1)
+        // The small nudge keeps values such as 0.29 (0.28999… in binary) from truncating to 0.289.
+        return ((clamped * 1_000) + 1e-9).rounded(.down) / 1_000
+    }
+
+    /// A non-negative seconds value with at most three decimals and no trailing zeros: `12.5`.
+    static func formatSeconds(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds < 9e12 else { return "0" }
+        let milliseconds = Int64((max(seconds, 0) * 1_000).rounded())
+        let whole = milliseconds / 1_000
+        let fraction = milliseconds % 1_000
+        guard fraction != 0 else { return String(whole) }
+        var digits = String(fraction)
+        digits = String(repeating: "0", count: 3 - digits.count) + digits
+        while digits.last == "0" { digits.removeLast() }
+        return "\(whole).\(digits)"
+    }
+
+    /// Parses `digits[.digits]`, or `nil` for anything else (signs, exponents, `nan`, spaces).
+    static func decimal(_ text: Substring) -> Double? {
+        var sawDigit = false
+        var sawPoint = false
+        for character in text.utf8 {
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): sawDigit = true
+            case UInt8(ascii: ".") where !sawPoint: sawPoint = true
+            default: return nil
+            }
+        }
+        guard sawDigit, let value = Double(text), value.isFinite else { return nil }
+        return value
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces, tabs and newlines.
+    func trimmingWhitespace() -> Substring {
+        guard let start = firstIndex(where: { !$0.isWhitespace }), let end = lastIndex(where: { !$0.isWhitespace })
+        else {
+            return ""
+        }
+        return self[start...end]
+    }
+}

@@ -1,0 +1,231 @@
+public import Foundation
+
+/// Why the progress store could not read or write a lesson's progress.
+public enum ProgressStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The lesson's file exists but cannot be decoded; it is left in place (and set aside on the
+    /// next save), never silently replaced.
+    case corrupted(lessonID: String?, file: String, failure: ProgressFormat.DecodingFailure)
+    /// The lesson's file belongs to another lesson (two identifiers share a file name).
+    case lessonMismatch(expected: String, found: String, file: String)
+    /// The file system refused a read or a write.
+    case fileSystem(operation: String, file: String, reason: String)
+
+    /// A sentence naming the lesson or file and what went wrong.
+    public var description: String {
+        switch self {
+        case .corrupted(let lessonID, let file, let failure):
+            "Progress of \(lessonID.map { "lesson '\($0)'" } ?? "an unknown lesson") in \(file): \(failure)"
+        case .lessonMismatch(let expected, let found, let file):
+            "The file \(file) holds lesson '\(found)', not '\(expected)'"
+        case .fileSystem(let operation, let file, let reason):
+            "Could not \(operation) \(file): \(reason)"
+        }
+    }
+}
+
+/// Watched progress per lesson, kept on disk so it survives relaunches.
+///
+/// Each lesson has its own file in the store's directory, so a damaged file costs at most that
+/// lesson, and its error says which. Every write goes to a temporary file that then replaces the
+/// old one in a single rename: a crash mid-write leaves the previous state.
+///
+/// ```swift
+/// let store = ProgressStore(directory: applicationSupport.appending(path: "Progress"))
+/// try await store.merge(tracker.progress, into: lesson.id)
+/// let saved = try await store.progress(for: lesson.id)
+/// ```
+public actor ProgressStore {
+    /// Lesson progress loaded from every file, and what could not be loaded.
+    public struct Contents: Sendable {
+        /// The readable progress, by lesson identifier.
+        public var progress: [String: WatchProgress]
+        /// One error per file that could not be read; the other lessons are unaffected.
+        public var failures: [ProgressStoreError]
+    }
+
+    /// The folder that holds the progress files.
+    public nonisolated let directory: URL
+    private static let fileSuffix = ".progress.json"
+
+    /// The file form of one lesson: its identifier beside its progress document.
+    struct LessonFile: Codable {
+        var lessonID: String
+        var progress: ProgressFormat.Document
+    }
+
+    /// The part of a lesson file read first, to check the version before anything else.
+    struct LessonFileHeader: Decodable {
+        var lessonID: String?
+        var progress: ProgressFormat.Header
+    }
+
+    /// Creates a store in `directory`, which is created on the first write.
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// The stored progress of a lesson, or `nil` when none is stored.
+    ///
+    /// - Throws: ``ProgressStoreError`` when the file exists but cannot be read or decoded.
+    public func progress(for lessonID: String) throws(ProgressStoreError) -> WatchProgress? {
+        let url = fileURL(for: lessonID)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let (foundID, progress) = try read(url)
+        guard foundID == lessonID else {
+            throw .lessonMismatch(expected: lessonID, found: foundID, file: url.lastPathComponent)
+        }
+        return progress
+    }
+
+    /// Stores `progress` as the lesson's, replacing what was stored.
+    ///
+    /// A corrupted file in the way is first renamed aside (`.<name>.corrupt-<UUID>`), not deleted.
+    ///
+    /// - Throws: ``ProgressStoreError/fileSystem(operation:file:reason:)`` when the write fails;
+    ///   the previous file is then unchanged.
+    public func save(_ progress: WatchProgress, for lessonID: String) throws(ProgressStoreError) {
+        let url = fileURL(for: lessonID)
+        if FileManager.default.fileExists(atPath: url.path) {
+            do {
+                _ = try read(url)
+            } catch .corrupted {
+                try setAside(url)
+            } catch .lessonMismatch {
+                // Another lesson's file under this name: keep it, with its data, beside ours.
+                try setAside(url)
+            } catch {
+                throw error
+            }
+        }
+        try write(progress, for: lessonID, to: url)
+    }
+
+    /// Merges `progress` into the lesson's stored progress and stores the result.
+    ///
+    /// Merging (a CRDT join) rather than replacing means two trackers of the same lesson, or a
+    /// sync that races local playback, never lose each other's coverage.
+    ///
+    /// - Returns: The merged progress now stored.
+    /// - Throws: ``ProgressStoreError`` when the stored file cannot be read (it is left untouched)
+    ///   or the write fails.
+    @discardableResult
+    public func merge(_ progress: WatchProgress, into lessonID: String) throws(ProgressStoreError) -> WatchProgress {
+        let merged = try self.progress(for: lessonID).map { $0.merged(with: progress) } ?? progress
+        try write(merged, for: lessonID, to: fileURL(for: lessonID))
+        return merged
+    }
+
+    /// Deletes the lesson's stored progress, if any.
+    ///
+    /// - Throws: ``ProgressStoreError/fileSystem(operation:file:reason:)`` when the file cannot be removed.
+    public func removeProgress(for lessonID: String) throws(ProgressStoreError) {
+        let url = fileURL(for: lessonID)
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        do {
+            try FileManager.default.removeItem(at: url)
+        } catch {
+            throw .fileSystem(operation: "remove", file: url.lastPathComponent, reason: error.localizedDescription)
+        }
+    }
+
+    /// Loads every stored lesson, reporting each unreadable file separately.
+    ///
+    /// - Complexity: O(total size of the files).
+    public func loadAll() -> Contents {
+        var contents = Contents(progress: [:], failures: [])
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        } catch {
+            if FileManager.default.fileExists(atPath: directory.path) {
+                contents.failures.append(
+                    .fileSystem(operation: "list", file: directory.path, reason: error.localizedDescription))
+            }
+            return contents
+        }
+        for name in names.sorted() where name.hasSuffix(Self.fileSuffix) && !name.hasPrefix(".") {
+            do {
+                let (lessonID, progress) = try read(directory.appendingPathComponent(name))
+                contents.progress[lessonID] = progress
+            } catch {
+                contents.failures.append(error)
+            }
+        }
+        return contents
+    }
+
+    // MARK: Files
+
+    /// The file of a lesson: a readable prefix of the identifier plus a hash of all of it.
+    ///
+    /// The hash keeps identifiers that differ only in case apart on case-insensitive file
+    /// systems (APFS by default) and keeps long identifiers under file-name limits.
+    nonisolated func fileURL(for lessonID: String) -> URL {
+        directory.appendingPathComponent(Self.fileName(for: lessonID))
+    }
+
+    static func fileName(for lessonID: String) -> String {
+        let readable = lessonID.unicodeScalars.prefix(48).map { scalar -> String in
+            switch scalar {
+            case "a"..."z", "0"..."9", "-": String(scalar)
+            case "A"..."Z": String(scalar).lowercased()
+            default: "_"
+            }
+        }
+        let hash = String(fnv1a64(Array(lessonID.utf8)), radix: 16)
+        return readable.joined() + "-" + String(repeating: "0", count: 16 - hash.count) + hash + fileSuffix
+    }
+
+    /// FNV-1a, 64-bit: a stable hash (unlike `Hasher`, which is seeded per process).
+    static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    private func read(_ url: URL) throws(ProgressStoreError) -> (String, WatchProgress) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw .fileSystem(operation: "read", file: url.lastPathComponent, reason: error.localizedDescription)
+        }
+        let file: LessonFile
+        let header: LessonFileHeader?
+        do {
+            header = try? JSONDecoder().decode(LessonFileHeader.self, from: data)
+            file = try ProgressFormat.decodeDocument(
+                data, as: LessonFile.self, header: \.progress, headerType: LessonFileHeader.self)
+            return (file.lessonID, try file.progress.progress())
+        } catch {
+            throw .corrupted(lessonID: header?.lessonID, file: url.lastPathComponent, failure: error)
+        }
+    }
+
+    private func write(_ progress: WatchProgress, for lessonID: String, to url: URL) throws(ProgressStoreError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let file = LessonFile(lessonID: lessonID, progress: ProgressFormat.Document(progress))
+            // `.atomic` writes a temporary file beside the target and renames it over the target.
+            try ProgressFormat.encodeSorted(file).write(to: url, options: .atomic)
+        } catch {
+            throw .fileSystem(operation: "write", file: url.lastPathComponent, reason: error.localizedDescription)
+        }
+    }
+
+    private func setAside(_ url: URL) throws(ProgressStoreError) {
+        let aside = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).corrupt-\(UUID().uuidString)")
+        do {
+            if FileManager.default.fileExists(atPath: aside.path) {
+                try FileManager.default.removeItem(at: aside)
+            }
+            try FileManager.default.moveItem(at: url, to: aside)
+        } catch {
+            throw .fileSystem(operation: "set aside", file: url.lastPathComponent, reason: error.localizedDescription)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Progress
+import TestSupport
+import Testing
+
+@Suite("xAPI played-segments")
+struct PlayedSegmentsTests {
+    @Test(
+        "parses segments into their union",
+        arguments: [
+            ("0[.]12.5[,]14[.]30", [0..<12.5, 14..<30]),
+            ("0.000[.]12.000[,]14.000[.]21.000[,]18.000[.]30.000", [0..<12, 14..<30]),
+            ("14[.]30[,]0[.]14", [0..<30]),
+            ("5[.]5", []),
+            ("", []),
+            ("  3[.]4\n", [3..<4]),
+        ] as [(String, [Range<Double>])]
+    )
+    func parses(text: String, expected: [Range<Double>]) throws {
+        #expect(try PlayedSegments.parse(text).intervals == expected)
+    }
+
+    @Test(
+        "a malformed string names the offending segment",
+        arguments: [
+            ("0[.]5[,]7", PlayedSegments.ParseError.missingSeparator(segment: 1, text: "7")),
+            ("0[.]5[,]", .missingSeparator(segment: 1, text: "")),
+            ("0[.]5[.]9", .missingSeparator(segment: 0, text: "0[.]5[.]9")),
+            ("-1[.]5", .invalidNumber(segment: 0, text: "-1[.]5", number: "-1")),
+            ("0[.]nan", .invalidNumber(segment: 0, text: "0[.]nan", number: "nan")),
+            ("0[.]inf", .invalidNumber(segment: 0, text: "0[.]inf", number: "inf")),
+            ("0[.]1e3", .invalidNumber(segment: 0, text: "0[.]1e3", number: "1e3")),
+            ("0[.]1.2.3", .invalidNumber(segment: 0, text: "0[.]1.2.3", number: "1.2.3")),
+            ("0[.] 5", .invalidNumber(segment: 0, text: "0[.] 5", number: " 5")),
+            ("1[.]2[,]9[.]3", .reversed(segment: 1, text: "9[.]3")),
+            ("[.]", .invalidNumber(segment: 0, text: "[.]", number: "")),
+        ]
+    )
+    func rejects(text: String, error: PlayedSegments.ParseError) {
+        #expect(throws: error) { try PlayedSegments.parse(text) }
+        #expect(!error.description.isEmpty)
+    }
+
+    @Test("formats with at most three decimals, and parse ∘ format is the identity on milliseconds")
+    func roundTrip() throws {
+        #expect(PlayedSegments.format([0..<12.5, 14..<30]) == "0[.]12.5[,]14[.]30")
+        #expect(PlayedSegments.format([0.0004..<1.2345]) == "0[.]1.235")
+        #expect(PlayedSegments.format([]) == "")
+        for seed in UInt64(0)..<1_000 {
+            var generator = SplitMix64(seed: seed)
+            var set = IntervalSet()
+            for _ in 0..<Int.random(in: 0..<20, using: &generator) {
+                let start = Int.random(in: 0..<100_000, using: &generator)
+                let length = Int.random(in: 1..<5_000, using: &generator)
+                set.insert(Double(start) / 1_000..<Double(start + length) / 1_000)
+            }
+            let text = PlayedSegments.format(set)
+            #expect(try PlayedSegments.parse(text) == set, "seed \(seed): \(text)")
+        }
+    }
+
+    @Test(
+        "progress is truncated to three decimals and clamped",
+        arguments: [
+            (1.0 / 3, 0.333), (0.9996, 0.999), (1, 1), (0.29, 0.29), (1.5, 1), (-0.2, 0), (Double.nan, 0),
+        ] as [(Double, Double)]
+    )
+    func progress(fraction: Double, expected: Double) {
+        #expect(PlayedSegments.progress(forFraction: fraction) == expected)
+    }
+}
