@@ -103,8 +103,8 @@ struct WatchProgressMergeTests {
             let configuration = WatchTracker.Configuration(gapTolerance: 1)
             var forward = WatchTracker(deviceID: "x", configuration: configuration)
             var backward = forward
-            remote.forEach { forward.merge($0) }
-            remote.reversed().forEach { backward.merge($0) }
+            for progress in remote { forward.merge(progress) }
+            for progress in remote.reversed() { backward.merge(progress) }
             #expect(forward.progress == backward.progress, "seed \(seed)")
         }
     }

@@ -5,8 +5,10 @@
 /// watching at an average instant of it (the exact integral of the viewer count over the
 /// bucket, divided by its length), which is what a retention chart plots.
 ///
-/// - Complexity: Building the curve sorts every interval endpoint once:
-///   O(*E* log *E* + *N*) for *E* intervals over all viewers and *N* buckets.
+/// - Complexity: O(*E* + *N*) for *E* intervals over all viewers and *N* buckets. Each interval
+///   adds its partial first and last buckets directly and marks the whole buckets between them
+///   in difference arrays, and one prefix-sum sweep over the buckets finishes both figures, so
+///   no endpoint needs sorting.
 public struct RetentionCurve: Sendable, Hashable {
     /// The media duration the buckets divide, in seconds.
     public let duration: Double
@@ -41,10 +43,11 @@ public struct RetentionCurve: Sendable, Hashable {
             Swift.min(Swift.max(Int(time / width), 0), buckets - 1)
         }
 
-        // Endpoints for the sweep: +1 where a viewer's interval starts, -1 where it ends.
-        var endpoints: [(time: Double, delta: Int)] = []
-        // Per-bucket "touched by this viewer" counts through a difference array.
+        // Difference arrays: viewers touching each bucket (a viewer counts once per bucket),
+        // and whole buckets covered; partial buckets add their exact seconds to `integral`.
         var touched = [Int](repeating: 0, count: buckets + 1)
+        var wholeBuckets = [Int](repeating: 0, count: buckets + 1)
+        var integral = [Double](repeating: 0, count: buckets)
         var count = 0
         for set in sets {
             count += 1
@@ -53,51 +56,40 @@ public struct RetentionCurve: Sendable, Hashable {
                 let start = Swift.max(interval.lowerBound, 0)
                 let end = Swift.min(interval.upperBound, duration)
                 guard start < end else { continue }
-                endpoints.append((start, 1))
-                endpoints.append((end, -1))
-                // The buckets [first, last] hold some of [start, end); a viewer counts once each.
-                let first = Swift.max(bucket(of: start), lastMarkedBucket + 1)
+                let first = bucket(of: start)
                 let last = bucket(of: end.nextDown)
-                if first <= last {
-                    touched[first] += 1
+                if first == last {
+                    integral[first] += end - start
+                } else {
+                    integral[first] += Double(first + 1) * width - start
+                    integral[last] += end - Double(last) * width
+                    if first + 1 < last {
+                        wholeBuckets[first + 1] += 1
+                        wholeBuckets[last] -= 1
+                    }
+                }
+                let firstUnmarked = Swift.max(first, lastMarkedBucket + 1)
+                if firstUnmarked <= last {
+                    touched[firstUnmarked] += 1
                     touched[last + 1] -= 1
                     lastMarkedBucket = last
                 }
             }
         }
         viewerCount = count
-        var running = 0
-        viewers = touched.prefix(buckets).map { change in
-            running += change
-            return running
+        var viewers = [Int](repeating: 0, count: buckets)
+        var averages = [Double](repeating: 0, count: buckets)
+        var touching = 0
+        var covering = 0
+        for index in 0..<buckets {
+            touching += touched[index]
+            covering += wholeBuckets[index]
+            viewers[index] = touching
+            let bucketWidth = index == buckets - 1 ? duration - Double(index) * width : width
+            averages[index] = (integral[index] + Double(covering) * bucketWidth) / width
         }
-
-        endpoints.sort { $0.time < $1.time }
-        var integral = [Double](repeating: 0, count: buckets)
-        var watching = 0
-        var cursor = 0.0
-        for endpoint in endpoints {
-            Self.accumulate(watching, from: cursor, to: endpoint.time, width: width, into: &integral)
-            cursor = endpoint.time
-            watching += endpoint.delta
-        }
-        averageViewers = integral.map { $0 / width }
-    }
-
-    /// Adds `watching × length` for `[from, to)` to the buckets it spans.
-    private static func accumulate(
-        _ watching: Int, from: Double, to: Double, width: Double, into integral: inout [Double]
-    ) {
-        guard watching > 0, from < to else { return }
-        let last = integral.count - 1
-        var start = from
-        var index = Swift.min(Int(start / width), last)
-        while start < to, index <= last {
-            let bucketEnd = index == last ? to : Swift.min(Double(index + 1) * width, to)
-            integral[index] += Double(watching) * (bucketEnd - start)
-            start = bucketEnd
-            index += 1
-        }
+        self.viewers = viewers
+        averageViewers = averages
     }
 
     /// The share of viewers who watched some of each bucket, 0…1.

@@ -33,7 +33,7 @@
 /// cost of sorting them, where a single sorted array would move half of it on every insert.
 public struct IntervalSet: Sendable {
     /// The most intervals one chunk holds before it splits.
-    public static let chunkCapacity = 512
+    public static let chunkCapacity = 128
 
     @usableFromInline
     struct Chunk: Sendable {
@@ -68,6 +68,12 @@ public struct IntervalSet: Sendable {
     @usableFromInline var length: CompensatedSum
     /// Where the last insert landed: the next insert usually extends that interval.
     @usableFromInline var recent: Position?
+    /// The bounds of the interval at `recent` and the start of the one after it (infinity when
+    /// none), cached so that ordinary playback never reads through the chunks. With no recent
+    /// interval, `recentStart` is infinity and the fast path never applies.
+    @usableFromInline var recentStart: Double
+    @usableFromInline var recentEnd: Double
+    @usableFromInline var recentLimit: Double
 
     /// Creates an empty set.
     @inlinable
@@ -76,6 +82,9 @@ public struct IntervalSet: Sendable {
         storedCount = 0
         length = CompensatedSum()
         recent = nil
+        recentStart = .infinity
+        recentEnd = .infinity
+        recentLimit = .infinity
     }
 
     /// Creates a set covering the union of `intervals`, which may overlap and come in any order.
@@ -160,9 +169,7 @@ public struct IntervalSet: Sendable {
         let tolerance = tolerance.isFinite && tolerance > 0 ? tolerance : 0
         let lower = interval.lowerBound
         let upper = interval.upperBound
-        if let position = recent,
-            let added = extendInPlace(at: position, lower: lower, upper: upper, tolerance: tolerance)
-        {
+        if let added = extendRecent(lower: lower, upper: upper, tolerance: tolerance) {
             return added
         }
         if let added = appendAfterLast(lower: lower, upper: upper, tolerance: tolerance) {
@@ -177,51 +184,61 @@ public struct IntervalSet: Sendable {
         gap <= 0 || gap < tolerance
     }
 
-    /// Extends the interval at `position` when the new interval starts inside it (or within the
-    /// tolerance after it) and does not reach the next interval. Returns `nil` when it does not apply.
+    /// Extends the most recent interval when the new one starts inside it (or within the
+    /// tolerance after it) and does not reach the next interval; `nil` when that does not apply.
     @inlinable
-    mutating func extendInPlace(at position: Position, lower: Double, upper: Double, tolerance: Double) -> Double? {
-        guard position.chunk < chunks.count, position.index < chunks[position.chunk].starts.count else { return nil }
-        let start = chunks[position.chunk].starts[position.index]
-        let end = chunks[position.chunk].ends[position.index]
-        guard lower >= start, Self.joins(gap: lower - end, tolerance: tolerance) else { return nil }
-        if upper <= end { return 0 }
-        if let nextStart = startAfter(position), Self.joins(gap: nextStart - upper, tolerance: tolerance) {
-            return nil
-        }
+    mutating func extendRecent(lower: Double, upper: Double, tolerance: Double) -> Double? {
+        guard lower >= recentStart, Self.joins(gap: lower - recentEnd, tolerance: tolerance) else { return nil }
+        if upper <= recentEnd { return 0 }
+        guard !Self.joins(gap: recentLimit - upper, tolerance: tolerance), let position = recent else { return nil }
+        let added = upper - recentEnd
         chunks[position.chunk].ends[position.index] = upper
-        length.add(upper - end)
-        return upper - end
+        recentEnd = upper
+        length.add(added)
+        return added
+    }
+
+    /// Makes `position` the most recent interval and caches its bounds and its successor's start.
+    ///
+    /// Every change of the storage ends by calling this, which keeps the cache true.
+    @usableFromInline
+    mutating func remember(_ position: Position) {
+        recent = position
+        recentStart = chunks[position.chunk].starts[position.index]
+        recentEnd = chunks[position.chunk].ends[position.index]
+        recentLimit = startAfter(position) ?? .infinity
     }
 
     /// Appends or extends at the end when the new interval starts at or after the last start.
-    @inlinable
+    @usableFromInline
     mutating func appendAfterLast(lower: Double, upper: Double, tolerance: Double) -> Double? {
         guard let lastChunk = chunks.indices.last else {
             chunks.append(Chunk(starts: [lower], ends: [upper]))
             storedCount = 1
             length.add(upper - lower)
-            recent = Position(chunk: 0, index: 0)
+            remember(Position(chunk: 0, index: 0))
             return upper - lower
         }
         let lastIndex = chunks[lastChunk].starts.count - 1
         let start = chunks[lastChunk].starts[lastIndex]
         guard lower >= start else { return nil }
         let end = chunks[lastChunk].ends[lastIndex]
-        recent = Position(chunk: lastChunk, index: lastIndex)
         if Self.joins(gap: lower - end, tolerance: tolerance) {
-            guard upper > end else { return 0 }
-            chunks[lastChunk].ends[lastIndex] = upper
-            length.add(upper - end)
-            return upper - end
+            let added = Swift.max(upper - end, 0)
+            if added > 0 {
+                chunks[lastChunk].ends[lastIndex] = upper
+                length.add(added)
+            }
+            remember(Position(chunk: lastChunk, index: lastIndex))
+            return added
         }
         if chunks[lastChunk].starts.count >= Self.chunkCapacity {
             chunks.append(Chunk(starts: [lower], ends: [upper]))
-            recent = Position(chunk: lastChunk + 1, index: 0)
+            remember(Position(chunk: lastChunk + 1, index: 0))
         } else {
             chunks[lastChunk].starts.append(lower)
             chunks[lastChunk].ends.append(upper)
-            recent = Position(chunk: lastChunk, index: lastIndex + 1)
+            remember(Position(chunk: lastChunk, index: lastIndex + 1))
         }
         storedCount += 1
         length.add(upper - lower)
@@ -238,28 +255,48 @@ public struct IntervalSet: Sendable {
     }
 
     /// The general insert: find the run of intervals the new one reaches, replace it by one.
+    ///
+    /// One binary search finds the first interval the new one reaches; a forward walk then
+    /// visits exactly the intervals it merges with.
     @usableFromInline
     mutating func insertSlowly(lower: Double, upper: Double, tolerance: Double) -> Double {
         // First interval whose end reaches `lower`: end >= lower, or end > lower - tolerance.
+        let reach = lower - tolerance
         let first = firstPosition { end, _ in
-            tolerance > 0 ? end > lower - tolerance : end >= lower
+            tolerance > 0 ? end > reach : end >= lower
         }
-        // First interval that starts beyond reach of `upper`.
-        let pastLast = firstPosition { _, start in
-            tolerance > 0 ? start >= upper + tolerance : start > upper
+        let limit = upper + tolerance
+        func reaches(_ start: Double) -> Bool {
+            tolerance > 0 ? start < limit : start <= upper
         }
-        let merged = intervals(from: first, to: pastLast)
-        if merged.count == 0 {
+        guard first.chunk < chunks.count, reaches(chunks[first.chunk].starts[first.index]) else {
             insertNew(lower: lower, upper: upper, at: first)
             length.add(upper - lower)
             return upper - lower
         }
-        let mergedLower = Swift.min(lower, merged.firstStart)
-        let mergedUpper = Swift.max(upper, merged.lastEnd)
-        let added = (mergedUpper - mergedLower) - merged.coveredLength
-        replace(from: first, to: pastLast, count: merged.count, with: mergedLower, mergedUpper)
+        // Walk the run of intervals the new one reaches.
+        var run = Run()
+        run.firstStart = chunks[first.chunk].starts[first.index]
+        var pastLast = first
+        walk: while pastLast.chunk < chunks.count {
+            let count = chunks[pastLast.chunk].starts.count
+            while pastLast.index < count {
+                let start = chunks[pastLast.chunk].starts[pastLast.index]
+                guard reaches(start) else { break walk }
+                let end = chunks[pastLast.chunk].ends[pastLast.index]
+                run.coveredLength += end - start
+                run.lastEnd = end
+                run.count += 1
+                pastLast.index += 1
+            }
+            pastLast = Position(chunk: pastLast.chunk + 1, index: 0)
+        }
+        let mergedLower = Swift.min(lower, run.firstStart)
+        let mergedUpper = Swift.max(upper, run.lastEnd)
+        let added = (mergedUpper - mergedLower) - run.coveredLength
+        replace(from: first, to: pastLast, count: run.count, with: mergedLower, mergedUpper)
         length.add(mergedUpper - mergedLower)
-        length.add(-merged.coveredLength)
+        length.add(-run.coveredLength)
         return added
     }
 
@@ -275,28 +312,6 @@ public struct IntervalSet: Sendable {
         init() {}
     }
 
-    /// Summarises the intervals from `first` up to, not including, `pastLast`.
-    @usableFromInline
-    func intervals(from first: Position, to pastLast: Position) -> Run {
-        var run = Run()
-        guard first != pastLast else { return run }
-        let lastChunk = Swift.min(pastLast.chunk, chunks.count - 1)
-        guard first.chunk <= lastChunk else { return run }
-        for chunkIndex in first.chunk...lastChunk {
-            let chunk = chunks[chunkIndex]
-            let start = chunkIndex == first.chunk ? first.index : 0
-            let stop = chunkIndex == pastLast.chunk ? pastLast.index : chunk.starts.count
-            guard start < stop else { continue }
-            if run.count == 0 { run.firstStart = chunk.starts[start] }
-            for index in start..<stop {
-                run.coveredLength += chunk.ends[index] - chunk.starts[index]
-            }
-            run.lastEnd = chunk.ends[stop - 1]
-            run.count += stop - start
-        }
-        return run
-    }
-
     /// The position of the first interval for which `predicate(end, start)` holds, or the end
     /// position. The predicate must be monotonic over the intervals (false, then true).
     ///
@@ -308,21 +323,19 @@ public struct IntervalSet: Sendable {
         var high = chunks.count
         while low < high {
             let middle = (low + high) / 2
-            let chunk = chunks[middle]
-            let last = chunk.starts.count - 1
-            if predicate(chunk.ends[last], chunk.starts[last]) {
+            let last = chunks[middle].starts.count - 1
+            if predicate(chunks[middle].ends[last], chunks[middle].starts[last]) {
                 high = middle
             } else {
                 low = middle + 1
             }
         }
         guard low < chunks.count else { return endPosition }
-        let chunk = chunks[low]
         var lowIndex = 0
-        var highIndex = chunk.starts.count
+        var highIndex = chunks[low].starts.count
         while lowIndex < highIndex {
             let middle = (lowIndex + highIndex) / 2
-            if predicate(chunk.ends[middle], chunk.starts[middle]) {
+            if predicate(chunks[low].ends[middle], chunks[low].starts[middle]) {
                 highIndex = middle
             } else {
                 lowIndex = middle + 1
@@ -341,7 +354,7 @@ public struct IntervalSet: Sendable {
         storedCount += 1
         guard !chunks.isEmpty else {
             chunks = [Chunk(starts: [lower], ends: [upper])]
-            recent = Position(chunk: 0, index: 0)
+            remember(Position(chunk: 0, index: 0))
             return
         }
         var target = position
@@ -351,7 +364,7 @@ public struct IntervalSet: Sendable {
         }
         chunks[target.chunk].starts.insert(lower, at: target.index)
         chunks[target.chunk].ends.insert(upper, at: target.index)
-        recent = target
+        remember(target)
         splitIfFull(target.chunk)
     }
 
@@ -384,7 +397,7 @@ public struct IntervalSet: Sendable {
             // Within one chunk.
             chunks[first.chunk].starts.replaceSubrange(first.index..<pastLast.index, with: CollectionOfOne(lower))
             chunks[first.chunk].ends.replaceSubrange(first.index..<pastLast.index, with: CollectionOfOne(upper))
-            recent = first
+            remember(first)
             return
         }
         // Spans chunks: keep the head of the first chunk plus the merged interval, drop the
@@ -400,7 +413,7 @@ public struct IntervalSet: Sendable {
         if first.chunk + 1 < removeUpTo {
             chunks.removeSubrange((first.chunk + 1)..<removeUpTo)
         }
-        recent = first
+        remember(first)
     }
 }
 
