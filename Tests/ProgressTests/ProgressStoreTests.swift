@@ -92,6 +92,21 @@ struct ProgressStoreTests {
         #expect(try await relaunched.progress(for: "lesson-1") == nil)
     }
 
+    @Test("progress with fractional wall-clock times reloads equal to what was saved")
+    func exactRoundTrip() async throws {
+        let folder = try TemporaryDirectory()
+        let store = ProgressStore(directory: folder.url)
+        var generator = SplitMix64(seed: 5)
+        for index in 0..<200 {
+            var tracker = WatchTracker(deviceID: "device-\(index % 3)", duration: 100)
+            let time = Date(timeIntervalSinceReferenceDate: Double.random(in: 0..<1e9, using: &generator))
+            tracker.handle(.play(at: Double.random(in: 0..<50, using: &generator)), at: time)
+            tracker.handle(.pause(at: Double.random(in: 50..<120, using: &generator)), at: time + 0.123_456_789)
+            try await store.save(tracker.progress, for: "lesson-\(index)")
+            #expect(try await store.progress(for: "lesson-\(index)") == tracker.progress, "case \(index)")
+        }
+    }
+
     @Test("lesson identifiers that differ only in case or punctuation get their own files")
     func distinctFiles() async throws {
         let folder = try TemporaryDirectory()

@@ -8,15 +8,22 @@ public import Foundation
 public struct ResumePoint: Sendable, Hashable, Codable {
     /// The media time to resume at, in seconds, as the player reported it.
     public var position: Double
-    /// The wall-clock time at which the position was recorded.
-    public var recordedAt: Date
+    /// The wall-clock time of the write, in seconds since 1970: the value stored and compared,
+    /// so a point read back from disk is equal to the one written.
+    public var secondsSince1970: Double
     /// The device that recorded it.
     public var deviceID: String
+
+    /// The wall-clock time at which the position was recorded.
+    public var recordedAt: Date {
+        get { Date(timeIntervalSince1970: secondsSince1970) }
+        set { secondsSince1970 = newValue.timeIntervalSince1970 }
+    }
 
     /// Creates a resume point.
     public init(position: Double, recordedAt: Date, deviceID: String) {
         self.position = position
-        self.recordedAt = recordedAt
+        self.secondsSince1970 = recordedAt.timeIntervalSince1970
         self.deviceID = deviceID
     }
 
@@ -24,7 +31,7 @@ public struct ResumePoint: Sendable, Hashable, Codable {
     ///
     /// - Complexity: O(1) plus the length of the device identifiers on a tie.
     public func isSuperseded(by other: ResumePoint) -> Bool {
-        if recordedAt != other.recordedAt { return recordedAt < other.recordedAt }
+        if secondsSince1970 != other.secondsSince1970 { return secondsSince1970 < other.secondsSince1970 }
         if deviceID != other.deviceID { return deviceID < other.deviceID }
         return position < other.position
     }
@@ -48,7 +55,7 @@ public struct ResumePoint: Sendable, Hashable, Codable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(position, forKey: .position)
-        try container.encode(recordedAt.timeIntervalSince1970, forKey: .recordedAt)
+        try container.encode(secondsSince1970, forKey: .recordedAt)
         try container.encode(deviceID, forKey: .deviceID)
     }
 
@@ -68,6 +75,6 @@ public struct ResumePoint: Sendable, Hashable, Codable {
             throw DecodingError.dataCorruptedError(
                 forKey: .recordedAt, in: container, debugDescription: "The resume time is not finite")
         }
-        recordedAt = Date(timeIntervalSince1970: seconds)
+        secondsSince1970 = seconds
     }
 }

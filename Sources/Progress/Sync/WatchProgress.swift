@@ -152,8 +152,11 @@ public struct WatchProgress: Sendable {
     /// local action is not lost to clock skew.
     public mutating func recordResumePosition(_ position: Double, at time: Date, deviceID: String) {
         guard position.isFinite else { return }
-        let stamp = max(time, resumePoint?.recordedAt ?? time)
-        resumePoint = ResumePoint(position: max(position, 0), recordedAt: stamp, deviceID: deviceID)
+        var point = ResumePoint(position: max(position, 0), recordedAt: time, deviceID: deviceID)
+        if let current = resumePoint, current.secondsSince1970 > point.secondsSince1970 {
+            point.secondsSince1970 = current.secondsSince1970
+        }
+        resumePoint = point
     }
 
     /// Adds wall-clock seconds spent on `deviceID`; non-finite or negative amounts are ignored.
