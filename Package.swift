@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "Player", targets: ["Player"]),
         .library(name: "Gestures", targets: ["Gestures"]),
         .library(name: "SliderFlow", targets: ["SliderFlow"]),
+        .library(name: "HTTPSupport", targets: ["HTTPSupport"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
     ],
     targets: [
@@ -30,7 +31,11 @@ let package = Package(
         .target(name: "Progress", swiftSettings: upcomingFeatures),
         .target(name: "Player", dependencies: ["Progress"], swiftSettings: upcomingFeatures),
         .target(name: "Gestures", swiftSettings: upcomingFeatures),
-        .target(name: "SliderFlow", swiftSettings: upcomingFeatures),
+        .target(name: "SliderFlow", dependencies: ["HTTPSupport"], swiftSettings: upcomingFeatures),
+        // The HTTP vocabulary shared by the modules that talk to servers: the URLSession adapter
+        // with cancellation, deadlines on an injected clock, retry backoff. Transports themselves
+        // are plain function types, so any closure (or a test's fake) fits every module.
+        .target(name: "HTTPSupport", swiftSettings: upcomingFeatures),
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: upcomingFeatures),
@@ -63,7 +68,13 @@ let package = Package(
         ),
         .testTarget(
             name: "SliderFlowTests",
-            dependencies: ["SliderFlow", "TestSupport"],
+            dependencies: ["SliderFlow", "HTTPSupport", "TestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "HTTPSupportTests",
+            dependencies: ["HTTPSupport", "TestSupport"],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
@@ -76,7 +87,7 @@ let package = Package(
         .target(name: "BenchmarkHarness", path: "Benchmarks/Harness", swiftSettings: upcomingFeatures),
         .executableTarget(
             name: "benchmarks",
-            dependencies: ["BenchmarkHarness", "Progress"],
+            dependencies: ["BenchmarkHarness", "Progress", "TestSupport"],
             path: "Benchmarks/Runner",
             swiftSettings: upcomingFeatures
         ),

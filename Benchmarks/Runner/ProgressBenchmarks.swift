@@ -1,5 +1,6 @@
 import BenchmarkHarness
 import Progress
+import TestSupport
 
 /// The Progress module's cases, with the sizes from the module's issue.
 enum ProgressBenchmarks {
@@ -37,7 +38,7 @@ enum ProgressBenchmarks {
 
     /// A fragmented history: many disjoint short intervals arriving in random order.
     static func scatteredIntervals(count: Int) -> Benchmark {
-        var generator = BenchmarkRandom(seed: 2_024)
+        var generator = SplitMix64(seed: 2_024)
         var intervals = (0..<count).map { Double($0 * 10)..<Double($0 * 10 + 3) }
         intervals.shuffle(using: &generator)
         let input = intervals
@@ -62,7 +63,7 @@ enum ProgressBenchmarks {
 
     /// Merging two devices' fragmented histories.
     static func union(count: Int) -> Benchmark {
-        var generator = BenchmarkRandom(seed: 7)
+        var generator = SplitMix64(seed: 7)
         func randomIntervals() -> [Range<Double>] {
             (0..<count).map { index in
                 let start = Double(index * 10) + Double.random(in: 0..<5, using: &generator)
@@ -88,7 +89,7 @@ enum ProgressBenchmarks {
 
     /// The audience view of a popular lesson.
     static func retention(viewers: Int, intervalsPerViewer: Int, buckets: Int) -> Benchmark {
-        var generator = BenchmarkRandom(seed: 11)
+        var generator = SplitMix64(seed: 11)
         let duration = 3_600.0
         let sets = (0..<viewers).map { _ in
             IntervalSet(
@@ -173,23 +174,6 @@ enum RangeSetBaseline {
             }
         }
         return { { blackHole(ProgressBenchmarks.sortAndMerge(left + right)) } }
-    }
-}
-
-/// SplitMix64 for benchmark inputs (the test-support copy is not linked into executables).
-struct BenchmarkRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -47,7 +47,7 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private struct SleeperWaiter {
-        let count: Int
+        let isSatisfied: @Sendable ([Instant]) -> Bool
         let continuation: CheckedContinuation<Void, Never>
     }
 
@@ -173,10 +173,24 @@ public final class ManualClock: Clock, Sendable {
     /// Call it before ``advance(by:)`` so that the code under test has reached its sleep and the
     /// advance cannot race it. It returns at once if enough tasks already sleep.
     public func waitForSleepers(count: Int = 1) async {
+        await waitUntilSleepers { $0.count >= count }
+    }
+
+    /// Suspends until some task sleeps until exactly `deadline`.
+    ///
+    /// Use it when other sleepers come and go (a request's timeout timer, say) and only one
+    /// particular sleep means the code under test is ready.
+    public func waitForSleeper(until deadline: Instant) async {
+        await waitUntilSleepers { $0.contains(deadline) }
+    }
+
+    /// Suspends until `condition` holds for the deadlines of the sleeping tasks; it is checked
+    /// now and whenever a task goes to sleep.
+    public func waitUntilSleepers(_ condition: @escaping @Sendable (_ deadlines: [Instant]) -> Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state -> Bool in
-                if state.sleepers.count >= count { return true }
-                state.waiters.append(SleeperWaiter(count: count, continuation: continuation))
+                if condition(state.sleepers.map(\.deadline)) { return true }
+                state.waiters.append(SleeperWaiter(isSatisfied: condition, continuation: continuation))
                 return false
             }
             if ready {
@@ -186,10 +200,10 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private static func takeSatisfiedWaiters(from state: inout State) -> [SleeperWaiter] {
-        let sleeping = state.sleepers.count
+        let deadlines = state.sleepers.map(\.deadline)
         var satisfied: [SleeperWaiter] = []
         state.waiters.removeAll { waiter in
-            guard waiter.count <= sleeping else { return false }
+            guard waiter.isSatisfied(deadlines) else { return false }
             satisfied.append(waiter)
             return true
         }

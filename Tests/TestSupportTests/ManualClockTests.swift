@@ -95,6 +95,20 @@ struct ManualClockTests {
         #expect(clock.sleeperCount == 0)
     }
 
+    @Test("waiting for a particular deadline ignores other sleepers")
+    func waitForParticularDeadline() async throws {
+        let clock = ManualClock()
+        let unrelated = Task { try await clock.sleep(for: .seconds(10)) }
+        let waiter = Task { await clock.waitForSleeper(until: ManualClock.Instant(offset: .seconds(3))) }
+        await clock.waitForSleepers(count: 1)
+        let awaited = Task { try await clock.sleep(for: .seconds(3)) }
+        await waiter.value
+        #expect(clock.sleeperCount == 2)
+        clock.advance(by: .seconds(10))
+        try await awaited.value
+        try await unrelated.value
+    }
+
     @Test("nextDeadline reports the earliest pending wake-up")
     func nextDeadline() async throws {
         let clock = ManualClock()

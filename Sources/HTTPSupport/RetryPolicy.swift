@@ -1,0 +1,65 @@
+/// How often and how patiently to retry a request that failed for a transient reason.
+///
+/// The delay before retry *n* (counted from 1) is `initialDelay × multiplier^(n-1)`, capped at
+/// `maximumDelay`, then scaled by a jitter factor in `1 - jitter … 1`, so that many clients
+/// retrying at once spread out.
+public struct RetryPolicy: Sendable, Hashable {
+    /// The most attempts in all, the first included; 1 means no retry.
+    public var maximumAttempts: Int
+    /// The delay before the first retry.
+    public var initialDelay: Duration
+    /// The factor each further delay grows by.
+    public var multiplier: Double
+    /// The longest delay.
+    public var maximumDelay: Duration
+    /// The share of each delay that is randomised away, 0…1.
+    public var jitter: Double
+
+    /// Creates a policy.
+    public init(
+        maximumAttempts: Int = 3,
+        initialDelay: Duration = .milliseconds(500),
+        multiplier: Double = 2,
+        maximumDelay: Duration = .seconds(10),
+        jitter: Double = 0.2
+    ) {
+        self.maximumAttempts = max(1, maximumAttempts)
+        self.initialDelay = initialDelay
+        self.multiplier = multiplier.isFinite ? max(1, multiplier) : 1
+        self.maximumDelay = maximumDelay
+        self.jitter = jitter.isFinite ? min(max(jitter, 0), 1) : 0
+    }
+
+    /// No retry at all.
+    public static let none = RetryPolicy(maximumAttempts: 1)
+
+    /// The delay before retry `retry` (1 for the first retry), given a random `unit` in `0..<1`.
+    ///
+    /// - Complexity: O(1).
+    public func delay(beforeRetry retry: Int, unit: Double) -> Duration {
+        let exponent = Double(max(retry - 1, 0))
+        let base = initialDelay.secondsValue * pow(multiplier, exponent)
+        let capped = min(base, maximumDelay.secondsValue)
+        let factor = 1 - jitter * min(max(unit.isFinite ? unit : 0, 0), 1)
+        return .nanoseconds(Int64((capped * factor * 1e9).rounded()))
+    }
+}
+
+extension Duration {
+    /// The duration in seconds as a floating-point number.
+    public var secondsValue: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+    }
+}
+
+/// `base` raised to a non-negative whole-number `exponent`, without Foundation's `pow`.
+func pow(_ base: Double, _ exponent: Double) -> Double {
+    var result = 1.0
+    var remaining = Int(min(exponent, 64))
+    while remaining > 0 {
+        result *= base
+        remaining -= 1
+    }
+    return result
+}

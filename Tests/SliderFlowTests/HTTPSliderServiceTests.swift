@@ -1,0 +1,156 @@
+import Foundation
+import HTTPSupport
+import SliderFlow
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("HTTPSliderService")
+struct HTTPSliderServiceTests {
+    let base = URL(literal: "https://slider.example/api")
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+    }
+
+    func service(retry: RetryPolicy = RetryPolicy(jitter: 0)) -> HTTPSliderService<ManualClock> {
+        let transport = transport
+        return HTTPSliderService(
+            baseURL: base, timeout: .seconds(10), startRetry: retry, clock: clock, randomUnit: { 0.5 },
+            transport: { try await transport.send($0) })
+    }
+
+    var startURL: URL { base.appendingPathComponent("test_start") }
+    var nextURL: URL { base.appendingPathComponent("test_next") }
+    static let stepBody = Data(#"{"ticks": [1.5, 2.5], "session_id": 9, "step_count": 1}"#.utf8)
+
+    @Test("sends POSTs with the brief's JSON bodies and decodes the reply")
+    func requests() async throws {
+        transport.stub(startURL, method: "POST", reply: .response(status: 200, body: Self.stepBody))
+        transport.stub(
+            nextURL, method: "POST",
+            reply: .response(status: 200, body: Data(#"{"session_id": 9, "complete": true}"#.utf8)))
+        let service = service()
+        #expect(try await service.start() == .step(SliderStep(sessionID: 9, stepCount: 1, ticks: [1.5, 2.5])))
+        #expect(try await service.next(sessionID: 9, choice: 1) == .complete(sessionID: 9))
+        let sent = transport.requests
+        #expect(sent.map(\.httpMethod) == ["POST", "POST"])
+        #expect(
+            sent.map { $0.httpBody.map { String(decoding: $0, as: UTF8.self) } } == [
+                #"{"choice":"start"}"#, #"{"session_id":9,"choice":"1"}"#,
+            ])
+        #expect(sent.allSatisfy { $0.value(forHTTPHeaderField: "Content-Type") == "application/json" })
+        #expect(sent.first?.timeoutInterval == 10)
+    }
+
+    @Test(
+        "maps statuses, transport failures and bodies to typed errors",
+        arguments: [
+            (
+                InMemoryHTTPTransport<ManualClock>.Reply.response(status: 404, body: Data("gone".utf8)),
+                SliderServiceError.httpStatus(404, bodyPreview: "gone")
+            ),
+            (.response(status: 500, body: Data()), .httpStatus(500, bodyPreview: "")),
+            (.response(status: 200, body: Data(#"{"error": "no"}"#.utf8)), .server(message: "no")),
+            (.response(status: 200, body: Data("oops".utf8)), .decoding(.notJSON(preview: "oops"))),
+            (.failure(URLError(.timedOut)), .timedOut),
+            (.failure(URLError(.cancelled)), .cancelled),
+        ]
+    )
+    func errorMapping(reply: InMemoryHTTPTransport<ManualClock>.Reply, expected: SliderServiceError) async {
+        transport.stub(nextURL, method: "POST", reply: reply)
+        await #expect(throws: expected) { try await service().next(sessionID: 1, choice: 0) }
+    }
+
+    @Test("a network failure keeps its URLError code")
+    func transportFailure() async {
+        transport.stub(nextURL, method: "POST", reply: .failure(URLError(.notConnectedToInternet)))
+        do {
+            _ = try await service().next(sessionID: 1, choice: 0)
+            Issue.record("no error")
+        } catch {
+            guard case .transport(let code, _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(code == URLError.Code.notConnectedToInternet.rawValue)
+            #expect(error.isTransient)
+        }
+    }
+
+    @Test("a request slower than the timeout fails as timed out, on the injected clock")
+    func timeout() async {
+        transport.stub(
+            nextURL, method: "POST", reply: .response(status: 200, body: Self.stepBody, latency: .seconds(60)))
+        let service = service()
+        let request = Task { try await service.next(sessionID: 9, choice: 0) }
+        // The transport's latency and the deadline both sleep on the clock.
+        await clock.waitForSleepers(count: 2)
+        clock.advance(by: .seconds(10))
+        await #expect(throws: SliderServiceError.timedOut) { try await request.value }
+    }
+
+    @Test("starting retries transient failures with backoff, then succeeds")
+    func startRetries() async throws {
+        transport.stub(
+            startURL, method: "POST",
+            replies: [
+                .response(status: 503), .failure(URLError(.networkConnectionLost)),
+                .response(status: 200, body: Self.stepBody),
+            ])
+        let service = service()
+        let start = Task { try await service.start() }
+        // Backoff before retry 1 is 0.5 s, before retry 2 is 1 s (no jitter).
+        for delay in [Duration.milliseconds(500), .seconds(1)] {
+            // Each attempt's 10-second deadline timer also sleeps; wait for the backoff itself.
+            await clock.waitForSleeper(until: clock.now.advanced(by: delay))
+            clock.advance(by: delay)
+        }
+        #expect(try await start.value == .step(SliderStep(sessionID: 9, stepCount: 1, ticks: [1.5, 2.5])))
+        #expect(transport.requests.count == 3)
+    }
+
+    @Test("starting gives up after the last attempt, and never retries a 4xx")
+    func startGivesUp() async {
+        transport.stub(startURL, method: "POST", reply: .response(status: 400))
+        await #expect(throws: SliderServiceError.httpStatus(400, bodyPreview: "")) { try await service().start() }
+        #expect(transport.requests.count == 1)
+        transport.stub(startURL, method: "POST", reply: .response(status: 502))
+        let patient = service(retry: RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(1), jitter: 0))
+        let start = Task { try await patient.start() }
+        await clock.waitForSleeper(until: clock.now.advanced(by: .seconds(1)))
+        clock.advance(by: .seconds(1))
+        await #expect(throws: SliderServiceError.httpStatus(502, bodyPreview: "")) { try await start.value }
+        #expect(transport.requests.count == 3)
+    }
+
+    @Test("a choice is never retried: the server may have applied it")
+    func nextNotRetried() async {
+        transport.stub(nextURL, method: "POST", reply: .response(status: 503))
+        await #expect(throws: SliderServiceError.httpStatus(503, bodyPreview: "")) {
+            try await service().next(sessionID: 1, choice: 2)
+        }
+        #expect(transport.requests.count == 1)
+    }
+
+    @Test("cancelling the calling task cancels the request")
+    func cancellation() async {
+        transport.stub(
+            startURL, method: "POST", reply: .response(status: 200, body: Self.stepBody, latency: .seconds(5)))
+        let service = service()
+        let start = Task { try await service.start() }
+        await clock.waitForSleepers(count: 2)
+        start.cancel()
+        await #expect(throws: SliderServiceError.cancelled) { try await start.value }
+    }
+
+    @Test("the default server is the brief's")
+    func defaultServer() {
+        #expect(HTTPSliderService<ContinuousClock>.defaultBaseURL.host == "iostestserver-su6iqkb5pq-uc.a.run.app")
+    }
+}
