@@ -64,6 +64,7 @@ let package = Package(
         .testTarget(
             name: "GesturesTests",
             dependencies: ["Gestures", "TestSupport"],
+            resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

@@ -1,0 +1,104 @@
+public import Foundation
+
+/// The motion of a player from its release point to its anchor, as a function of time.
+///
+/// A drop eases in and out over a duration that grows with the distance. A throw leaves at
+/// exactly its release velocity and is pulled to the anchor by a critically damped spring per
+/// axis, so it keeps its speed at release, slows near the edge and stops without overshooting:
+/// there is no stop-then-restart at the moment the finger lifts.
+///
+/// Position and velocity come from closed forms, so any frame rate samples the same path, and an
+/// interrupting touch can take over both at any instant.
+public struct SnapAnimation: Sendable, Hashable {
+    /// The shape of the motion.
+    public enum Curve: Sendable, Hashable {
+        /// A timing curve over a fixed duration (used for drops).
+        case timing(CubicBezierTiming, duration: Double)
+        /// A spring per axis (used for throws).
+        case spring(Spring)
+    }
+
+    /// Where the motion starts.
+    public let start: CGPoint
+    /// Where it ends.
+    public let end: CGPoint
+    /// The velocity at the start.
+    public let initialVelocity: CGVector
+    /// The motion's shape.
+    public let curve: Curve
+    /// How long it lasts, in seconds; from then on the player is at `end`, at rest.
+    public let duration: Double
+    private let horizontal: SpringMotion?
+    private let vertical: SpringMotion?
+
+    /// The motion for a release: a spring when `velocity` is non-zero, ease-in-out otherwise.
+    public init(
+        from start: CGPoint, to end: CGPoint, velocity: CGVector,
+        spring: Spring = Spring(response: 0.45, dampingFraction: 1)
+    ) {
+        if velocity.dx == 0 && velocity.dy == 0 {
+            let distance = hypot(Double(end.x - start.x), Double(end.y - start.y))
+            // 0.2 s for a nudge, up to 0.45 s across a large screen.
+            let duration = Swift.min(0.45, 0.2 + distance / 2_000)
+            self.init(start: start, end: end, velocity: velocity, curve: .timing(.easeInOut, duration: duration))
+        } else {
+            self.init(start: start, end: end, velocity: velocity, curve: .spring(spring))
+        }
+    }
+
+    /// The motion along `curve`; a timing curve ignores `velocity`.
+    public init(start: CGPoint, end: CGPoint, velocity: CGVector, curve: Curve) {
+        self.start = start
+        self.end = end
+        self.curve = curve
+        switch curve {
+        case .timing(_, let duration):
+            initialVelocity = CGVector(dx: 0, dy: 0)
+            horizontal = nil
+            vertical = nil
+            self.duration = duration.isFinite ? Swift.max(duration, 0) : 0
+        case .spring(let spring):
+            initialVelocity = velocity
+            let x = SpringMotion(
+                spring: spring, from: Double(start.x), to: Double(end.x), initialVelocity: Double(velocity.dx))
+            let y = SpringMotion(
+                spring: spring, from: Double(start.y), to: Double(end.y), initialVelocity: Double(velocity.dy))
+            horizontal = x
+            vertical = y
+            duration = Swift.max(x.settlingTime(), y.settlingTime())
+        }
+    }
+
+    /// The position `time` seconds after the start; `end` from ``duration`` on.
+    ///
+    /// - Complexity: O(1).
+    public func position(at time: Double) -> CGPoint {
+        guard time < duration else { return end }
+        guard time > 0 else { return start }
+        switch curve {
+        case .timing(let timing, let duration):
+            let progress = timing.value(at: time / duration)
+            return CGPoint(
+                x: Double(start.x) + Double(end.x - start.x) * progress,
+                y: Double(start.y) + Double(end.y - start.y) * progress)
+        case .spring:
+            return CGPoint(
+                x: horizontal?.position(at: time) ?? Double(end.x), y: vertical?.position(at: time) ?? Double(end.y))
+        }
+    }
+
+    /// The velocity `time` seconds after the start, in points per second; zero from ``duration`` on.
+    public func velocity(at time: Double) -> CGVector {
+        guard time < duration else { return CGVector(dx: 0, dy: 0) }
+        switch curve {
+        case .timing(let timing, let duration):
+            guard duration > 0 else { return CGVector(dx: 0, dy: 0) }
+            let slope = timing.slope(at: Swift.max(time, 0) / duration)
+            let scale = slope.isFinite ? slope / duration : 0
+            return CGVector(dx: Double(end.x - start.x) * scale, dy: Double(end.y - start.y) * scale)
+        case .spring:
+            let t = Swift.max(time, 0)
+            return CGVector(dx: horizontal?.velocity(at: t) ?? 0, dy: vertical?.velocity(at: t) ?? 0)
+        }
+    }
+}
