@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "BenchmarkHarness", path: "Benchmarks/Harness", swiftSettings: upcomingFeatures),
         .executableTarget(
             name: "benchmarks",
-            dependencies: ["BenchmarkHarness", "Progress", "TestSupport"],
+            dependencies: ["BenchmarkHarness", "Progress", "Gestures", "TestSupport"],
             path: "Benchmarks/Runner",
             swiftSettings: upcomingFeatures
         ),

@@ -9,20 +9,25 @@ public struct Benchmark: Sendable {
         case atLeast(Double)
         /// MediaCore may be at most this many times slower than the baseline.
         case within(Double)
+        /// MediaCore must process at least this many items per second (an absolute target).
+        case itemsPerSecond(Double)
 
-        /// Whether a measured speed-up (baseline time ÷ MediaCore time) meets the target.
-        public func isMet(bySpeedup speedup: Double) -> Bool {
+        /// Whether measured figures meet the target: the speed-up (baseline time ÷ MediaCore
+        /// time) and MediaCore's items per second.
+        public func isMet(speedup: Double, itemsPerSecond: Double) -> Bool {
             switch self {
             case .atLeast(let factor): speedup >= factor
             case .within(let factor): speedup >= 1 / factor
+            case .itemsPerSecond(let rate): itemsPerSecond >= rate
             }
         }
 
-        /// The target as a table shows it: `≥30×` or `≤3× slower`.
+        /// The target as a table shows it: `≥30× faster`, `≤3× slower` or `≥30 M items/s`.
         public var description: String {
             switch self {
             case .atLeast(let factor): "≥\(Self.format(factor))× faster"
             case .within(let factor): "≤\(Self.format(factor))× slower"
+            case .itemsPerSecond(let rate): "≥\(ResultTable.formatRate(rate)) items/s"
             }
         }
 

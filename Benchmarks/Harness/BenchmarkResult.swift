@@ -44,5 +44,5 @@ public struct BenchmarkResult: Sendable, Codable, Equatable {
     public var speedup: Double { baselineStatistics.median / statistics.median }
 
     /// Whether the case meets its target; `nil` when it has none.
-    public var meetsTarget: Bool? { target?.isMet(bySpeedup: speedup) }
+    public var meetsTarget: Bool? { target?.isMet(speedup: speedup, itemsPerSecond: itemsPerSecond) }
 }

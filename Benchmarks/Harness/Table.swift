@@ -42,19 +42,20 @@ public enum ResultTable {
     /// A duration in seconds with a unit that keeps three significant digits: `1.23 ms`.
     public static func formatTime(_ seconds: Double) -> String {
         switch seconds {
-        case ..<1e-6: significant(seconds * 1e9) + " ns"
-        case ..<1e-3: significant(seconds * 1e6) + " µs"
-        case ..<1: significant(seconds * 1e3) + " ms"
+        case ..<999.5e-9: significant(seconds * 1e9) + " ns"
+        case ..<999.5e-6: significant(seconds * 1e6) + " µs"
+        case ..<0.9995: significant(seconds * 1e3) + " ms"
         default: significant(seconds) + " s"
         }
     }
 
     /// A rate with an SI suffix: `12.3 M`.
     public static func formatRate(_ perSecond: Double) -> String {
+        // Thresholds just below each power, so 999,999 reads "1.00 M" rather than "1000 k".
         switch perSecond {
-        case 1e9...: significant(perSecond / 1e9) + " G"
-        case 1e6...: significant(perSecond / 1e6) + " M"
-        case 1e3...: significant(perSecond / 1e3) + " k"
+        case 999.5e6...: significant(perSecond / 1e9) + " G"
+        case 999.5e3...: significant(perSecond / 1e6) + " M"
+        case 999.5...: significant(perSecond / 1e3) + " k"
         default: significant(perSecond)
         }
     }

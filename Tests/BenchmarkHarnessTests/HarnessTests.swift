@@ -57,10 +57,13 @@ struct HarnessTests {
 
     @Test("targets compare the measured speed-up")
     func targets() {
-        #expect(Benchmark.Target.atLeast(30).isMet(bySpeedup: 31))
-        #expect(!Benchmark.Target.atLeast(30).isMet(bySpeedup: 29.9))
-        #expect(Benchmark.Target.within(3).isMet(bySpeedup: 0.34))
-        #expect(!Benchmark.Target.within(3).isMet(bySpeedup: 0.3))
+        #expect(Benchmark.Target.atLeast(30).isMet(speedup: 31, itemsPerSecond: 0))
+        #expect(!Benchmark.Target.atLeast(30).isMet(speedup: 29.9, itemsPerSecond: 1e12))
+        #expect(Benchmark.Target.within(3).isMet(speedup: 0.34, itemsPerSecond: 0))
+        #expect(!Benchmark.Target.within(3).isMet(speedup: 0.3, itemsPerSecond: 0))
+        #expect(Benchmark.Target.itemsPerSecond(30e6).isMet(speedup: 0.1, itemsPerSecond: 31e6))
+        #expect(!Benchmark.Target.itemsPerSecond(30e6).isMet(speedup: 100, itemsPerSecond: 29e6))
+        #expect(Benchmark.Target.itemsPerSecond(30e6).description == "≥30.0 M items/s")
     }
 
     @Test("the sampler runs the body repeatedly and reports a time per run")
@@ -84,6 +87,8 @@ struct HarnessTests {
             (ResultTable.formatTime(0.000_045_67), "45.7 µs"),
             (ResultTable.formatRate(12_345_678), "12.3 M"),
             (ResultTable.formatRate(999), "999"),
+            (ResultTable.formatRate(999_999), "1.00 M"),
+            (ResultTable.formatTime(0.000_999_9), "1.00 ms"),
             (ResultTable.formatRatio(31.42), "31.4×"),
         ]
     )

@@ -21,7 +21,7 @@ enum GestureFixtures {
 
             struct Event: Decodable, Sendable {
                 var type: String
-                var t_ms: Double
+                var tMs: Double
                 var x: Double
                 var y: Double
             }
@@ -35,16 +35,16 @@ enum GestureFixtures {
                 var vx: Double
                 var vy: Double
                 var confidence: Double
-                var samples_used: Int
+                var samplesUsed: Int
             }
 
             var pointer: Int
             var events: [Event]
-            var expected_pixels_per_second: Expected
-            var computed_lsq2: Computed
+            var expectedPixelsPerSecond: Expected
+            var computedLsq2: Computed
         }
 
-        var lsq_solver_tests: [Solver]
+        var lsqSolverTests: [Solver]
         var gestures: [Gesture]
     }
 
@@ -52,9 +52,16 @@ enum GestureFixtures {
         struct Projection: Decodable, Sendable {
             var decelerationRate: Double
             var v0: Double
-            var projection_continuous: Double
-            var projection_apple_wwdc: Double
-            var time_to_speed_10px_per_s: Double
+            var projectionContinuous: Double
+            var projectionAppleWwdc: Double
+            var timeToSpeed10pxPerS: Double
+
+            enum CodingKeys: String, CodingKey {
+                case decelerationRate, v0
+                case projectionContinuous = "projection_continuous"
+                case projectionAppleWwdc = "projection_apple_wwdc"
+                case timeToSpeed10pxPerS = "time_to_speed_10px_per_s"
+            }
         }
 
         struct Series: Decodable, Sendable {
@@ -68,16 +75,23 @@ enum GestureFixtures {
 
         struct FrameRate: Decodable, Sendable {
             var hz: Int
-            var x_at_1s: Double
-            var v_at_1s: Double
+            var xAt1s: Double
+            var vAt1s: Double
+
+            enum CodingKeys: String, CodingKey {
+                case hz
+                case xAt1s = "x_at_1s"
+                case vAt1s = "v_at_1s"
+            }
         }
 
-        var projection_table: [Projection]
-        var decay_series: [Series]
+        var projectionTable: [Projection]
+        var decaySeries: [Series]
         var frameRates: [FrameRate]
 
         enum CodingKeys: String, CodingKey {
-            case projection_table, decay_series
+            case projectionTable = "projection_table"
+            case decaySeries = "decay_series"
             case frameRates = "frame_rate_independence_x_at_1s_d0.998_v1000"
         }
     }
@@ -90,7 +104,7 @@ enum GestureFixtures {
             var damping: Double
             var start: Double
             var end: Double
-            var initial_velocity: Double
+            var initialVelocity: Double
             var t: [Double]
             var position: [Double]
             var velocity: [Double]
@@ -99,19 +113,54 @@ enum GestureFixtures {
         var cases: [Case]
     }
 
-    struct Bezier: Decodable {
-        struct Curve: Decodable, Sendable {
-            var control_points: [Double]
+    struct RawBezier: Decodable {
+        struct RawCurve: Decodable {
+            var controlPoints: [Double]
             var x: [Double]
             var y: [Double]
-            var slope_dy_dx: [Double?]
+            var slopeDyDx: [Double?]
+
+            enum CodingKeys: String, CodingKey {
+                case x, y
+                case controlPoints = "control_points"
+                case slopeDyDx = "slope_dy_dx"
+            }
+
+            var curve: Bezier.Curve { Bezier.Curve(controlPoints: controlPoints, x: x, y: y, slopeDyDx: slopeDyDx) }
+        }
+
+        var curves: [String: RawCurve]
+    }
+
+    struct Bezier {
+        struct Curve: Sendable {
+            var controlPoints: [Double]
+            var x: [Double]
+            var y: [Double]
+            var slopeDyDx: [Double?]
         }
 
         var curves: [String: Curve]
     }
 
-    static func velocity() throws -> Velocity { try loader.decode(Velocity.self, from: "velocity-flutter.json") }
-    static func friction() throws -> Friction { try loader.decode(Friction.self, from: "friction.json") }
-    static func springs() throws -> Springs { try loader.decode(Springs.self, from: "spring.json") }
-    static func bezier() throws -> Bezier { try loader.decode(Bezier.self, from: "bezier-css.json") }
+    /// The fixtures use snake_case keys; Swift names are camelCase.
+    static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
+
+    static func velocity() throws -> Velocity {
+        try loader.decode(Velocity.self, from: "velocity-flutter.json", using: decoder)
+    }
+    static func friction() throws -> Friction {
+        // Explicit raw key names (digits defeat the snake-case conversion), so no conversion.
+        try loader.decode(Friction.self, from: "friction.json")
+    }
+    static func springs() throws -> Springs { try loader.decode(Springs.self, from: "spring.json", using: decoder) }
+    /// Decoded without key conversion: the curve names are dictionary keys used as written.
+    static func bezier() throws -> Bezier {
+        let raw = try loader.decode(RawBezier.self, from: "bezier-css.json")
+        return Bezier(curves: raw.curves.mapValues(\.curve))
+    }
 }

@@ -8,17 +8,17 @@ struct DecelerationTests {
         try #require(DecelerationRate(perMillisecond: value))
     }
 
-    @Test("projections match the table, both formulas", arguments: try GestureFixtures.friction().projection_table)
+    @Test("projections match the table, both formulas", arguments: try GestureFixtures.friction().projectionTable)
     func projections(row: GestureFixtures.Friction.Projection) throws {
         let rate = try rate(row.decelerationRate)
-        #expect(abs(rate.projectedDistance(forVelocity: row.v0) - row.projection_continuous) < 1e-9)
-        #expect(abs(rate.steppedProjectedDistance(forVelocity: row.v0) - row.projection_apple_wwdc) < 1e-9)
+        #expect(abs(rate.projectedDistance(forVelocity: row.v0) - row.projectionContinuous) < 1e-9)
+        #expect(abs(rate.steppedProjectedDistance(forVelocity: row.v0) - row.projectionAppleWwdc) < 1e-9)
         let motion = Deceleration(position: 0, velocity: row.v0, rate: rate)
-        #expect(abs(motion.time(untilSpeed: 10) - row.time_to_speed_10px_per_s) < 1e-9)
-        #expect(abs(motion.restingPosition - row.projection_continuous) < 1e-9)
+        #expect(abs(motion.time(untilSpeed: 10) - row.timeToSpeed10pxPerS) < 1e-9)
+        #expect(abs(motion.restingPosition - row.projectionContinuous) < 1e-9)
     }
 
-    @Test("the closed form reproduces the decay series", arguments: try GestureFixtures.friction().decay_series)
+    @Test("the closed form reproduces the decay series", arguments: try GestureFixtures.friction().decaySeries)
     func series(series: GestureFixtures.Friction.Series) throws {
         let motion = Deceleration(position: series.x0, velocity: series.v0, rate: try rate(series.decelerationRate))
         for (index, time) in series.t.enumerated() {
@@ -33,8 +33,8 @@ struct DecelerationTests {
     func frameRateIndependence(row: GestureFixtures.Friction.FrameRate) {
         var motion = Deceleration(position: 0, velocity: 1_000, rate: .normal)
         for _ in 0..<row.hz { motion = motion.advanced(by: 1 / Double(row.hz)) }
-        #expect(abs(motion.initialPosition - row.x_at_1s) < 1e-9)
-        #expect(abs(motion.initialVelocity - row.v_at_1s) < 1e-9)
+        #expect(abs(motion.initialPosition - row.xAt1s) < 1e-9)
+        #expect(abs(motion.initialVelocity - row.vAt1s) < 1e-9)
     }
 
     @Test("time to reach a position inverts the closed form; unreachable positions are nil")
@@ -67,13 +67,13 @@ struct TimingCurveTests {
     func cssCurves(name: String) throws {
         let curve = try #require(try GestureFixtures.bezier().curves[name])
         let timing = try #require(Self.named[name])
-        let points = curve.control_points
+        let points = curve.controlPoints
         let built = try CubicBezierTiming(x1: points[0], y1: points[1], x2: points[2], y2: points[3])
         #expect(built == timing)
         for (index, x) in curve.x.enumerated() {
             #expect(abs(timing.value(at: x) - curve.y[index]) < 1e-6, "\(name) x=\(x)")
             #expect(abs(timing.valueByBisection(at: x) - curve.y[index]) < 1e-6, "\(name) x=\(x)")
-            if let slope = curve.slope_dy_dx[index], x > 0, x < 1 {
+            if let slope = curve.slopeDyDx[index], x > 0, x < 1 {
                 #expect(abs(timing.slope(at: x) - slope) < 1e-4 * max(1, abs(slope)), "\(name) x=\(x)")
             }
         }
@@ -105,7 +105,7 @@ struct SpringTests {
     func fixtureCases(fixture: GestureFixtures.Springs.Case) {
         let spring = Spring(mass: fixture.mass, stiffness: fixture.stiffness, damping: fixture.damping)
         let motion = SpringMotion(
-            spring: spring, from: fixture.start, to: fixture.end, initialVelocity: fixture.initial_velocity)
+            spring: spring, from: fixture.start, to: fixture.end, initialVelocity: fixture.initialVelocity)
         for (index, time) in fixture.t.enumerated() {
             #expect(abs(motion.position(at: time) - fixture.position[index]) < 1e-6, "\(fixture.name) t=\(time)")
             #expect(abs(motion.velocity(at: time) - fixture.velocity[index]) < 1e-5, "\(fixture.name) t=\(time)")
@@ -135,12 +135,27 @@ struct SpringTests {
         #expect(Spring(stiffness: -1, damping: .nan) == Spring(response: 0.5, dampingFraction: 1))
     }
 
-    @Test("the settling time is when the motion stays settled")
-    func settling() {
-        let under = SpringMotion(spring: Spring(response: 0.5, dampingFraction: 0.3), from: 0, to: 100)
-        let time = under.settlingTime()
-        #expect(under.isSettled(at: time))
-        #expect(!under.isSettled(at: time - 0.001))
-        for step in 0..<1_000 { #expect(under.isSettled(at: time + Double(step) * 0.005)) }
+    @Test(
+        "the settling time is a guarantee, and close to the last unsettled moment",
+        arguments: [
+            Spring(response: 0.5, dampingFraction: 0.3), Spring(response: 0.45, dampingFraction: 1),
+            Spring(stiffness: 100, damping: 25),
+        ]
+    )
+    func settling(spring: Spring) {
+        for velocity in [-3_000.0, 0, 800] {
+            let motion = SpringMotion(spring: spring, from: 0, to: 100, initialVelocity: velocity)
+            let time = motion.settlingTime()
+            // Settled at every millisecond from then on (checked for 5 s).
+            for step in 0..<5_000 { #expect(motion.isSettled(at: time + Double(step) * 0.001)) }
+            // The last unsettled millisecond, by a dense scan.
+            var lastUnsettled = 0.0
+            for step in 0..<10_000 where !motion.isSettled(at: Double(step) * 0.001) {
+                lastUnsettled = Double(step) * 0.001
+            }
+            #expect(time >= lastUnsettled)
+            // The envelope is conservative by at most about one oscillation period.
+            #expect(time - lastUnsettled <= 0.5, "\(spring) v0=\(velocity)")
+        }
     }
 }

@@ -10,7 +10,7 @@ struct VelocityTrackerTests {
         var tracker = VelocityTracker()
         var upTime = 0.0
         for event in gesture.events {
-            let time = event.t_ms / 1_000
+            let time = event.tMs / 1_000
             if event.type == "up" {
                 upTime = time
             } else {
@@ -18,16 +18,16 @@ struct VelocityTrackerTests {
             }
         }
         let estimate = tracker.estimate(at: upTime)
-        let expected = gesture.expected_pixels_per_second
+        let expected = gesture.expectedPixelsPerSecond
         #expect(abs((Double(estimate.velocity.dx) - expected.vx) / expected.vx) < 1e-3, "pointer \(gesture.pointer)")
         #expect(abs((Double(estimate.velocity.dy) - expected.vy) / expected.vy) < 1e-3, "pointer \(gesture.pointer)")
-        #expect(estimate.sampleCount == gesture.computed_lsq2.samples_used)
-        #expect(abs(estimate.confidence - gesture.computed_lsq2.confidence) < 1e-6)
+        #expect(estimate.sampleCount == gesture.computedLsq2.samplesUsed)
+        #expect(abs(estimate.confidence - gesture.computedLsq2.confidence) < 1e-6)
     }
 
     @Test("the least-squares solver reproduces Flutter's solver cases")
     func solverCases() throws {
-        for solver in try GestureFixtures.velocity().lsq_solver_tests {
+        for solver in try GestureFixtures.velocity().lsqSolverTests {
             let fit = try #require(PolynomialFit(x: solver.x, y: solver.y, weights: solver.w, degree: solver.degree))
             for (found, expected) in zip(fit.coefficients, solver.coefficients) {
                 #expect(abs(found - expected) < 1e-6)

@@ -129,23 +129,53 @@ public struct SpringMotion: Sendable, Hashable {
         abs(position(at: time) - end) <= positionTolerance && abs(velocity(at: time)) <= velocityTolerance
     }
 
-    /// The first time (to 1 ms) from which the motion stays settled, searched up to `limit` seconds.
+    /// The first millisecond from which the motion is guaranteed to stay settled.
     ///
-    /// An underdamped spring can pass through its end and leave again, so this is the moment
-    /// after the last unsettled millisecond, not the first settled one.
+    /// Each solution decays inside an envelope (`(|c₁| + |c₂|t)·e^{rt}` when critical,
+    /// `√(c₁² + c₂²)·e^{rt}` when underdamped, the sum of both exponentials when overdamped),
+    /// and likewise its velocity. Once both envelopes are past their peak and within the
+    /// tolerances, the motion can never leave them, so jumping to the end is invisible. The
+    /// moment is found by doubling and then bisecting, to 1 ms.
     ///
-    /// - Complexity: O(`limit` / 1 ms) evaluations.
-    public func settlingTime(
-        positionTolerance: Double = 0.5, velocityTolerance: Double = 1, limit: Double = 10
-    ) -> Double {
-        let steps = Int((Swift.max(limit, 0) * 1_000).rounded(.up))
-        var lastUnsettled = -1
-        for step in 0...steps
-        where !isSettled(
-            at: Double(step) / 1_000, positionTolerance: positionTolerance, velocityTolerance: velocityTolerance)
-        {
-            lastUnsettled = step
+    /// - Complexity: O(log(*T* / 1 ms)) evaluations for a settling time *T*.
+    public func settlingTime(positionTolerance: Double = 0.5, velocityTolerance: Double = 1) -> Double {
+        func settled(_ time: Double) -> Bool {
+            let (position, velocity) = envelopes(at: time)
+            let (laterPosition, laterVelocity) = envelopes(at: time + 0.001)
+            // Within tolerance and not rising: past the (single) peak of each envelope.
+            return position <= positionTolerance && velocity <= velocityTolerance
+                && laterPosition <= position + 1e-12 && laterVelocity <= velocity + 1e-12
         }
-        return Double(lastUnsettled + 1) / 1_000
+        if settled(0) { return 0 }
+        var high = 0.001
+        while !settled(high) {
+            high *= 2
+            // Beyond an hour a "spring" is not settling; stop rather than loop.
+            if high > 3_600 { return high }
+        }
+        var low = high / 2
+        while high - low > 0.001 {
+            let middle = (low + high) / 2
+            if settled(middle) { high = middle } else { low = middle }
+        }
+        return (high * 1_000).rounded(.up) / 1_000
+    }
+
+    /// Upper bounds of |x(t) − end| and |v(t)| that decay (after at most one peak) for ever.
+    private func envelopes(at time: Double) -> (position: Double, velocity: Double) {
+        switch solution {
+        case .critical(let r, let c1, let c2):
+            let e = exp(r * time)
+            return ((abs(c1) + abs(c2) * time) * e, (abs(c2 + r * c1) + abs(r * c2) * time) * e)
+        case .overdamped(let r1, let r2, let c1, let c2):
+            let e1 = exp(r1 * time)
+            let e2 = exp(r2 * time)
+            return (abs(c1) * e1 + abs(c2) * e2, abs(c1 * r1) * e1 + abs(c2 * r2) * e2)
+        case .underdamped(let r, let w, let c1, let c2):
+            let e = exp(r * time)
+            let a = c1 * r + c2 * w
+            let b = c2 * r - c1 * w
+            return ((c1 * c1 + c2 * c2).squareRoot() * e, (a * a + b * b).squareRoot() * e)
+        }
     }
 }

@@ -115,6 +115,9 @@ public struct VelocityTracker: Sendable {
         var times: [Double] = []
         var xs: [Double] = []
         var ys: [Double] = []
+        times.reserveCapacity(samples.count)
+        xs.reserveCapacity(samples.count)
+        ys.reserveCapacity(samples.count)
         var previous = newest
         var index = newestIndex
         for _ in 0..<samples.count {
@@ -132,9 +135,10 @@ public struct VelocityTracker: Sendable {
             index = (index - 1 + samples.count) % samples.count
         }
         guard times.count >= configuration.minimumSampleCount,
-            let fitX = PolynomialFit(x: times, y: xs, degree: 2),
-            let fitY = PolynomialFit(x: times, y: ys, degree: 2)
+            let fits = PolynomialFit.fits(x: times, ys: [xs, ys], degree: 2), fits.count == 2
         else { return .zero }
+        let fitX = fits[0]
+        let fitY = fits[1]
         return VelocityEstimate(
             velocity: CGVector(dx: fitX.coefficients[1] * 1_000, dy: fitY.coefficients[1] * 1_000),
             confidence: fitX.confidence * fitY.confidence,
