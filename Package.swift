@@ -58,7 +58,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlayerTests",
-            dependencies: ["Player", "TestSupport"],
+            dependencies: ["Player", "Progress", "TestSupport"],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "BenchmarkHarness", path: "Benchmarks/Harness", swiftSettings: upcomingFeatures),
         .executableTarget(
             name: "benchmarks",
-            dependencies: ["BenchmarkHarness", "Progress", "Gestures", "TestSupport"],
+            dependencies: ["BenchmarkHarness", "Progress", "Gestures", "Player", "TestSupport"],
             path: "Benchmarks/Runner",
             swiftSettings: upcomingFeatures
         ),

@@ -1,0 +1,84 @@
+/// What the circle shows for a state: derived from the state, never stored beside it.
+public struct CirclePresentation: Sendable, Hashable {
+    /// The symbol in the middle of the circle.
+    public enum Icon: String, Sendable, Hashable {
+        /// ▶︎ (SF Symbol `play.fill`).
+        case play
+        /// ❚❚ (SF Symbol `pause.fill`).
+        case pause
+        /// A progress spinner.
+        case spinner
+
+        /// The SF Symbol name, for SwiftUI's `Image(systemName:)`.
+        public var systemImageName: String {
+            switch self {
+            case .play: "play.fill"
+            case .pause: "pause.fill"
+            case .spinner: "progress.indicator"
+            }
+        }
+    }
+
+    /// The symbol to draw.
+    public var icon: Icon
+    /// How much of the circle to fill with the download colour, 0…1, while fetching; `nil` otherwise.
+    public var fillFraction: Double?
+    /// What VoiceOver says the control is.
+    public var accessibilityLabel: String
+    /// What VoiceOver says a tap will do.
+    public var accessibilityHint: String
+    /// The accessibility value: download progress as a percentage while fetching.
+    public var accessibilityValue: String?
+    /// An error to show under the circle, if the last attempt failed.
+    public var errorMessage: String?
+
+    /// The presentation of `state`.
+    public init(_ state: CirclePlayerMachine.State) {
+        switch state {
+        case .uninitialized(let error):
+            icon = .play
+            fillFraction = nil
+            accessibilityLabel = "Play lesson audio"
+            accessibilityHint =
+                error?.isShownToLearner == true ? "Tries the download again" : "Downloads and plays the audio"
+            accessibilityValue = nil
+            errorMessage = error.flatMap { $0.isShownToLearner ? Self.message(for: $0) : nil }
+        case .fetching(_, let fraction):
+            icon = .spinner
+            fillFraction = fraction
+            accessibilityLabel = "Downloading lesson audio"
+            accessibilityHint = "Cancels the download"
+            accessibilityValue = "\(Int((fraction * 100).rounded(.down))) percent"
+            errorMessage = nil
+        case .playing:
+            icon = .pause
+            fillFraction = nil
+            accessibilityLabel = "Pause lesson audio"
+            accessibilityHint = "Pauses playback"
+            accessibilityValue = nil
+            errorMessage = nil
+        case .paused:
+            icon = .play
+            fillFraction = nil
+            accessibilityLabel = "Resume lesson audio"
+            accessibilityHint = "Resumes playback"
+            accessibilityValue = nil
+            errorMessage = nil
+        case .completed, .discarding:
+            icon = .spinner
+            fillFraction = nil
+            accessibilityLabel = "Finishing lesson audio"
+            accessibilityHint = "Please wait"
+            accessibilityValue = nil
+            errorMessage = nil
+        }
+    }
+
+    static func message(for error: PlayerError) -> String {
+        switch error {
+        case .fetchFailed: "The audio could not be downloaded. Tap to try again."
+        case .unplayable: "The audio could not be played. Tap to download it again."
+        case .deleteFailed: ""
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The Player module. Its types arrive with the module's issue; Sources/Player/Player.docc describes its scope.

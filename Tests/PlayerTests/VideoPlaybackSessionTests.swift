@@ -1,0 +1,185 @@
+import Foundation
+import Player
+import Progress
+import Testing
+
+/// A video player the test drives: it moves the playhead when told and reports like AVPlayer.
+@MainActor
+final class FakeEngine: PlaybackEngine {
+    var currentTime: Double = 0
+    var duration: Double?
+    var calls: [String] = []
+    var seeksInFlight = 0
+    var maximumSeeksInFlight = 0
+    private var handler: (@MainActor (PlaybackObservation) -> Void)?
+    private var seekContinuations: [CheckedContinuation<Bool, Never>] = []
+    var holdSeeks = false
+
+    init(duration: Double?) { self.duration = duration }
+
+    func play() { calls.append("play") }
+    func pause() { calls.append("pause") }
+
+    func seek(to time: Double) async -> Bool {
+        calls.append("seek \(time)")
+        seeksInFlight += 1
+        maximumSeeksInFlight = max(maximumSeeksInFlight, seeksInFlight)
+        if holdSeeks {
+            _ = await withCheckedContinuation { seekContinuations.append($0) }
+        }
+        currentTime = time
+        seeksInFlight -= 1
+        return true
+    }
+
+    func releaseSeeks() {
+        holdSeeks = false
+        let waiting = seekContinuations
+        seekContinuations = []
+        for continuation in waiting { continuation.resume(returning: true) }
+    }
+
+    func startObserving(every interval: Duration, _ handler: @escaping @MainActor (PlaybackObservation) -> Void) {
+        calls.append("observe")
+        self.handler = handler
+    }
+
+    func stopObserving() {
+        calls.append("stop observing")
+        handler = nil
+    }
+
+    /// Plays from the current time to `end`, reporting a tick every half second.
+    func advance(to end: Double) {
+        while currentTime + 0.5 <= end + 1e-9 {
+            currentTime += 0.5
+            handler?(.time(currentTime))
+        }
+    }
+
+    func report(_ observation: PlaybackObservation) { handler?(observation) }
+}
+
+@MainActor
+@Suite("VideoPlaybackSession")
+struct VideoPlaybackSessionTests {
+    let folder: URL
+    let store: ProgressStore
+    var clockTime = Date(timeIntervalSince1970: 1_763_700_000)
+
+    init() {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("video-\(UUID().uuidString)")
+        store = ProgressStore(directory: folder)
+    }
+
+    func session(engine: FakeEngine) -> VideoPlaybackSession {
+        VideoPlaybackSession(
+            lessonID: "salsa-101", engine: engine, store: store, deviceID: "ipad",
+            now: { Date(timeIntervalSince1970: 1_763_700_000) })
+    }
+
+    @Test("records what was watched and saves on pause, seek and exit")
+    func recordsAndSaves() async throws {
+        let engine = FakeEngine(duration: 100)
+        let session = session(engine: engine)
+        await session.start()
+        engine.advance(to: 10)
+        session.pause()
+        await session.waitUntilSettled()
+        #expect(try await store.progress(for: "salsa-101")?.watched.intervals == [0..<10])
+        session.seek(to: 90)
+        // A tick from before the seek lands is stale and must not count.
+        engine.report(.time(10.5))
+        session.play()
+        await session.waitUntilSettled()
+        engine.advance(to: 100)
+        engine.report(.ended)
+        await session.exit()
+        let saved = try #require(try await store.progress(for: "salsa-101"))
+        #expect(saved.watched.intervals == [0..<10, 90..<100])
+        #expect(saved.watchedFraction == 0.2)
+        #expect(session.saveCount >= 3)
+        #expect(engine.calls.last == "stop observing")
+    }
+
+    @Test("a new session resumes where the learner stopped")
+    func resumes() async throws {
+        let first = FakeEngine(duration: 100)
+        let session = session(engine: first)
+        await session.start()
+        first.advance(to: 42)
+        await session.exit()
+
+        let second = FakeEngine(duration: 100)
+        let resumed = self.session(engine: second)
+        await resumed.start()
+        #expect(second.calls.contains("seek 42.0"))
+        #expect(second.currentTime == 42)
+        #expect(resumed.tracker.progress.watched.intervals == [0..<42])
+    }
+
+    @Test("a lesson finished to the end starts again from the beginning")
+    func restartsAfterTheEnd() async throws {
+        try await store.save(
+            WatchProgress(
+                watched: [0..<100], duration: 100, isCompleted: true,
+                resumePoint: ResumePoint(position: 99.5, recordedAt: Date(timeIntervalSince1970: 1), deviceID: "tv")),
+            for: "salsa-101")
+        let engine = FakeEngine(duration: 100)
+        await session(engine: engine).start()
+        #expect(!engine.calls.contains { $0.hasPrefix("seek") })
+        #expect(engine.calls.contains("play"))
+    }
+
+    @Test("seeks are clamped to the media", arguments: [(-20.0, 0.0), (50, 50), (250, 100)])
+    func clampedSeeks(requested: Double, expected: Double) async {
+        let engine = FakeEngine(duration: 100)
+        let session = session(engine: engine)
+        await session.start()
+        session.seek(to: requested)
+        await session.waitUntilSettled()
+        #expect(engine.currentTime == expected)
+    }
+
+    @Test("seeks that come faster than the engine serves them are coalesced to the latest")
+    func coalescedSeeks() async {
+        let engine = FakeEngine(duration: 100)
+        let session = session(engine: engine)
+        await session.start()
+        engine.holdSeeks = true
+        for target in stride(from: 10.0, through: 60, by: 10) { session.seek(to: target) }
+        // Let the first seek reach the engine, then release it.
+        while engine.seeksInFlight == 0 { await Task.yield() }
+        engine.releaseSeeks()
+        await session.waitUntilSettled()
+        #expect(engine.calls.filter { $0.hasPrefix("seek") } == ["seek 10.0", "seek 60.0"])
+        #expect(engine.maximumSeeksInFlight == 1)
+        #expect(engine.currentTime == 60)
+    }
+
+    @Test("going to the background saves what was just watched")
+    func background() async throws {
+        let engine = FakeEngine(duration: 100)
+        let session = session(engine: engine)
+        await session.start()
+        engine.advance(to: 5)
+        engine.currentTime = 5.3
+        session.didEnterBackground()
+        await session.waitUntilSettled()
+        let saved = try await store.progress(for: "salsa-101")
+        #expect(saved?.watched.intervals == [0..<5.3])
+        #expect(saved?.resumePosition == 5.3)
+    }
+
+    @Test("a live stream counts seconds without a fraction; bad times are ignored")
+    func liveAndHostile() async {
+        let engine = FakeEngine(duration: nil)
+        let session = session(engine: engine)
+        await session.start()
+        engine.advance(to: 20)
+        engine.report(.time(.nan))
+        engine.report(.durationChanged(.infinity))
+        #expect(session.watchedFraction == nil)
+        #expect(session.tracker.progress.watchedSeconds == 20)
+    }
+}
