@@ -59,6 +59,7 @@ let package = Package(
         .testTarget(
             name: "PlayerTests",
             dependencies: ["Player", "Progress", "TestSupport"],
+            resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

@@ -1,0 +1,700 @@
+public import Foundation
+
+/// The result of parsing a playlist: the playlist and the recoverable violations found.
+public struct HLSParseResult: Hashable, Sendable {
+    /// The playlist.
+    public var playlist: HLSPlaylist
+    /// Violations that did not stop parsing, in line order.
+    public var warnings: [HLSWarning]
+}
+
+/// Bounds that keep a hostile playlist from exhausting memory or time.
+public struct HLSParserLimits: Hashable, Sendable {
+    /// The longest line, in bytes.
+    public var maximumLineLength: Int
+    /// The most segments in a media playlist.
+    public var maximumSegmentCount: Int
+    /// The most attributes in one attribute list.
+    public var maximumAttributeCount: Int
+    /// The most variants plus renditions in a multivariant playlist.
+    public var maximumVariantCount: Int
+
+    /// Generous defaults: 64 KiB lines, a million segments (over three months of 10-second
+    /// segments), 256 attributes, 10,000 variants and renditions.
+    public init(
+        maximumLineLength: Int = 65_536, maximumSegmentCount: Int = 1_000_000, maximumAttributeCount: Int = 256,
+        maximumVariantCount: Int = 10_000
+    ) {
+        self.maximumLineLength = maximumLineLength
+        self.maximumSegmentCount = maximumSegmentCount
+        self.maximumAttributeCount = maximumAttributeCount
+        self.maximumVariantCount = maximumVariantCount
+    }
+}
+
+/// Parses HLS playlists (RFC 8216 and its successor draft) from bytes or text.
+///
+/// The parser makes one pass over the bytes and creates strings only for what the model keeps.
+/// Violations that make a playlist unusable stop it with an ``HLSParseError`` carrying the line
+/// number and the line; recoverable ones are collected as ``HLSWarning``s.
+///
+/// - Complexity: O(*n*) in the playlist's size.
+public struct HLSParser: Sendable {
+    /// How to parse.
+    public struct Options: Sendable, Hashable {
+        /// Accept a leading UTF-8 byte order mark with a warning instead of failing.
+        public var allowsByteOrderMark: Bool
+        /// Variables of the parent multivariant playlist, for `#EXT-X-DEFINE:IMPORT`; `nil` when
+        /// the playlist has no parent.
+        public var importedVariables: [String: String]?
+        /// The playlist's own URL, for `#EXT-X-DEFINE:QUERYPARAM`.
+        public var playlistURL: URL?
+        /// The bounds enforced.
+        public var limits: HLSParserLimits
+
+        /// Creates options; the defaults follow the RFC (a BOM fails) with generous limits.
+        public init(
+            allowsByteOrderMark: Bool = false, importedVariables: [String: String]? = nil, playlistURL: URL? = nil,
+            limits: HLSParserLimits = HLSParserLimits()
+        ) {
+            self.allowsByteOrderMark = allowsByteOrderMark
+            self.importedVariables = importedVariables
+            self.playlistURL = playlistURL
+            self.limits = limits
+        }
+    }
+
+    /// How this parser parses.
+    public var options: Options
+
+    /// Creates a parser.
+    public init(options: Options = Options()) {
+        self.options = options
+    }
+
+    /// Parses a playlist from its bytes.
+    ///
+    /// - Throws: ``HLSParseError`` for a playlist that clients must reject.
+    public func parse(_ data: Data) throws(HLSParseError) -> HLSParseResult {
+        var result: Result<HLSParseResult, HLSParseError> = .failure(HLSParseError(.notUTF8, line: 0, text: ""))
+        data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            result = Result { () throws(HLSParseError) -> HLSParseResult in
+                var state = ParserState(bytes: bytes, options: options)
+                return try state.run()
+            }
+        }
+        return try result.get()
+    }
+
+    /// Parses a playlist from text.
+    ///
+    /// - Throws: ``HLSParseError`` for a playlist that clients must reject.
+    public func parse(_ text: String) throws(HLSParseError) -> HLSParseResult {
+        try parse(Data(text.utf8))
+    }
+}
+
+// MARK: - The parse
+
+private let hash = UInt8(ascii: "#")
+private let colon = UInt8(ascii: ":")
+private let comma = UInt8(ascii: ",")
+private let newline = UInt8(ascii: "\n")
+private let carriageReturn = UInt8(ascii: "\r")
+private let space = UInt8(ascii: " ")
+
+/// The tags each playlist kind owns, for detecting a playlist that mixes both.
+private let multivariantTags: Set<String> = [
+    "EXT-X-STREAM-INF", "EXT-X-I-FRAME-STREAM-INF", "EXT-X-MEDIA", "EXT-X-SESSION-DATA", "EXT-X-SESSION-KEY",
+]
+private let mediaTags: Set<String> = [
+    "EXTINF", "EXT-X-TARGETDURATION", "EXT-X-MEDIA-SEQUENCE", "EXT-X-DISCONTINUITY-SEQUENCE", "EXT-X-ENDLIST",
+    "EXT-X-PLAYLIST-TYPE", "EXT-X-I-FRAMES-ONLY", "EXT-X-BYTERANGE", "EXT-X-KEY", "EXT-X-MAP",
+    "EXT-X-PROGRAM-DATE-TIME",
+    "EXT-X-DISCONTINUITY", "EXT-X-GAP",
+]
+
+/// Known attributes per tag (RFC 8216bis); others are kept and reported as warnings.
+private let knownAttributes: [String: Set<String>] = [
+    "EXT-X-STREAM-INF": [
+        "BANDWIDTH", "AVERAGE-BANDWIDTH", "SCORE", "CODECS", "SUPPLEMENTAL-CODECS", "RESOLUTION", "FRAME-RATE",
+        "HDCP-LEVEL",
+        "ALLOWED-CPC", "VIDEO-RANGE", "REQ-VIDEO-LAYOUT", "STABLE-VARIANT-ID", "AUDIO", "VIDEO", "SUBTITLES",
+        "CLOSED-CAPTIONS", "PATHWAY-ID", "PROGRAM-ID", "NAME",
+    ],
+    "EXT-X-I-FRAME-STREAM-INF": [
+        "BANDWIDTH", "AVERAGE-BANDWIDTH", "SCORE", "CODECS", "SUPPLEMENTAL-CODECS", "RESOLUTION", "HDCP-LEVEL",
+        "ALLOWED-CPC", "VIDEO-RANGE", "REQ-VIDEO-LAYOUT", "STABLE-VARIANT-ID", "VIDEO", "PATHWAY-ID", "PROGRAM-ID",
+        "URI",
+    ],
+    "EXT-X-MEDIA": [
+        "TYPE", "URI", "GROUP-ID", "LANGUAGE", "ASSOC-LANGUAGE", "NAME", "STABLE-RENDITION-ID", "DEFAULT", "AUTOSELECT",
+        "FORCED", "INSTREAM-ID", "BIT-DEPTH", "SAMPLE-RATE", "CHARACTERISTICS", "CHANNELS", "BANDWIDTH",
+    ],
+    "EXT-X-KEY": ["METHOD", "URI", "IV", "KEYFORMAT", "KEYFORMATVERSIONS"],
+    "EXT-X-MAP": ["URI", "BYTERANGE"],
+]
+
+private struct PendingSegment {
+    var duration: Double?
+    var title: String?
+    var byteRange: (length: UInt64, offset: UInt64?)?
+    var isDiscontinuity = false
+    var programDateTime: String?
+    var isGap = false
+    var precedingTags: [String] = []
+    var durationLine = 0
+}
+
+private struct ParserState {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let options: HLSParser.Options
+    var warnings: [HLSWarning] = []
+    var lineNumber = 0
+    var variables: [String: String] = [:]
+    var definitions: [HLSDefinition] = []
+    var sawMultivariantTag = false
+    var sawMediaTag = false
+
+    // Shared header values.
+    var version: Int?
+    var independentSegments = false
+    var start: HLSAttributeList?
+
+    // Multivariant state.
+    var renditions: [HLSRendition] = []
+    var variants: [HLSVariant] = []
+    var iFrameVariants: [HLSIFrameVariant] = []
+    var sessionData: [HLSAttributeList] = []
+    var sessionKeys: [HLSAttributeList] = []
+    var unknownTags: [String] = []
+    var pendingVariant: (attributes: HLSAttributeList, line: Int, text: String)?
+
+    // Media state.
+    var targetDuration: Int?
+    var targetDurationLine = 0
+    var mediaSequence: UInt64 = 0
+    var discontinuitySequence: UInt64 = 0
+    var playlistType: HLSMediaPlaylist.PlaylistType?
+    var endList = false
+    var iFramesOnly = false
+    var segments: [HLSSegment] = []
+    var pending = PendingSegment()
+    var keys: [HLSKey] = []
+    var map: HLSMap?
+    /// The `#EXTINF` line of each segment, for warnings found after parsing.
+    var segmentLines: [Int] = []
+
+    init(bytes: UnsafeBufferPointer<UInt8>, options: HLSParser.Options) {
+        self.bytes = bytes
+        self.options = options
+    }
+
+    mutating func run() throws(HLSParseError) -> HLSParseResult {
+        var position = 0
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
+            guard options.allowsByteOrderMark else { throw HLSParseError(.byteOrderMark, line: 1, text: "") }
+            warnings.append(HLSWarning(.byteOrderMark, line: 1))
+            position = 3
+        }
+        if bytes[position...].contains(where: { $0 >= 0x80 }) {
+            guard String(validating: bytes[position...], as: UTF8.self) != nil else {
+                throw HLSParseError(.notUTF8, line: 0, text: "")
+            }
+        }
+        var first = true
+        while position < bytes.count {
+            lineNumber += 1
+            var end = position
+            while end < bytes.count, bytes[end] != newline { end += 1 }
+            let next = end + 1
+            var lineEnd = end
+            if lineEnd > position, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
+            guard lineEnd - position <= options.limits.maximumLineLength else {
+                throw HLSParseError(
+                    .limitExceeded(limit: "line length", value: lineEnd - position), line: lineNumber,
+                    text: text(position, Swift.min(lineEnd, position + 200)))
+            }
+            if first {
+                guard text(position, lineEnd).trimmingCharacters(in: " ") == "#EXTM3U" else {
+                    throw HLSParseError(.missingHeader, line: lineNumber, text: text(position, lineEnd))
+                }
+                first = false
+            } else {
+                try handleLine(position, lineEnd)
+            }
+            position = next
+        }
+        if first { throw HLSParseError(.missingHeader, line: 1, text: "") }
+        return try finish()
+    }
+
+    func text(_ start: Int, _ end: Int) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
+
+    mutating func handleLine(_ start: Int, _ end: Int) throws(HLSParseError) {
+        var lineStart = start
+        var lineEnd = end
+        while lineStart < lineEnd, bytes[lineStart] == space || bytes[lineStart] == UInt8(ascii: "\t") {
+            lineStart += 1
+        }
+        while lineEnd > lineStart, bytes[lineEnd - 1] == space || bytes[lineEnd - 1] == UInt8(ascii: "\t") {
+            lineEnd -= 1
+        }
+        guard lineEnd > lineStart else { return }
+        if bytes[lineStart] == hash {
+            // A tag starts with "#EXT"; any other "#" line is a comment.
+            guard lineEnd - lineStart >= 4, bytes[lineStart + 1] == UInt8(ascii: "E"),
+                bytes[lineStart + 2] == UInt8(ascii: "X"),
+                bytes[lineStart + 3] == UInt8(ascii: "T")
+            else { return }
+            var nameEnd = lineStart + 1
+            while nameEnd < lineEnd, bytes[nameEnd] != colon { nameEnd += 1 }
+            let name = text(lineStart + 1, nameEnd)
+            try handleTag(name, valueStart: Swift.min(nameEnd + 1, lineEnd), lineStart: lineStart, lineEnd: lineEnd)
+        } else {
+            try handleURI(text(lineStart, lineEnd))
+        }
+    }
+
+    // MARK: Tags
+
+    mutating func handleTag(_ name: String, valueStart: Int, lineStart: Int, lineEnd: Int) throws(HLSParseError) {
+        if name == "EXTINF" {
+            sawMediaTag = true
+            try parseDuration(valueStart, lineEnd, lineStart: lineStart)
+            return
+        }
+        let line = text(lineStart, lineEnd)
+        let value = line.dropFirst(name.utf8.count + 2)
+        if multivariantTags.contains(name) { sawMultivariantTag = true }
+        if mediaTags.contains(name) { sawMediaTag = true }
+        if sawMultivariantTag && sawMediaTag { throw HLSParseError(.mixedPlaylistKinds, line: lineNumber, text: line) }
+        if let variant = pendingVariant {
+            throw HLSParseError(.variantWithoutURI, line: variant.line, text: variant.text)
+        }
+        switch name {
+        case "EXT-X-VERSION":
+            version = try integer(value, tag: name, line: line)
+        case "EXT-X-INDEPENDENT-SEGMENTS":
+            independentSegments = true
+        case "EXT-X-START":
+            start = try attributes(value, tag: name, line: line)
+        case "EXT-X-DEFINE":
+            try define(try attributes(value, tag: name, line: line, substitute: false), line: line)
+        case "EXT-X-STREAM-INF":
+            let list = try attributes(value, tag: name, line: line)
+            try require(["BANDWIDTH"], in: list, tag: name, line: line)
+            try requireInteger("BANDWIDTH", in: list, tag: name, line: line)
+            pendingVariant = (list, lineNumber, line)
+        case "EXT-X-I-FRAME-STREAM-INF":
+            let list = try attributes(value, tag: name, line: line)
+            try require(["BANDWIDTH", "URI"], in: list, tag: name, line: line)
+            try requireInteger("BANDWIDTH", in: list, tag: name, line: line)
+            iFrameVariants.append(HLSIFrameVariant(attributes: list))
+        case "EXT-X-MEDIA":
+            try rendition(try attributes(value, tag: name, line: line), line: line)
+        case "EXT-X-SESSION-DATA":
+            let list = try attributes(value, tag: name, line: line)
+            try require(["DATA-ID"], in: list, tag: name, line: line)
+            sessionData.append(list)
+        case "EXT-X-SESSION-KEY":
+            let list = try attributes(value, tag: name, line: line)
+            try require(["METHOD"], in: list, tag: name, line: line)
+            sessionKeys.append(list)
+        case "EXT-X-TARGETDURATION":
+            targetDuration = try integer(value, tag: name, line: line)
+            targetDurationLine = lineNumber
+        case "EXT-X-MEDIA-SEQUENCE":
+            mediaSequence = try unsigned(value, tag: name, line: line)
+        case "EXT-X-DISCONTINUITY-SEQUENCE":
+            discontinuitySequence = try unsigned(value, tag: name, line: line)
+        case "EXT-X-PLAYLIST-TYPE":
+            guard let type = HLSMediaPlaylist.PlaylistType(rawValue: String(value)) else {
+                throw HLSParseError(.invalidTagValue(tag: name, value: String(value)), line: lineNumber, text: line)
+            }
+            playlistType = type
+        case "EXT-X-ENDLIST":
+            endList = true
+        case "EXT-X-I-FRAMES-ONLY":
+            iFramesOnly = true
+        case "EXT-X-DISCONTINUITY":
+            pending.isDiscontinuity = true
+        case "EXT-X-GAP":
+            pending.isGap = true
+        case "EXT-X-PROGRAM-DATE-TIME":
+            guard !value.isEmpty else {
+                throw HLSParseError(.invalidTagValue(tag: name, value: ""), line: lineNumber, text: line)
+            }
+            pending.programDateTime = String(value)
+        case "EXT-X-BYTERANGE":
+            pending.byteRange = try byteRange(value, tag: name, line: line)
+        case "EXT-X-KEY":
+            try key(try attributes(value, tag: name, line: line), line: line)
+        case "EXT-X-MAP":
+            let list = try attributes(value, tag: name, line: line)
+            try require(["URI"], in: list, tag: name, line: line)
+            var range: HLSByteRange?
+            if let text = list.quotedString("BYTERANGE") {
+                let parsed = try byteRange(Substring(text), tag: name, line: line)
+                range = HLSByteRange(length: parsed.length, offset: parsed.offset ?? 0)
+            }
+            map = HLSMap(uri: list.quotedString("URI") ?? "", byteRange: range)
+        default:
+            // Unknown tags are kept verbatim, where they stood: before the next segment of a
+            // media playlist (moved to the header list if the playlist turns out multivariant).
+            let verbatim = String(line.dropFirst())
+            if sawMultivariantTag {
+                unknownTags.append(verbatim)
+            } else {
+                pending.precedingTags.append(verbatim)
+            }
+        }
+    }
+
+    /// `#EXTINF:<duration>,[<title>]`, read from the bytes: the hot path of media playlists.
+    mutating func parseDuration(_ start: Int, _ end: Int, lineStart: Int) throws(HLSParseError) {
+        if sawMultivariantTag { throw HLSParseError(.mixedPlaylistKinds, line: lineNumber, text: text(lineStart, end)) }
+        if let variant = pendingVariant {
+            throw HLSParseError(.variantWithoutURI, line: variant.line, text: variant.text)
+        }
+        var commaIndex = start
+        while commaIndex < end, bytes[commaIndex] != comma { commaIndex += 1 }
+        guard let duration = Self.decimal(UnsafeBufferPointer(rebasing: bytes[start..<commaIndex])) else {
+            throw HLSParseError(
+                .invalidTagValue(tag: "EXTINF", value: text(start, commaIndex)), line: lineNumber,
+                text: text(lineStart, end))
+        }
+        if commaIndex == end {
+            warnings.append(HLSWarning(.durationWithoutComma, line: lineNumber))
+            pending.title = nil
+        } else {
+            pending.title = commaIndex + 1 < end ? text(commaIndex + 1, end) : nil
+        }
+        pending.duration = duration
+        pending.durationLine = lineNumber
+    }
+
+    /// A non-negative decimal number (`10`, `10.5`, `.5`) from bytes, correctly rounded, or `nil`.
+    ///
+    /// Most durations have at most 15 significant digits: their digits form an integer below
+    /// 2⁵³, and dividing it by an exact power of ten is a single, correctly rounded operation
+    /// (Clinger's fast path). Longer numbers go through the standard library.
+    static func decimal(_ digits: UnsafeBufferPointer<UInt8>) -> Double? {
+        var significand: UInt64 = 0
+        var significantDigits = 0
+        var fractionDigits = 0
+        var sawDigit = false
+        var inFraction = false
+        for byte in digits {
+            switch byte {
+            case 0x30...0x39:
+                sawDigit = true
+                if significantDigits > 0 || byte != 0x30 { significantDigits += 1 }
+                if significantDigits <= 18 { significand = significand &* 10 &+ UInt64(byte - 0x30) }
+                if inFraction { fractionDigits += 1 }
+            case UInt8(ascii: ".") where !inFraction:
+                inFraction = true
+            default:
+                return nil
+            }
+        }
+        guard sawDigit else { return nil }
+        if significantDigits <= 15, fractionDigits <= 22, significand < 1 << 53 {
+            return Double(significand) / powersOfTen[fractionDigits]
+        }
+        return Double(String(decoding: digits, as: UTF8.self)).flatMap { $0.isFinite ? $0 : nil }
+    }
+
+    /// 10⁰ … 10²², all exactly representable.
+    static let powersOfTen: [Double] = (0...22).map { exponent in
+        (0..<exponent).reduce(1.0) { value, _ in value * 10 }
+    }
+
+    mutating func handleURI(_ raw: String) throws(HLSParseError) {
+        let uri = try substitute(raw, line: raw)
+        if let variant = pendingVariant {
+            guard variants.count + renditions.count < options.limits.maximumVariantCount else {
+                throw HLSParseError(
+                    .limitExceeded(limit: "variants", value: variants.count + 1), line: lineNumber, text: raw)
+            }
+            variants.append(HLSVariant(attributes: variant.attributes, uri: uri))
+            pendingVariant = nil
+            return
+        }
+        guard let duration = pending.duration else {
+            throw HLSParseError(.uriWithoutDuration, line: lineNumber, text: raw)
+        }
+        guard segments.count < options.limits.maximumSegmentCount else {
+            throw HLSParseError(
+                .limitExceeded(limit: "segments", value: segments.count + 1), line: lineNumber, text: raw)
+        }
+        var resolvedRange: HLSByteRange?
+        if let range = pending.byteRange {
+            if let offset = range.offset {
+                resolvedRange = HLSByteRange(length: range.length, offset: offset)
+            } else {
+                // RFC 8216 §4.3.2.2: the sub-range follows the previous segment's, which must be
+                // a sub-range of the same resource.
+                guard let previous = segments.last, previous.uri == uri, let previousRange = previous.byteRange else {
+                    throw HLSParseError(
+                        .impossibleByteRange(reason: "no offset, and the previous segment is not a range of \(uri)"),
+                        line: lineNumber, text: raw)
+                }
+                resolvedRange = HLSByteRange(length: range.length, offset: previousRange.end)
+            }
+        }
+        segmentLines.append(pending.durationLine)
+        segments.append(
+            HLSSegment(
+                uri: uri, duration: duration, title: pending.title, byteRange: resolvedRange,
+                isDiscontinuity: pending.isDiscontinuity, programDateTime: pending.programDateTime, keys: keys,
+                map: map,
+                isGap: pending.isGap, precedingTags: pending.precedingTags))
+        pending = PendingSegment()
+    }
+
+    // MARK: Values
+
+    func integer(_ value: Substring, tag: String, line: String) throws(HLSParseError) -> Int {
+        guard let number = HLSAttributeList.decimalInteger(value), number <= UInt64(Int.max) else {
+            throw HLSParseError(.invalidTagValue(tag: tag, value: String(value)), line: lineNumber, text: line)
+        }
+        return Int(number)
+    }
+
+    func unsigned(_ value: Substring, tag: String, line: String) throws(HLSParseError) -> UInt64 {
+        guard let number = HLSAttributeList.decimalInteger(value) else {
+            throw HLSParseError(.invalidTagValue(tag: tag, value: String(value)), line: lineNumber, text: line)
+        }
+        return number
+    }
+
+    func byteRange(_ value: Substring, tag: String, line: String) throws(HLSParseError) -> (
+        length: UInt64, offset: UInt64?
+    ) {
+        let parts = value.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 1 || parts.count == 2, let length = HLSAttributeList.decimalInteger(parts[0]) else {
+            throw HLSParseError(.invalidTagValue(tag: tag, value: String(value)), line: lineNumber, text: line)
+        }
+        guard parts.count == 2 else { return (length, nil) }
+        guard let offset = HLSAttributeList.decimalInteger(parts[1]) else {
+            throw HLSParseError(.invalidTagValue(tag: tag, value: String(value)), line: lineNumber, text: line)
+        }
+        guard offset <= UInt64.max - length else {
+            throw HLSParseError(
+                .impossibleByteRange(reason: "\(length)@\(offset) ends past 2⁶⁴"), line: lineNumber, text: line)
+        }
+        return (length, offset)
+    }
+
+    mutating func attributes(_ value: Substring, tag: String, line: String, substitute: Bool = true)
+        throws(HLSParseError)
+        -> HLSAttributeList
+    {
+        var list: HLSAttributeList
+        do {
+            list = try HLSAttributeList.parse(value)
+        } catch {
+            throw HLSParseError(.malformedAttributeList(reason: error.reason), line: lineNumber, text: line)
+        }
+        guard list.attributes.count <= options.limits.maximumAttributeCount else {
+            throw HLSParseError(
+                .limitExceeded(limit: "attributes", value: list.attributes.count), line: lineNumber, text: line)
+        }
+        if substitute, !variables.isEmpty || list.attributes.contains(where: { $0.value.contains("{$") }) {
+            for index in list.attributes.indices
+            where list.attributes[index].isQuoted || list.attributes[index].value.hasPrefix("0x") {
+                list.attributes[index].value = try self.substitute(list.attributes[index].value, line: line)
+            }
+        }
+        if let known = knownAttributes[tag] {
+            for attribute in list where !known.contains(attribute.name) {
+                warnings.append(HLSWarning(.unknownAttribute(tag: tag, attribute: attribute.name), line: lineNumber))
+            }
+        }
+        return list
+    }
+
+    func require(_ names: [String], in list: HLSAttributeList, tag: String, line: String) throws(HLSParseError) {
+        for name in names where !list.contains(name) {
+            throw HLSParseError(.missingAttribute(tag: tag, attribute: name), line: lineNumber, text: line)
+        }
+    }
+
+    func requireInteger(_ name: String, in list: HLSAttributeList, tag: String, line: String) throws(HLSParseError) {
+        guard list.decimalInteger(name) != nil else {
+            throw HLSParseError(
+                .invalidAttribute(tag: tag, attribute: name, value: list[name]?.value ?? ""), line: lineNumber,
+                text: line)
+        }
+    }
+
+    mutating func rendition(_ list: HLSAttributeList, line: String) throws(HLSParseError) {
+        let tag = "EXT-X-MEDIA"
+        try require(["TYPE", "GROUP-ID", "NAME"], in: list, tag: tag, line: line)
+        guard let typeName = list.enumeratedString("TYPE"), let type = HLSRendition.MediaType(rawValue: typeName) else {
+            throw HLSParseError(
+                .invalidAttribute(tag: tag, attribute: "TYPE", value: list["TYPE"]?.value ?? ""), line: lineNumber,
+                text: line)
+        }
+        for name in ["GROUP-ID", "NAME"] where list.quotedString(name) == nil {
+            throw HLSParseError(
+                .invalidAttribute(tag: tag, attribute: name, value: list[name]?.value ?? ""), line: lineNumber,
+                text: line)
+        }
+        for name in ["DEFAULT", "AUTOSELECT", "FORCED"] where list.contains(name) && list.boolean(name) == nil {
+            throw HLSParseError(
+                .invalidAttribute(tag: tag, attribute: name, value: list[name]?.value ?? ""), line: lineNumber,
+                text: line)
+        }
+        if type == .closedCaptions {
+            // §4.4.6.1: captions live in the video; they have an INSTREAM-ID and no URI.
+            if list.contains("URI") {
+                throw HLSParseError(
+                    .invalidAttribute(tag: tag, attribute: "URI", value: list["URI"]?.value ?? ""), line: lineNumber,
+                    text: line)
+            }
+            try require(["INSTREAM-ID"], in: list, tag: tag, line: line)
+        }
+        if type == .subtitles { try require(["URI"], in: list, tag: tag, line: line) }
+        guard variants.count + renditions.count < options.limits.maximumVariantCount else {
+            throw HLSParseError(
+                .limitExceeded(limit: "renditions", value: renditions.count + 1), line: lineNumber, text: line)
+        }
+        renditions.append(HLSRendition(attributes: list))
+    }
+
+    mutating func key(_ list: HLSAttributeList, line: String) throws(HLSParseError) {
+        let tag = "EXT-X-KEY"
+        try require(["METHOD"], in: list, tag: tag, line: line)
+        guard let method = list.enumeratedString("METHOD") else {
+            throw HLSParseError(
+                .invalidAttribute(tag: tag, attribute: "METHOD", value: list["METHOD"]?.value ?? ""), line: lineNumber,
+                text: line)
+        }
+        if method == "NONE" {
+            // §4.3.2.4: NONE ends encryption; other attributes MUST NOT be present.
+            if let extra = list.attributes.first(where: { $0.name != "METHOD" }) {
+                throw HLSParseError(
+                    .invalidAttribute(tag: tag, attribute: extra.name, value: extra.value), line: lineNumber, text: line
+                )
+            }
+            keys = [HLSKey(attributes: list)]
+            return
+        }
+        try require(["URI"], in: list, tag: tag, line: line)
+        if list.contains("IV"), list.hexadecimalSequence("IV") == nil {
+            throw HLSParseError(
+                .invalidAttribute(tag: tag, attribute: "IV", value: list["IV"]?.value ?? ""), line: lineNumber,
+                text: line)
+        }
+        let new = HLSKey(attributes: list)
+        // A key replaces the key of the same KEYFORMAT (and a NONE key).
+        keys.removeAll { !$0.encrypts || $0.keyFormat == new.keyFormat }
+        keys.append(new)
+    }
+
+    // MARK: Variables
+
+    mutating func define(_ list: HLSAttributeList, line: String) throws(HLSParseError) {
+        let tag = "EXT-X-DEFINE"
+        if let name = list.quotedString("NAME") {
+            guard let value = list.quotedString("VALUE") else {
+                throw HLSParseError(.missingAttribute(tag: tag, attribute: "VALUE"), line: lineNumber, text: line)
+            }
+            try add(name, value: value, source: .value(value), line: line)
+        } else if let name = list.quotedString("IMPORT") {
+            guard let imported = options.importedVariables else {
+                warnings.append(HLSWarning(.importWithoutParent(name: name), line: lineNumber))
+                definitions.append(HLSDefinition(name: name, source: .imported))
+                return
+            }
+            guard let value = imported[name] else {
+                throw HLSParseError(.undefinedVariable(name: name), line: lineNumber, text: line)
+            }
+            try add(name, value: value, source: .imported, line: line)
+        } else if let name = list.quotedString("QUERYPARAM") {
+            let items = options.playlistURL.flatMap {
+                URLComponents(url: $0, resolvingAgainstBaseURL: true)?.queryItems
+            }
+            guard let value = items?.first(where: { $0.name == name })?.value else {
+                throw HLSParseError(.missingQueryParameter(name: name), line: lineNumber, text: line)
+            }
+            try add(name, value: value, source: .queryParameter, line: line)
+        } else {
+            throw HLSParseError(.missingAttribute(tag: tag, attribute: "NAME"), line: lineNumber, text: line)
+        }
+    }
+
+    mutating func add(_ name: String, value: String, source: HLSDefinition.Source, line: String) throws(HLSParseError) {
+        guard variables[name] == nil else {
+            throw HLSParseError(.duplicateVariable(name: name), line: lineNumber, text: line)
+        }
+        variables[name] = value
+        definitions.append(HLSDefinition(name: name, source: source))
+    }
+
+    /// Replaces every `{$name}` in `text`; an undefined name fails (§4.3: MUST).
+    func substitute(_ text: String, line: String) throws(HLSParseError) -> String {
+        guard text.contains("{$") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let open = rest.range(of: "{$") {
+            result += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].firstIndex(of: "}") else {
+                result += rest[open.lowerBound...]
+                return result
+            }
+            let name = String(rest[open.upperBound..<close])
+            guard let value = variables[name] else {
+                throw HLSParseError(.undefinedVariable(name: name), line: lineNumber, text: line)
+            }
+            result += value
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
+    }
+
+    // MARK: Finishing
+
+    mutating func finish() throws(HLSParseError) -> HLSParseResult {
+        if let variant = pendingVariant {
+            throw HLSParseError(.variantWithoutURI, line: variant.line, text: variant.text)
+        }
+        if sawMultivariantTag {
+            let playlist = HLSMultivariantPlaylist(
+                version: version, hasIndependentSegments: independentSegments, start: start, definitions: definitions,
+                renditions: renditions, variants: variants, iFrameVariants: iFrameVariants, sessionData: sessionData,
+                sessionKeys: sessionKeys, unknownTags: pending.precedingTags + unknownTags)
+            return HLSParseResult(playlist: .multivariant(playlist), warnings: warnings)
+        }
+        guard let targetDuration else {
+            throw HLSParseError(.missingTargetDuration, line: 0, text: "no #EXT-X-TARGETDURATION")
+        }
+        if pending.duration != nil {
+            warnings.append(HLSWarning(.danglingDuration, line: pending.durationLine))
+        }
+        // §4.3.3.1: each duration, rounded to the nearest integer, is at most the target.
+        for (index, segment) in segments.enumerated() where Int(segment.duration.rounded()) > targetDuration {
+            warnings.append(
+                HLSWarning(
+                    .segmentLongerThanTarget(duration: segment.duration, target: targetDuration),
+                    line: segmentLines[index]))
+        }
+        if let declared = version, declared < 4, segments.contains(where: { $0.byteRange != nil }) {
+            warnings.append(
+                HLSWarning(.versionTooLow(feature: "EXT-X-BYTERANGE", required: 4, declared: declared), line: 0))
+        }
+        let playlist = HLSMediaPlaylist(
+            version: version, targetDuration: targetDuration, mediaSequence: mediaSequence,
+            discontinuitySequence: discontinuitySequence, playlistType: playlistType, hasEndList: endList,
+            isIFramesOnly: iFramesOnly, hasIndependentSegments: independentSegments, start: start,
+            definitions: definitions,
+            segments: segments, trailingTags: pending.precedingTags)
+        warnings.sort { $0.line < $1.line }
+        return HLSParseResult(playlist: .media(playlist), warnings: warnings)
+    }
+}

@@ -1,0 +1,369 @@
+import Foundation
+import Player
+import TestSupport
+import Testing
+
+func parseMedia(_ text: String, options: HLSParser.Options = .init()) throws -> HLSMediaPlaylist {
+    guard case .media(let media) = try HLSParser(options: options).parse(text).playlist else {
+        throw HLSParseError(.mixedPlaylistKinds, line: 0, text: "not a media playlist")
+    }
+    return media
+}
+
+@Suite("HLS parser")
+struct HLSParserTests {
+    @Test("attribute lists: quoted commas, enumerated strings, hex, signed floats, resolution, spaces after commas")
+    func attributeLists() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-START:TIME-OFFSET=-10.5,PRECISE=YES
+            #EXT-X-STREAM-INF:BANDWIDTH=1000, CODECS="avc1.4d401f, mp4a.40.2",RESOLUTION=1280x720,FRAME-RATE=29.970,CLOSED-CAPTIONS=NONE
+            v.m3u8
+            """
+        guard case .multivariant(let master) = try HLSParser().parse(text).playlist else {
+            Issue.record("not multivariant")
+            return
+        }
+        let variant = try #require(master.variants.first)
+        #expect(variant.codecs == ["avc1.4d401f", "mp4a.40.2"])
+        #expect(variant.resolution?.width == 1280 && variant.resolution?.height == 720)
+        #expect(variant.frameRate == 29.97)
+        #expect(variant.attributes.enumeratedString("CLOSED-CAPTIONS") == "NONE")
+        #expect(variant.closedCaptionsGroup == nil)
+        #expect(master.start?.signedDecimalFloat("TIME-OFFSET") == -10.5)
+        #expect(master.start?.boolean("PRECISE") == true)
+        let key = try parseMedia(
+            """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:10
+            #EXT-X-KEY:METHOD=AES-128,URI="k",IV=0x0102030405060708090A0B0C0D0E0F10
+            #EXTINF:10,
+            a.ts
+            """
+        ).segments[0].keys[0]
+        #expect(key.initializationVector == Array(1...16))
+        #expect(key.method == "AES-128")
+    }
+
+    @Test(
+        "malformed attribute lists are typed errors with the line",
+        arguments: [
+            "#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"open", "#EXT-X-STREAM-INF:bandwidth=1",
+            "#EXT-X-STREAM-INF:BANDWIDTH=1,",
+            "#EXT-X-STREAM-INF:BANDWIDTH", "#EXT-X-STREAM-INF:BANDWIDTH=1 AUDIO=\"a\"",
+            "#EXT-X-STREAM-INF:BANDWIDTH=12x",
+            "#EXT-X-STREAM-INF:AVERAGE-BANDWIDTH=5",
+        ]
+    )
+    func malformedAttributes(tag: String) {
+        do {
+            _ = try HLSParser().parse("#EXTM3U\n\(tag)\nv.m3u8\n")
+            Issue.record("accepted \(tag)")
+        } catch {
+            #expect(error.line == 2)
+            #expect(error.text == tag)
+        }
+    }
+
+    @Test("a dangling EXTINF is not a segment; an EXTINF without a comma is a warning")
+    func danglingDuration() throws {
+        let result = try HLSParser().parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10\na.ts\n#EXTINF:5,\n")
+        guard case .media(let media) = result.playlist else { return }
+        #expect(media.segments.count == 1)
+        #expect(result.warnings.map(\.kind) == [.durationWithoutComma, .danglingDuration])
+    }
+
+    @Test("EXTINF durations: leading dot, titles with commas, nonsense rejected")
+    func durations() throws {
+        let media = try parseMedia(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:.5,A, B\na.ts\n#EXTINF:10.007799999999996,\nb.ts\n")
+        #expect(media.segments.map(\.duration) == [0.5, 10.007799999999996])
+        #expect(media.segments[0].title == "A, B")
+        for bad in ["-1,", "1e3,", "abc,", ","] {
+            #expect(throws: HLSParseError.self, "\(bad)") {
+                try parseMedia("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:\(bad)\na.ts\n")
+            }
+        }
+    }
+
+    @Test("byte ranges: offsets follow the previous range of the same resource; anything else fails")
+    func byteRanges() throws {
+        let media = try parseMedia(
+            """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:10
+            #EXTINF:10,
+            #EXT-X-BYTERANGE:100@50
+            a.ts
+            #EXT-X-BYTERANGE:200
+            #EXTINF:10,
+            a.ts
+            """)
+        #expect(
+            media.segments.map(\.byteRange) == [
+                HLSByteRange(length: 100, offset: 50), HLSByteRange(length: 200, offset: 150),
+            ])
+        for bad in [
+            "#EXTINF:10,\n#EXT-X-BYTERANGE:100\na.ts\n",
+            "#EXTINF:10,\n#EXT-X-BYTERANGE:100@0\na.ts\n#EXTINF:10,\n#EXT-X-BYTERANGE:100\nb.ts\n",
+            "#EXTINF:10,\n#EXT-X-BYTERANGE:100@x\na.ts\n",
+            "#EXTINF:10,\n#EXT-X-BYTERANGE:10@18446744073709551615\na.ts\n",
+        ] {
+            #expect(throws: HLSParseError.self) { try parseMedia("#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + bad) }
+        }
+    }
+
+    @Test("keys persist until replaced; METHOD=NONE ends encryption; keys of other formats coexist")
+    func keys() throws {
+        let media = try parseMedia(
+            """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:10
+            #EXT-X-KEY:METHOD=AES-128,URI="a"
+            #EXTINF:10,
+            1.ts
+            #EXTINF:10,
+            2.ts
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery"
+            #EXTINF:10,
+            3.ts
+            #EXT-X-KEY:METHOD=NONE
+            #EXTINF:10,
+            4.ts
+            """)
+        #expect(media.segments.map(\.isEncrypted) == [true, true, true, false])
+        #expect(media.segments[2].keys.map(\.keyFormat) == ["identity", "com.apple.streamingkeydelivery"])
+        #expect(throws: HLSParseError.self) {
+            try parseMedia("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-KEY:METHOD=NONE,URI=\"a\"\n#EXTINF:10,\na.ts\n")
+        }
+        #expect(throws: HLSParseError.self) {
+            try parseMedia("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-KEY:METHOD=AES-128\n#EXTINF:10,\na.ts\n")
+        }
+    }
+
+    @Test("variables: VALUE, IMPORT from a parent, QUERYPARAM from the URL; undefined references fail")
+    func variables() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:10
+            #EXT-X-DEFINE:NAME="host",VALUE="cdn.example"
+            #EXT-X-DEFINE:IMPORT="token"
+            #EXT-X-DEFINE:QUERYPARAM="session"
+            #EXTINF:10,
+            https://{$host}/a.ts?t={$token}&s={$session}
+            """
+        let options = HLSParser.Options(
+            importedVariables: ["token": "T1"], playlistURL: URL(literal: "https://x.example/p.m3u8?session=S9"))
+        let media = try parseMedia(text, options: options)
+        #expect(media.segments[0].uri == "https://cdn.example/a.ts?t=T1&s=S9")
+        #expect(
+            throws: HLSParseError(
+                .missingQueryParameter(name: "session"), line: 5, text: "#EXT-X-DEFINE:QUERYPARAM=\"session\"")
+        ) {
+            try parseMedia(text, options: .init(importedVariables: ["token": "T1"]))
+        }
+        #expect(throws: HLSParseError.self) {
+            try parseMedia("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n{$nope}.ts\n")
+        }
+        #expect(throws: HLSParseError.self) {
+            try parseMedia(
+                "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-DEFINE:NAME=\"a\",VALUE=\"1\"\n#EXT-X-DEFINE:NAME=\"a\",VALUE=\"2\"\n"
+            )
+        }
+    }
+
+    @Test(
+        "structural errors carry their kind and line",
+        arguments: [
+            ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n#EXT-X-STREAM-INF:BANDWIDTH=2\nv.m3u8\n", "variantWithoutURI", 2),
+            ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n", "variantWithoutURI", 2),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:10\na.ts\n", "uriWithoutDuration", 3),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n", "mixedPlaylistKinds", 3),
+            ("EXTM3U\n", "missingHeader", 1),
+            ("", "missingHeader", 1),
+            ("#EXTM3U\n#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID=\"c\",NAME=\"n\",URI=\"x\"\n", "invalidAttribute", 2),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-PLAYLIST-TYPE:LIVE\n", "invalidTagValue", 3),
+        ]
+    )
+    func structuralErrors(text: String, kind: String, line: Int) {
+        do {
+            _ = try HLSParser().parse(text)
+            Issue.record("accepted")
+        } catch {
+            #expect(String(describing: error.kind).hasPrefix(kind), "\(error)")
+            #expect(error.line == line)
+        }
+    }
+
+    @Test("limits: lines, segments and attributes beyond the bounds are typed errors")
+    func limits() {
+        let limits = HLSParserLimits(maximumLineLength: 100, maximumSegmentCount: 2, maximumAttributeCount: 3)
+        let parser = HLSParser(options: .init(limits: limits))
+        let long = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n" + String(repeating: "a", count: 200) + ".ts\n"
+        let many = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + String(repeating: "#EXTINF:1,\na.ts\n", count: 3)
+        let wide = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,A=1,B=2,C=3\nv.m3u8\n"
+        for text in [long, many, wide] {
+            do {
+                _ = try parser.parse(text)
+                Issue.record("accepted")
+            } catch {
+                guard case .limitExceeded = error.kind else {
+                    Issue.record("\(error)")
+                    continue
+                }
+            }
+        }
+    }
+
+    @Test("text that is not UTF-8 is refused")
+    func notUTF8() {
+        var data = Data("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1,\n".utf8)
+        data.append(contentsOf: [0xFF, 0xFE, 0x0A])
+        #expect(throws: HLSParseError(.notUTF8, line: 0, text: "")) { try HLSParser().parse(data) }
+    }
+
+    /// Random media and multivariant playlists (1,000 seeds), written then parsed: equal.
+    @Test("parse(write(p)) == p for random valid playlists")
+    func writeParseProperty() throws {
+        for seed in UInt64(0)..<1_000 {
+            var generator = SplitMix64(seed: seed)
+            let playlist = Self.randomPlaylist(using: &generator)
+            let written = HLSWriter.write(playlist)
+            let parsed = try HLSParser().parse(written).playlist
+            #expect(parsed == playlist, "seed \(seed):\n\(written)")
+        }
+    }
+
+    static func randomPlaylist(using generator: inout SplitMix64) -> HLSPlaylist {
+        func pick<T>(_ options: [T]) -> T { options[Int.random(in: 0..<options.count, using: &generator)] }
+        if Bool.random(using: &generator) {
+            var renditions: [HLSRendition] = []
+            for index in 0..<Int.random(in: 0...3, using: &generator) {
+                var attributes = HLSAttributeList([
+                    .init(name: "TYPE", value: "AUDIO", isQuoted: false),
+                    .init(name: "GROUP-ID", value: "g\(index % 2)", isQuoted: true),
+                    .init(name: "NAME", value: pick(["English", "Français", "Default"]), isQuoted: true),
+                ])
+                if Bool.random(using: &generator) { attributes.set("URI", to: "a\(index).m3u8", quoted: true) }
+                if Bool.random(using: &generator) {
+                    attributes.set("CHANNELS", to: pick(["2", "6", "16/JOC"]), quoted: true)
+                }
+                attributes.set("DEFAULT", to: pick(["YES", "NO"]), quoted: false)
+                renditions.append(HLSRendition(attributes: attributes))
+            }
+            let variants = (0..<Int.random(in: 1...4, using: &generator)).map { index in
+                var attributes = HLSAttributeList([
+                    .init(
+                        name: "BANDWIDTH", value: String(Int.random(in: 1...9_000_000, using: &generator)),
+                        isQuoted: false)
+                ])
+                if Bool.random(using: &generator) {
+                    attributes.set("CODECS", to: "avc1.64001f,mp4a.40.2", quoted: true)
+                }
+                if Bool.random(using: &generator) { attributes.set("RESOLUTION", to: "1280x720", quoted: false) }
+                if !renditions.isEmpty { attributes.set("AUDIO", to: "g\(index % 2)", quoted: true) }
+                return HLSVariant(attributes: attributes, uri: "v\(index)/index.m3u8?x=\(index)")
+            }
+            return .multivariant(
+                HLSMultivariantPlaylist(
+                    version: pick([nil, 4, 7]), hasIndependentSegments: Bool.random(using: &generator),
+                    renditions: renditions, variants: variants,
+                    unknownTags: pick([[], ["EXT-X-CONTENT-STEERING:SERVER-URI=\"s\""]])))
+        }
+        var segments: [HLSSegment] = []
+        var keys: [HLSKey] = []
+        var offset: UInt64 = 0
+        for index in 0..<Int.random(in: 0...30, using: &generator) {
+            if Int.random(in: 0..<6, using: &generator) == 0 {
+                keys = [
+                    HLSKey(
+                        attributes: HLSAttributeList([
+                            .init(name: "METHOD", value: "AES-128", isQuoted: false),
+                            .init(name: "URI", value: "k\(index)", isQuoted: true),
+                        ]))
+                ]
+            }
+            let useRange = Bool.random(using: &generator)
+            let length = UInt64.random(in: 1...100_000, using: &generator)
+            let range = useRange ? HLSByteRange(length: length, offset: offset) : nil
+            if useRange { offset += length }
+            let duration = Double(Int.random(in: 1...10_000, using: &generator)) / 1_000
+            segments.append(
+                HLSSegment(
+                    uri: useRange ? "media.ts" : "s\(index).ts", duration: duration, title: pick([nil, "t", "a, b"]),
+                    byteRange: range, isDiscontinuity: Int.random(in: 0..<10, using: &generator) == 0,
+                    programDateTime: pick([nil, "2024-01-01T00:00:\(10 + index % 40).000Z"]), keys: keys,
+                    map: nil, isGap: false, precedingTags: pick([[], ["EXT-X-BITRATE:800"]])))
+        }
+        return .media(
+            HLSMediaPlaylist(
+                version: pick([nil, 4, 7]), targetDuration: 10,
+                mediaSequence: UInt64.random(in: 0...1_000, using: &generator),
+                playlistType: pick([nil, .vod, .event]), hasEndList: Bool.random(using: &generator), segments: segments,
+                trailingTags: pick([[], ["EXT-X-FOO"]])))
+    }
+}
+
+@Suite("HLS URI resolution")
+struct HLSURIResolverTests {
+    static let base = URL(literal: "http://a/b/c/d;p?q")
+
+    /// RFC 3986 §5.4.1 and §5.4.2, with the base "http://a/b/c/d;p?q".
+    @Test(
+        "RFC 3986 §5.4 examples",
+        arguments: [
+            ("g", "http://a/b/c/g"), ("./g", "http://a/b/c/g"), ("g/", "http://a/b/c/g/"), ("/g", "http://a/g"),
+            ("//g", "http://g"), ("?y", "http://a/b/c/d;p?y"), ("g?y", "http://a/b/c/g?y"),
+            ("#s", "http://a/b/c/d;p?q#s"),
+            ("g#s", "http://a/b/c/g#s"), ("g?y#s", "http://a/b/c/g?y#s"), (";x", "http://a/b/c/;x"),
+            ("g;x", "http://a/b/c/g;x"),
+            ("g;x?y#s", "http://a/b/c/g;x?y#s"), ("", "http://a/b/c/d;p?q"), (".", "http://a/b/c/"),
+            ("./", "http://a/b/c/"),
+            ("..", "http://a/b/"), ("../", "http://a/b/"), ("../g", "http://a/b/g"), ("../..", "http://a/"),
+            ("../../", "http://a/"),
+            ("../../g", "http://a/g"), ("../../../g", "http://a/g"), ("../../../../g", "http://a/g"),
+            ("/./g", "http://a/g"),
+            ("/../g", "http://a/g"), ("g.", "http://a/b/c/g."), (".g", "http://a/b/c/.g"), ("g..", "http://a/b/c/g.."),
+            ("..g", "http://a/b/c/..g"), ("./../g", "http://a/b/g"), ("./g/.", "http://a/b/c/g/"),
+            ("g/./h", "http://a/b/c/g/h"),
+            ("g/../h", "http://a/b/c/h"), ("g;x=1/./y", "http://a/b/c/g;x=1/y"), ("g;x=1/../y", "http://a/b/c/y"),
+            ("g?y/./x", "http://a/b/c/g?y/./x"), ("g?y/../x", "http://a/b/c/g?y/../x"),
+            ("g#s/./x", "http://a/b/c/g#s/./x"),
+            ("g#s/../x", "http://a/b/c/g#s/../x"),
+        ]
+    )
+    func rfcExamples(reference: String, expected: String) throws {
+        #expect(try HLSURIResolver.resolve(reference, against: Self.base).absoluteString == expected)
+    }
+
+    @Test(
+        "a remote playlist can never reach a local file or another scheme",
+        arguments: [
+            ("file:///etc/passwd", "localFile"), ("data:text/plain,hi", "scheme"), ("ftp://x/y.ts", "scheme"),
+            ("javascript:alert(1)", "scheme"), ("g:h", "scheme"),
+        ]
+    )
+    func hostileSchemes(reference: String, kind: String) {
+        do {
+            let url = try HLSURIResolver.resolve(reference, against: URL(literal: "https://cdn.example/p.m3u8"))
+            Issue.record("followed \(url)")
+        } catch {
+            switch error {
+            case .localFileFromRemotePlaylist: #expect(kind == "localFile")
+            case .disallowedScheme: #expect(kind == "scheme")
+            case .malformed: Issue.record("\(error)")
+            }
+        }
+    }
+
+    @Test("dot segments cannot climb above the host; local playlists may use local files; spaces are escaped")
+    func containment() throws {
+        let escaped = try HLSURIResolver.resolve(
+            "../../../../etc/passwd", against: URL(literal: "https://cdn.example/a/p.m3u8"))
+        #expect(escaped.absoluteString == "https://cdn.example/etc/passwd")
+        let local = try HLSURIResolver.resolve("seg.ts", against: URL(fileURLWithPath: "/tmp/hls/p.m3u8"))
+        #expect(local.path == "/tmp/hls/seg.ts")
+        let spaced = try HLSURIResolver.resolve("a b.ts", against: URL(literal: "https://cdn.example/p.m3u8"))
+        #expect(spaced.absoluteString == "https://cdn.example/a%20b.ts")
+    }
+}
