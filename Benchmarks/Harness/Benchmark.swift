@@ -39,6 +39,23 @@ public struct Benchmark: Sendable {
     /// A timed body with the input its setup built.
     public typealias Setup = @Sendable () -> @Sendable () -> Void
 
+    /// A way of doing the same work to compare against, with the target MediaCore must reach.
+    public struct Baseline: Sendable {
+        /// What the baseline is.
+        public var name: String
+        /// Builds its input and returns its timed body.
+        public var setup: Setup
+        /// The figure MediaCore must reach against it, if any.
+        public var target: Target?
+
+        /// Creates a baseline.
+        public init(name: String, target: Target? = nil, setup: @escaping Setup) {
+            self.name = name
+            self.target = target
+            self.setup = setup
+        }
+    }
+
     /// The group the case belongs to, usually the module it measures.
     public var group: String
     /// A short name saying what is measured, with its size.
@@ -47,12 +64,8 @@ public struct Benchmark: Sendable {
     public var items: Int
     /// Builds MediaCore's input and returns the timed body.
     public var setup: Setup
-    /// What the baseline is (for example `RangeSet<Double>` or `sort + merge`).
-    public var baselineName: String
-    /// Builds the baseline's input and returns its timed body.
-    public var baselineSetup: Setup
-    /// The speed-up the case must reach, if it has one.
-    public var target: Target?
+    /// The baselines, each measured in the same run and shown on its own row.
+    public var baselines: [Baseline]
 
     /// Creates a benchmark case.
     public init(
@@ -64,13 +77,18 @@ public struct Benchmark: Sendable {
         baselineName: String,
         baseline: @escaping Setup
     ) {
+        self.init(
+            group: group, name: name, items: items, setup: setup,
+            baselines: [Baseline(name: baselineName, target: target, setup: baseline)])
+    }
+
+    /// Creates a benchmark case compared with several baselines.
+    public init(group: String, name: String, items: Int, setup: @escaping Setup, baselines: [Baseline]) {
         self.group = group
         self.name = name
         self.items = items
-        self.target = target
         self.setup = setup
-        self.baselineName = baselineName
-        self.baselineSetup = baseline
+        self.baselines = baselines
     }
 
     /// The group and name, as the filter argument matches them: `Progress/sequential ticks`.

@@ -33,23 +33,22 @@ public struct BenchmarkRunner: Sendable {
         var results: [BenchmarkResult] = []
         for benchmark in cases where options.selects(benchmark.qualifiedName) {
             let body = benchmark.setup()
-            let ours = sampler.measure(body)
-            let baselineBody = benchmark.baselineSetup()
-            let theirs = sampler.measure(baselineBody)
-            guard let statistics = Statistics(samples: ours), let baseline = Statistics(samples: theirs) else {
-                continue
+            guard let statistics = Statistics(samples: sampler.measure(body)) else { continue }
+            for baseline in benchmark.baselines {
+                let baselineBody = baseline.setup()
+                guard let baselineStatistics = Statistics(samples: sampler.measure(baselineBody)) else { continue }
+                let result = BenchmarkResult(
+                    group: benchmark.group,
+                    name: benchmark.name,
+                    items: benchmark.items,
+                    statistics: statistics,
+                    baselineName: baseline.name,
+                    baselineStatistics: baselineStatistics,
+                    target: baseline.target
+                )
+                report(result)
+                results.append(result)
             }
-            let result = BenchmarkResult(
-                group: benchmark.group,
-                name: benchmark.name,
-                items: benchmark.items,
-                statistics: statistics,
-                baselineName: benchmark.baselineName,
-                baselineStatistics: baseline,
-                target: benchmark.target
-            )
-            report(result)
-            results.append(result)
         }
         return results
     }

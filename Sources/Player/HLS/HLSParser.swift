@@ -185,6 +185,8 @@ private struct ParserState {
     var map: HLSMap?
     /// The `#EXTINF` line of each segment, for warnings found after parsing.
     var segmentLines: [Int] = []
+    /// The last URI line's bytes and text, reused when the next URI is the same.
+    var previousURI: (start: Int, end: Int, text: String)?
 
     init(bytes: UnsafeBufferPointer<UInt8>, options: HLSParser.Options) {
         self.bytes = bytes
@@ -193,6 +195,9 @@ private struct ParserState {
 
     mutating func run() throws(HLSParseError) -> HLSParseResult {
         var position = 0
+        // A media segment takes at least ~20 bytes ("#EXTINF:1,\na.ts\n") and rarely under 32:
+        // reserving for 32 avoids re-copying every segment when the array would grow.
+        segments.reserveCapacity(Swift.min(bytes.count / 32, options.limits.maximumSegmentCount))
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
             guard options.allowsByteOrderMark else { throw HLSParseError(.byteOrderMark, line: 1, text: "") }
             warnings.append(HLSWarning(.byteOrderMark, line: 1))
@@ -204,10 +209,12 @@ private struct ParserState {
             }
         }
         var first = true
+        guard let base = bytes.baseAddress else { throw HLSParseError(.missingHeader, line: 1, text: "") }
         while position < bytes.count {
             lineNumber += 1
-            var end = position
-            while end < bytes.count, bytes[end] != newline { end += 1 }
+            // memchr scans many bytes per step; the line break is the parser's most frequent search.
+            let found = memchr(base + position, Int32(newline), bytes.count - position)
+            let end = found.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? bytes.count
             let next = end + 1
             var lineEnd = end
             if lineEnd > position, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
@@ -245,6 +252,17 @@ private struct ParserState {
         }
         guard lineEnd > lineStart else { return }
         if bytes[lineStart] == hash {
+            // The two tags of every segment take a path that creates no strings.
+            if matches("#EXTINF:", at: lineStart, end: lineEnd) {
+                try mediaTagSeen(lineStart, lineEnd)
+                try parseDuration(lineStart + 8, lineEnd, lineStart: lineStart)
+                return
+            }
+            if matches("#EXT-X-BYTERANGE:", at: lineStart, end: lineEnd) {
+                try mediaTagSeen(lineStart, lineEnd)
+                pending.byteRange = try byteRange(from: lineStart + 17, to: lineEnd, lineStart: lineStart)
+                return
+            }
             // A tag starts with "#EXT"; any other "#" line is a comment.
             guard lineEnd - lineStart >= 4, bytes[lineStart + 1] == UInt8(ascii: "E"),
                 bytes[lineStart + 2] == UInt8(ascii: "X"),
@@ -255,8 +273,80 @@ private struct ParserState {
             let name = text(lineStart + 1, nameEnd)
             try handleTag(name, valueStart: Swift.min(nameEnd + 1, lineEnd), lineStart: lineStart, lineEnd: lineEnd)
         } else {
-            try handleURI(text(lineStart, lineEnd))
+            try handleURI(lineStart, lineEnd)
         }
+    }
+
+    /// Whether the line at `start` begins with `literal` (ASCII), compared 8 bytes at a time.
+    func matches(_ literal: StaticString, at start: Int, end: Int) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard end - start >= count, let base = bytes.baseAddress else { return false }
+        let line = UnsafeRawPointer(base + start)
+        let expected = UnsafeRawPointer(literal.utf8Start)
+        var offset = 0
+        while offset + 8 <= count {
+            guard
+                line.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                    == expected.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            else { return false }
+            offset += 8
+        }
+        while offset < count {
+            guard
+                line.load(fromByteOffset: offset, as: UInt8.self)
+                    == expected.load(fromByteOffset: offset, as: UInt8.self)
+            else { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    /// Records a media playlist tag seen on the fast path, with the checks the slow path makes.
+    mutating func mediaTagSeen(_ lineStart: Int, _ lineEnd: Int) throws(HLSParseError) {
+        sawMediaTag = true
+        if sawMultivariantTag {
+            throw HLSParseError(.mixedPlaylistKinds, line: lineNumber, text: text(lineStart, lineEnd))
+        }
+        if let variant = pendingVariant {
+            throw HLSParseError(.variantWithoutURI, line: variant.line, text: variant.text)
+        }
+    }
+
+    /// `<length>[@<offset>]` from bytes.
+    func byteRange(from start: Int, to end: Int, lineStart: Int) throws(HLSParseError) -> (
+        length: UInt64, offset: UInt64?
+    ) {
+        var at = start
+        while at < end, bytes[at] != UInt8(ascii: "@") { at += 1 }
+        guard let length = Self.integer(start, at, in: bytes) else {
+            throw HLSParseError(
+                .invalidTagValue(tag: "EXT-X-BYTERANGE", value: text(start, end)), line: lineNumber,
+                text: text(lineStart, end))
+        }
+        guard at < end else { return (length, nil) }
+        guard let offset = Self.integer(at + 1, end, in: bytes) else {
+            throw HLSParseError(
+                .invalidTagValue(tag: "EXT-X-BYTERANGE", value: text(start, end)), line: lineNumber,
+                text: text(lineStart, end))
+        }
+        guard offset <= UInt64.max - length else {
+            throw HLSParseError(
+                .impossibleByteRange(reason: "\(length)@\(offset) ends past 2⁶⁴"), line: lineNumber,
+                text: text(lineStart, end))
+        }
+        return (length, offset)
+    }
+
+    /// A decimal-integer of at most 19 digits from bytes.
+    static func integer(_ start: Int, _ end: Int, in bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        guard end > start, end - start <= 19 else { return nil }
+        var value: UInt64 = 0
+        for index in start..<end {
+            let byte = bytes[index]
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            value = value * 10 + UInt64(byte - 0x30)
+        }
+        return value
     }
 
     // MARK: Tags
@@ -413,8 +503,21 @@ private struct ParserState {
         (0..<exponent).reduce(1.0) { value, _ in value * 10 }
     }
 
-    mutating func handleURI(_ raw: String) throws(HLSParseError) {
-        let uri = try substitute(raw, line: raw)
+    mutating func handleURI(_ start: Int, _ end: Int) throws(HLSParseError) {
+        // Byte-range playlists repeat one URI on every segment: share the previous string.
+        let raw: String
+        if let previous = previousURI, previous.end - previous.start == end - start, let base = bytes.baseAddress,
+            memcmp(base + previous.start, base + start, end - start) == 0
+        {
+            raw = previous.text
+        } else {
+            raw = text(start, end)
+        }
+        previousURI = (start, end, raw)
+        // Only a URI with a "{" can hold a variable reference.
+        let hasBrace =
+            bytes.baseAddress.map { memchr($0 + start, Int32(UInt8(ascii: "{")), end - start) != nil } ?? false
+        let uri = hasBrace ? try substitute(raw, line: raw) : raw
         if let variant = pendingVariant {
             guard variants.count + renditions.count < options.limits.maximumVariantCount else {
                 throw HLSParseError(

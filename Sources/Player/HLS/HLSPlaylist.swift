@@ -244,27 +244,49 @@ public struct HLSMap: Hashable, Sendable {
 }
 
 /// A media segment with everything that applies to it.
+///
+/// Fields most segments lack (title, date-time, map, gap, unknown tags) live in a shared box
+/// that exists only when one is set, which keeps the segment small: a 100,000-segment playlist
+/// copies half the bytes it otherwise would.
 public struct HLSSegment: Hashable, Sendable {
+    /// The rarely present fields, immutable and shared; replaced, never mutated.
+    private final class Extras: Sendable {
+        let title: String?
+        let programDateTime: String?
+        let map: HLSMap?
+        let isGap: Bool
+        let precedingTags: [String]
+
+        init(title: String?, programDateTime: String?, map: HLSMap?, isGap: Bool, precedingTags: [String]) {
+            self.title = title
+            self.programDateTime = programDateTime
+            self.map = map
+            self.isGap = isGap
+            self.precedingTags = precedingTags
+        }
+
+        static func make(title: String?, programDateTime: String?, map: HLSMap?, isGap: Bool, precedingTags: [String])
+            -> Extras?
+        {
+            guard title != nil || programDateTime != nil || map != nil || isGap || !precedingTags.isEmpty else {
+                return nil
+            }
+            return Extras(
+                title: title, programDateTime: programDateTime, map: map, isGap: isGap, precedingTags: precedingTags)
+        }
+    }
+
     /// The segment's URI, as written (after variable substitution).
     public var uri: String
     /// Its duration in seconds (`#EXTINF`).
     public var duration: Double
-    /// The title after the comma of `#EXTINF`, if any.
-    public var title: String?
     /// The byte range, resolved (an omitted offset follows the previous segment's range).
     public var byteRange: HLSByteRange?
     /// Whether a discontinuity precedes the segment.
     public var isDiscontinuity: Bool
-    /// `#EXT-X-PROGRAM-DATE-TIME`, as written (ISO 8601).
-    public var programDateTime: String?
     /// The keys in effect (several with different KEYFORMATs, or none).
     public var keys: [HLSKey]
-    /// The initialisation section in effect.
-    public var map: HLSMap?
-    /// Whether the segment is marked as a gap (`#EXT-X-GAP`).
-    public var isGap: Bool
-    /// Unknown tags that preceded the segment, verbatim, in order.
-    public var precedingTags: [String]
+    private var extras: Extras?
 
     /// Creates a segment.
     public init(
@@ -275,18 +297,76 @@ public struct HLSSegment: Hashable, Sendable {
     ) {
         self.uri = uri
         self.duration = duration
-        self.title = title
         self.byteRange = byteRange
         self.isDiscontinuity = isDiscontinuity
-        self.programDateTime = programDateTime
         self.keys = keys
-        self.map = map
-        self.isGap = isGap
-        self.precedingTags = precedingTags
+        extras = Extras.make(
+            title: title, programDateTime: programDateTime, map: map, isGap: isGap, precedingTags: precedingTags)
+    }
+
+    private mutating func update(
+        title: String?? = nil, programDateTime: String?? = nil, map: HLSMap?? = nil, isGap: Bool? = nil,
+        precedingTags: [String]? = nil
+    ) {
+        extras = Extras.make(
+            title: title ?? self.title, programDateTime: programDateTime ?? self.programDateTime, map: map ?? self.map,
+            isGap: isGap ?? self.isGap, precedingTags: precedingTags ?? self.precedingTags)
+    }
+
+    /// The title after the comma of `#EXTINF`, if any.
+    public var title: String? {
+        get { extras?.title }
+        set { update(title: .some(newValue)) }
+    }
+
+    /// `#EXT-X-PROGRAM-DATE-TIME`, as written (ISO 8601).
+    public var programDateTime: String? {
+        get { extras?.programDateTime }
+        set { update(programDateTime: .some(newValue)) }
+    }
+
+    /// The initialisation section in effect.
+    public var map: HLSMap? {
+        get { extras?.map }
+        set { update(map: .some(newValue)) }
+    }
+
+    /// Whether the segment is marked as a gap (`#EXT-X-GAP`).
+    public var isGap: Bool {
+        get { extras?.isGap ?? false }
+        set { update(isGap: newValue) }
+    }
+
+    /// Unknown tags that preceded the segment, verbatim, in order.
+    public var precedingTags: [String] {
+        get { extras?.precedingTags ?? [] }
+        set { update(precedingTags: newValue) }
     }
 
     /// Whether the segment is encrypted.
     public var isEncrypted: Bool { keys.contains(where: \.encrypts) }
+
+    /// Whether two segments hold the same values (the box's identity does not matter).
+    public static func == (lhs: HLSSegment, rhs: HLSSegment) -> Bool {
+        lhs.uri == rhs.uri && lhs.duration == rhs.duration && lhs.byteRange == rhs.byteRange
+            && lhs.isDiscontinuity == rhs.isDiscontinuity && lhs.keys == rhs.keys && lhs.title == rhs.title
+            && lhs.programDateTime == rhs.programDateTime && lhs.map == rhs.map && lhs.isGap == rhs.isGap
+            && lhs.precedingTags == rhs.precedingTags
+    }
+
+    /// Hashes the same values that ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(uri)
+        hasher.combine(duration)
+        hasher.combine(byteRange)
+        hasher.combine(isDiscontinuity)
+        hasher.combine(keys)
+        hasher.combine(title)
+        hasher.combine(programDateTime)
+        hasher.combine(map)
+        hasher.combine(isGap)
+        hasher.combine(precedingTags)
+    }
 }
 
 /// A media playlist.
