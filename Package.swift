@@ -29,7 +29,7 @@ let package = Package(
         // MARK: Libraries
         .target(name: "Catalog", swiftSettings: upcomingFeatures),
         .target(name: "Progress", swiftSettings: upcomingFeatures),
-        .target(name: "Player", dependencies: ["Progress"], swiftSettings: upcomingFeatures),
+        .target(name: "Player", dependencies: ["Progress", "HTTPSupport"], swiftSettings: upcomingFeatures),
         .target(name: "Gestures", swiftSettings: upcomingFeatures),
         .target(name: "SliderFlow", dependencies: ["HTTPSupport"], swiftSettings: upcomingFeatures),
         // The HTTP vocabulary shared by the modules that talk to servers: the URLSession adapter
@@ -58,7 +58,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlayerTests",
-            dependencies: ["Player", "Progress", "TestSupport"],
+            dependencies: ["Player", "Progress", "HTTPSupport", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),

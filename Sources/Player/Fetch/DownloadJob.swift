@@ -1,0 +1,109 @@
+import Foundation
+
+/// A running download: its progress, its result, and the controls to stop it.
+///
+/// ``cancel()`` stops the transfers and removes the partial file; ``pause()`` stops them and
+/// keeps the partial file, so starting the same download again resumes it. Cancelling the task
+/// that awaits ``result()`` cancels the job.
+public final class DownloadJob: Sendable {
+    private enum StopRequest {
+        case none, cancel, pause
+    }
+
+    private final class Shared: @unchecked Sendable {
+        let lock = NSLock()
+        var stop = StopRequest.none
+    }
+
+    /// Progress reports, ending when the download ends.
+    public let progress: AsyncStream<DownloadProgress>
+    private let continuation: AsyncStream<DownloadProgress>.Continuation
+    private let shared = Shared()
+    private let task: LockedTask
+
+    /// Holds the job's task, set once the job exists.
+    private final class LockedTask: @unchecked Sendable {
+        let lock = NSLock()
+        var task: Task<Result<DownloadResult, DownloadError>, Never>?
+    }
+
+    init(_ body: @escaping @Sendable (DownloadJob) async throws -> DownloadResult) {
+        (progress, continuation) = AsyncStream.makeStream(of: DownloadProgress.self)
+        task = LockedTask()
+        let created = Task { [unowned self] () -> Result<DownloadResult, DownloadError> in
+            defer { continuation.finish() }
+            do {
+                return .success(try await body(self))
+            } catch {
+                return .failure(self.settle(error))
+            }
+        }
+        task.lock.lock()
+        task.task = created
+        task.lock.unlock()
+    }
+
+    /// Creates a job that has already failed, for a download that could not even be planned.
+    init(failed error: DownloadError) {
+        (progress, continuation) = AsyncStream.makeStream(of: DownloadProgress.self)
+        continuation.finish()
+        task = LockedTask()
+        task.task = Task { .failure(error) }
+    }
+
+    func report(_ progress: DownloadProgress) {
+        continuation.yield(progress)
+    }
+
+    /// Waits for the download to end.
+    ///
+    /// - Throws: ``DownloadError``, `.cancelled` or `.paused` when it was stopped.
+    public func result() async throws(DownloadError) -> DownloadResult {
+        guard let running = currentTask() else { throw .cancelled }
+        let outcome = await withTaskCancellationHandler {
+            await running.value
+        } onCancel: {
+            self.cancel()
+        }
+        return try outcome.get()
+    }
+
+    /// Stops the download and removes its partial file.
+    public func cancel() { stop(.cancel) }
+
+    /// Stops the download and keeps its partial file for a later resume.
+    public func pause() { stop(.pause) }
+
+    private func stop(_ request: StopRequest) {
+        shared.lock.lock()
+        if shared.stop == .none { shared.stop = request }
+        shared.lock.unlock()
+        currentTask()?.cancel()
+    }
+
+    private func currentTask() -> Task<Result<DownloadResult, DownloadError>, Never>? {
+        task.lock.lock()
+        defer { task.lock.unlock() }
+        return task.task
+    }
+
+    /// Turns what the run threw into the job's error, cleaning up after a cancellation.
+    private func settle(_ error: any Error) -> DownloadError {
+        shared.lock.lock()
+        let request = shared.stop
+        shared.lock.unlock()
+        let wasCancelled = error is CancellationError || Task.isCancelled
+        if let failure = error as? DownloadError, !wasCancelled { return failure }
+        if wasCancelled || request != .none {
+            return request == .pause ? .paused : .cancelled
+        }
+        return .file(operation: "download", path: "", reason: String(describing: error))
+    }
+
+    /// Whether a pause (rather than a cancellation) stopped the job.
+    var isPauseRequested: Bool {
+        shared.lock.lock()
+        defer { shared.lock.unlock() }
+        return shared.stop == .pause
+    }
+}

@@ -1,0 +1,264 @@
+public import Foundation
+public import HTTPSupport
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+/// Downloads an ordered list of parts into one file, with a fixed number of concurrent
+/// transfers, resumably.
+///
+/// - **Order.** Parts with byte ranges have known offsets: each is written at its place as soon
+///   as it arrives. Otherwise parts are written in order through a reorder buffer; a part is
+///   only started within `concurrency + 1` parts of the first unwritten one, so at most
+///   (N + 1) × the largest part is ever held in memory, whatever the list's length.
+/// - **Concurrency.** Never more than ``concurrency`` transfers are in flight.
+/// - **Failures.** Timeouts, connection losses and 5xx answers are retried with exponential
+///   backoff and jitter on the injected clock; a 4xx, or a body of the wrong length or range,
+///   fails with a ``DownloadError`` naming the part. A `200 OK` to a range request (a server
+///   that ignores ranges) is sliced to the range, never written whole at the range's place.
+/// - **Atomicity and resume.** Bytes go to a hidden staging file beside the destination, with a
+///   journal of the parts written. The destination appears, by a single rename, only when
+///   complete. A cancelled job removes both; a paused, failed or killed one leaves them, and the
+///   next ``start(_:to:transform:)`` with the same parts resumes from the parts not yet
+///   written, byte for byte identical to an uninterrupted download.
+public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
+    /// A function shaped like `URLSession.data(for:)`.
+    public typealias Transport = @Sendable (URLRequest) async throws -> (Data, URLResponse)
+    /// Turns a part's fetched bytes into the bytes to write (for example, a decryptor).
+    public typealias Transform = @Sendable (_ data: Data, _ partIndex: Int) async throws -> Data
+
+    /// The most transfers in flight at once.
+    public let concurrency: Int
+    /// How transient failures are retried.
+    public let retry: RetryPolicy
+    let clock: C
+    let transport: Transport
+    let randomUnit: @Sendable () -> Double
+
+    /// Creates an engine.
+    ///
+    /// - Parameters:
+    ///   - concurrency: The most transfers in flight (at least 1; 2 by default).
+    ///   - retry: How transient failures are retried.
+    ///   - clock: The clock backoff delays sleep on.
+    ///   - randomUnit: A random number in `0..<1` for backoff jitter.
+    ///   - transport: Sends a request (`URLSession` in the convenience initializer).
+    public init(
+        concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), clock: C,
+        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, transport: @escaping Transport
+    ) {
+        self.concurrency = max(1, concurrency)
+        self.retry = retry
+        self.clock = clock
+        self.randomUnit = randomUnit
+        self.transport = transport
+    }
+
+    /// Starts downloading `parts` into `destination`, resuming an interrupted download of the
+    /// same parts if its staging file is there.
+    public func start(_ parts: [DownloadPart], to destination: URL, transform: Transform? = nil) -> DownloadJob {
+        DownloadJob { job in
+            try await run(parts, to: destination, transform: transform, job: job)
+        }
+    }
+
+    /// Downloads `parts` into `destination` and returns when the file is complete.
+    ///
+    /// Cancelling the calling task cancels the download (and removes its partial file).
+    ///
+    /// - Throws: ``DownloadError``.
+    public func download(_ parts: [DownloadPart], to destination: URL, transform: Transform? = nil)
+        async throws(DownloadError)
+        -> DownloadResult
+    {
+        try await start(parts, to: destination, transform: transform).result()
+    }
+
+    // MARK: The run
+
+    func run(_ parts: [DownloadPart], to destination: URL, transform: Transform?, job: DownloadJob) async throws
+        -> DownloadResult
+    {
+        let files = StagingFiles(destination: destination, parts: parts)
+        do {
+            return try await runKeepingFiles(parts, files: files, transform: transform, job: job)
+        } catch {
+            // A cancellation removes the partial download; a pause or a failure keeps it to resume.
+            if (error is CancellationError || Task.isCancelled) && !job.isPauseRequested {
+                files.remove()
+            }
+            throw error
+        }
+    }
+
+    func runKeepingFiles(_ parts: [DownloadPart], files: StagingFiles, transform: Transform?, job: DownloadJob)
+        async throws
+        -> DownloadResult
+    {
+        let destination = files.destination
+        var journal = try files.openJournal()
+        let handle = try files.openStaging(truncatingTo: journal.bytesWritten)
+        defer { try? handle.close() }
+
+        let positioned = parts.allSatisfy { $0.byteRange != nil }
+        var offsets: [UInt64] = []
+        if positioned {
+            var next: UInt64 = 0
+            for part in parts {
+                offsets.append(next)
+                next += part.byteRange?.length ?? 0
+            }
+        }
+        let expected: UInt64? = positioned ? parts.reduce(0) { $0 + ($1.byteRange?.length ?? 0) } : nil
+        var written = journal.bytesWritten
+        var completed = journal.completed
+        var nextToWrite = 0
+        while completed.contains(nextToWrite) { nextToWrite += 1 }
+        var pending = Array((0..<parts.count).filter { !completed.contains($0) }.reversed())
+        var buffer: [Int: Data] = [:]
+        var buffered: UInt64 = 0
+        var peak: UInt64 = 0
+        var fetched = 0
+        job.report(
+            DownloadProgress(
+                bytesWritten: written, partsCompleted: completed.count, partCount: parts.count, bytesExpected: expected)
+        )
+
+        try await withThrowingTaskGroup(of: (Int, Data).self) { group in
+            var inFlight = 0
+            func startMore() {
+                while inFlight < concurrency, let index = pending.last {
+                    // In order mode, stay within the reorder window.
+                    if !positioned, index > nextToWrite + concurrency { break }
+                    pending.removeLast()
+                    inFlight += 1
+                    group.addTask {
+                        var data = try await fetchWithRetry(parts[index], index: index)
+                        if let transform { data = try await transform(data, index) }
+                        return (index, data)
+                    }
+                }
+            }
+            startMore()
+            while let (index, data) = try await group.next() {
+                inFlight -= 1
+                fetched += 1
+                buffered += UInt64(data.count)
+                peak = max(peak, buffered)
+                if positioned {
+                    try files.write(data, at: offsets[index], to: handle)
+                    buffered -= UInt64(data.count)
+                    try journal.record(index, length: UInt64(data.count))
+                    completed.insert(index)
+                    written += UInt64(data.count)
+                } else {
+                    buffer[index] = data
+                    while let ready = buffer.removeValue(forKey: nextToWrite) {
+                        try files.write(ready, at: written, to: handle)
+                        buffered -= UInt64(ready.count)
+                        try journal.record(nextToWrite, length: UInt64(ready.count))
+                        completed.insert(nextToWrite)
+                        written += UInt64(ready.count)
+                        nextToWrite += 1
+                    }
+                }
+                job.report(
+                    DownloadProgress(
+                        bytesWritten: written, partsCompleted: completed.count, partCount: parts.count,
+                        bytesExpected: expected))
+                startMore()
+            }
+        }
+        try files.finish(handle: handle, byteCount: written)
+        return DownloadResult(file: destination, byteCount: written, partsFetched: fetched, peakBufferedBytes: peak)
+    }
+
+    /// Fetches a part, retrying transient failures with backoff on the engine's clock.
+    func fetchWithRetry(_ part: DownloadPart, index: Int) async throws -> Data {
+        var attempt = 1
+        while true {
+            do {
+                return try await fetch(part, index: index)
+            } catch let error as DownloadError where error.isTransient && attempt < retry.maximumAttempts {
+                try await clock.sleep(for: retry.delay(beforeRetry: attempt, unit: randomUnit()))
+                attempt += 1
+            }
+        }
+    }
+
+    /// One attempt at a part.
+    func fetch(_ part: DownloadPart, index: Int) async throws -> Data {
+        if let range = part.byteRange, range.length == 0 { return Data() }
+        var request = URLRequest(url: part.url)
+        if let range = part.byteRange { request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range") }
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await transport(request)
+        } catch let error as URLError {
+            if error.code == .cancelled { throw CancellationError() }
+            throw DownloadError.transport(
+                part: index, url: part.url, code: error.code.rawValue, message: error.localizedDescription)
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 200
+        switch (status, part.byteRange) {
+        case (206, let range?):
+            if let header = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range"),
+                let served = ContentRange(header), served.first != range.offset || served.last != range.end - 1
+            {
+                throw DownloadError.wrongRange(
+                    part: index, url: part.url, reason: "asked for \(range.httpRangeHeader), got \(header)")
+            }
+            guard UInt64(data.count) == range.length else {
+                throw DownloadError.wrongLength(
+                    part: index, url: part.url, expected: range.length, received: UInt64(data.count))
+            }
+            return data
+        case (200, let range?):
+            // The server ignored the range and sent the whole resource: take the slice.
+            guard UInt64(data.count) >= range.end else {
+                throw DownloadError.wrongLength(
+                    part: index, url: part.url, expected: range.end, received: UInt64(data.count))
+            }
+            let start = data.startIndex + Int(range.offset)
+            return data.subdata(in: start..<(start + Int(range.length)))
+        case (200, nil):
+            return data
+        case (206, nil):
+            throw DownloadError.wrongRange(
+                part: index, url: part.url, reason: "partial content for a whole-resource request")
+        default:
+            throw DownloadError.httpStatus(part: index, url: part.url, status: status)
+        }
+    }
+}
+
+extension FetchEngine where C == ContinuousClock {
+    /// Creates an engine over `URLSession`, cancellation bridged to the session's tasks.
+    public init(concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), session: URLSession = .shared) {
+        let transport = URLSessionTransport(session: session)
+        self.init(concurrency: concurrency, retry: retry, clock: ContinuousClock()) { try await transport.send($0) }
+    }
+}
+
+/// A `Content-Range: bytes first-last/total` header.
+struct ContentRange: Equatable {
+    var first: UInt64
+    var last: UInt64
+    var total: UInt64?
+
+    init?(_ header: String) {
+        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst(6)
+        let halves = spec.split(separator: "/", maxSplits: 1)
+        let bounds = halves.first?.split(separator: "-") ?? []
+        guard bounds.count == 2, let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), first <= last else {
+            return nil
+        }
+        self.first = first
+        self.last = last
+        total = halves.count == 2 ? UInt64(halves[1]) : nil
+    }
+}

@@ -1,0 +1,246 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What an HLS audio download will fetch.
+public struct HLSAudioPlan: Hashable, Sendable {
+    /// The audio chosen, and why.
+    public var selection: AudioSelection?
+    /// The media playlist's URL (after redirects).
+    public var mediaPlaylistURL: URL
+    /// The parts in file order: the initialisation section first, then every segment.
+    public var parts: [DownloadPart]
+    /// The keys in effect for each part (empty for clear parts).
+    public var keys: [[HLSKey]]
+}
+
+/// Downloads media for offline use: an HLS stream's best audio track, or a single large file.
+public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
+    /// The engine that moves the bytes.
+    public let engine: FetchEngine<C>
+
+    /// Creates a downloader over `engine`.
+    public init(engine: FetchEngine<C>) {
+        self.engine = engine
+    }
+
+    // MARK: HLS audio
+
+    /// Downloads the highest-quality audio track of the HLS stream at `masterURL` into one file.
+    ///
+    /// The master playlist is fetched and parsed, the best audio rendition chosen (see
+    /// ``HLSMultivariantPlaylist/highestQualityAudio(preferredLanguages:)``), its media playlist
+    /// fetched, and its initialisation section and segments downloaded, in order, into
+    /// `destination`. Encrypted segments need a `decryptor`; live playlists are refused.
+    public func downloadHLSAudio(
+        from masterURL: URL, to destination: URL, preferredLanguages: [String] = [],
+        decryptor: (any SegmentDecryptor)? = nil
+    ) -> DownloadJob {
+        DownloadJob { job in
+            let plan = try await planHLSAudio(
+                from: masterURL, preferredLanguages: preferredLanguages, decryptor: decryptor)
+            let transform: FetchEngine<C>.Transform? = decryptor.map { decryptor in
+                let keys = plan.keys
+                return { data, index in
+                    keys[index].contains(where: \.encrypts)
+                        ? try await decryptor.decrypt(data, keys: keys[index], partIndex: index) : data
+                }
+            }
+            return try await engine.run(plan.parts, to: destination, transform: transform, job: job)
+        }
+    }
+
+    /// Works out what ``downloadHLSAudio(from:to:preferredLanguages:decryptor:)`` fetches.
+    ///
+    /// - Throws: ``DownloadError`` for a playlist that cannot be fetched, parsed or downloaded.
+    public func planHLSAudio(
+        from masterURL: URL, preferredLanguages: [String] = [], decryptor: (any SegmentDecryptor)? = nil
+    )
+        async throws -> HLSAudioPlan
+    {
+        let (masterData, masterFinalURL) = try await fetchPlaylist(masterURL)
+        var selection: AudioSelection?
+        var mediaURL = masterFinalURL
+        var media: HLSMediaPlaylist
+        switch try parse(masterData, url: masterFinalURL) {
+        case .media(let direct):
+            media = direct
+        case .multivariant(let master):
+            let engine = engine
+            let chosen = try await master.highestQualityAudio(
+                playlistURL: masterFinalURL, preferredLanguages: preferredLanguages,
+                measuringWith: { url in try await MediaDownloader.get(url, with: engine.transport).0 })
+            guard let chosen else {
+                throw DownloadError.playlist(url: masterURL, reason: "it has no audio and no variants")
+            }
+            selection = chosen
+            let uri = try resolve(chosen.uri, against: masterFinalURL, playlist: masterURL)
+            let (mediaData, finalURL) = try await fetchPlaylist(uri)
+            mediaURL = finalURL
+            guard case .media(let parsed) = try parse(mediaData, url: finalURL) else {
+                throw DownloadError.playlist(url: finalURL, reason: "the audio rendition's URI is not a media playlist")
+            }
+            media = parsed
+        }
+        guard media.hasEndList else { throw DownloadError.liveStream(url: mediaURL) }
+        if decryptor == nil, let key = media.segments.lazy.flatMap(\.keys).first(where: \.encrypts) {
+            throw DownloadError.encrypted(method: key.method)
+        }
+        let maps = Set(media.segments.compactMap(\.map))
+        guard maps.count <= 1 else {
+            throw DownloadError.playlist(
+                url: mediaURL, reason: "\(maps.count) initialisation sections cannot share one file")
+        }
+        var parts: [DownloadPart] = []
+        var keys: [[HLSKey]] = []
+        if let map = maps.first {
+            parts.append(
+                DownloadPart(url: try resolve(map.uri, against: mediaURL, playlist: mediaURL), byteRange: map.byteRange)
+            )
+            keys.append([])
+        }
+        for segment in media.segments where !segment.isGap {
+            parts.append(
+                DownloadPart(
+                    url: try resolve(segment.uri, against: mediaURL, playlist: mediaURL), byteRange: segment.byteRange))
+            keys.append(segment.keys)
+        }
+        return HLSAudioPlan(selection: selection, mediaPlaylistURL: mediaURL, parts: parts, keys: keys)
+    }
+
+    // MARK: Single files
+
+    /// Downloads one large file by byte ranges, so that concurrent transfers help and an
+    /// interrupted download resumes; a server that ignores ranges gets one plain transfer.
+    ///
+    /// - Parameter chunkSize: The size of each range (4 MiB by default).
+    public func downloadFile(from url: URL, to destination: URL, chunkSize: UInt64 = 4 << 20) -> DownloadJob {
+        DownloadJob { job in
+            // Probe with the first byte: a 206 reveals the size; a 200 means ranges are ignored.
+            var probe = URLRequest(url: url)
+            probe.setValue("bytes=0-0", forHTTPHeaderField: "Range")
+            let (data, response) = try await MediaDownloader.send(probe, with: engine.transport, part: 0)
+            let http = response as? HTTPURLResponse
+            switch http?.statusCode ?? 200 {
+            case 206:
+                guard let header = http?.value(forHTTPHeaderField: "Content-Range"),
+                    let total = ContentRange(header)?.total
+                else {
+                    throw DownloadError.wrongRange(part: 0, url: url, reason: "a partial answer without the total size")
+                }
+                let size = max(chunkSize, 1)
+                let parts = stride(from: UInt64(0), to: total, by: Int(size)).map { offset in
+                    DownloadPart(url: url, byteRange: HLSByteRange(length: min(size, total - offset), offset: offset))
+                }
+                return try await engine.run(parts, to: destination, transform: nil, job: job)
+            case 200:
+                let files = StagingFiles(destination: destination, parts: [DownloadPart(url: url)])
+                try files.createFolder()
+                do {
+                    try data.write(to: destination, options: .atomic)
+                } catch {
+                    throw DownloadError.file(
+                        operation: "write", path: destination.path, reason: error.localizedDescription)
+                }
+                let total = UInt64(data.count)
+                job.report(DownloadProgress(bytesWritten: total, partsCompleted: 1, partCount: 1, bytesExpected: total))
+                return DownloadResult(file: destination, byteCount: total, partsFetched: 1, peakBufferedBytes: total)
+            case let status:
+                throw DownloadError.httpStatus(part: 0, url: url, status: status)
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    func fetchPlaylist(_ url: URL) async throws -> (Data, URL) {
+        let (data, response) = try await Self.get(url, with: engine.transport)
+        return (data, response.url ?? url)
+    }
+
+    static func get(_ url: URL, with transport: FetchEngine<C>.Transport) async throws -> (Data, URLResponse) {
+        let (data, response) = try await send(URLRequest(url: url), with: transport, part: 0)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 200
+        guard status == 200 else { throw DownloadError.httpStatus(part: 0, url: url, status: status) }
+        return (data, response)
+    }
+
+    static func send(_ request: URLRequest, with transport: FetchEngine<C>.Transport, part: Int) async throws -> (
+        Data, URLResponse
+    ) {
+        do {
+            return try await transport(request)
+        } catch let error as URLError {
+            if error.code == .cancelled { throw CancellationError() }
+            throw DownloadError.transport(
+                part: part, url: request.url ?? URL(fileURLWithPath: "/"), code: error.code.rawValue,
+                message: error.localizedDescription)
+        }
+    }
+
+    func parse(_ data: Data, url: URL) throws -> HLSPlaylist {
+        do {
+            return try HLSParser(options: .init(playlistURL: url)).parse(data).playlist
+        } catch {
+            throw DownloadError.playlist(url: url, reason: error.description)
+        }
+    }
+
+    func resolve(_ uri: String, against base: URL, playlist: URL) throws -> URL {
+        do {
+            return try HLSURIResolver.resolve(uri, against: base)
+        } catch {
+            throw DownloadError.playlist(url: playlist, reason: error.description)
+        }
+    }
+}
+
+/// The circle player's fetcher, backed by the download engine: the circle fills from real
+/// progress, and a tap that cancels the fetch cancels the transfers.
+public struct HLSAudioFetcher<C: Clock>: AudioFetcher where C.Duration == Duration {
+    /// The stream to fetch.
+    public let masterURL: URL
+    /// Where the audio file goes.
+    public let destination: URL
+    /// The downloader.
+    public let downloader: MediaDownloader<C>
+    /// Preferred audio languages, best first.
+    public let preferredLanguages: [String]
+
+    /// Creates a fetcher of `masterURL`'s best audio track into `destination`.
+    public init(masterURL: URL, destination: URL, downloader: MediaDownloader<C>, preferredLanguages: [String] = []) {
+        self.masterURL = masterURL
+        self.destination = destination
+        self.downloader = downloader
+        self.preferredLanguages = preferredLanguages
+    }
+
+    /// Starts the download and streams its progress, then the file.
+    public func fetch() -> AsyncThrowingStream<FetchUpdate, any Error> {
+        let job = downloader.downloadHLSAudio(from: masterURL, to: destination, preferredLanguages: preferredLanguages)
+        let (stream, continuation) = AsyncThrowingStream<FetchUpdate, any Error>.makeStream()
+        let forwarding = Task {
+            for await progress in job.progress { continuation.yield(.progress(progress.fraction)) }
+        }
+        let finishing = Task {
+            do {
+                let result = try await job.result()
+                await forwarding.value
+                continuation.yield(.finished(result.file))
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { termination in
+            if case .cancelled = termination {
+                job.cancel()
+                forwarding.cancel()
+                finishing.cancel()
+            }
+        }
+        return stream
+    }
+}

@@ -1,0 +1,220 @@
+public import Foundation
+
+/// Downloads kept for offline viewing, by item id, remembered across launches.
+///
+/// State is kept per *item* (a lesson, a video), never per URL: every video of the photography
+/// school's API shares one URL, yet each needs its own download button. The library persists its
+/// states atomically, reconciles them with the files on ``load()`` (a missing file means not
+/// downloaded; a download interrupted by the app being killed becomes cancelled, and resumes
+/// from its partial file when started again), deletes downloads, and adds up their sizes.
+public actor OfflineLibrary {
+    /// Where an item's download stands.
+    public enum ItemState: Hashable, Sendable, Codable {
+        /// Nothing downloaded.
+        case notDownloaded
+        /// Downloading; `fraction` is 0…1.
+        case downloading(fraction: Double)
+        /// Downloaded into the library's folder.
+        case downloaded(fileName: String, byteCount: UInt64)
+        /// The last attempt failed; the message says why.
+        case failed(message: String)
+        /// The download was cancelled (or interrupted); starting again resumes it.
+        case cancelled
+    }
+
+    /// Why the library could not load or save its states.
+    public enum LibraryError: Error, Hashable, Sendable {
+        /// The state file exists but is not a library file of a known version.
+        case corruptedStateFile(path: String, reason: String)
+        /// The state file could not be written.
+        case saveFailed(path: String, reason: String)
+    }
+
+    /// Starts a download of `remote` into `destination` (usually a `MediaDownloader` method).
+    public typealias Starter = @Sendable (_ remote: URL, _ destination: URL) -> DownloadJob
+
+    private struct Entry: Codable, Hashable {
+        var remoteURL: URL
+        var state: ItemState
+    }
+
+    private struct StateFile: Codable {
+        var version: Int
+        var items: [String: Entry]
+    }
+
+    /// The folder holding the downloads and the state file.
+    public nonisolated let directory: URL
+    private let start: Starter
+    private var entries: [String: Entry] = [:]
+    private var jobs: [String: DownloadJob] = [:]
+    private let continuation: AsyncStream<(id: String, state: ItemState)>.Continuation
+    /// Every change of any item's state, as it happens.
+    public nonisolated let updates: AsyncStream<(id: String, state: ItemState)>
+
+    /// Creates a library in `directory` that starts downloads with `start`.
+    public init(directory: URL, start: @escaping Starter) {
+        self.directory = directory
+        self.start = start
+        (updates, continuation) = AsyncStream.makeStream(of: (id: String, state: ItemState).self)
+    }
+
+    private var stateFile: URL { directory.appendingPathComponent("offline-library.json") }
+
+    /// Loads the saved states and reconciles them with the files on disk.
+    ///
+    /// - Throws: ``LibraryError/corruptedStateFile(path:reason:)``; the file is left as it is.
+    public func load() throws(LibraryError) {
+        guard let data = try? Data(contentsOf: stateFile) else { return }
+        let saved: StateFile
+        do {
+            saved = try JSONDecoder().decode(StateFile.self, from: data)
+        } catch {
+            throw .corruptedStateFile(path: stateFile.path, reason: String(describing: error))
+        }
+        guard saved.version == 1 else {
+            throw .corruptedStateFile(
+                path: stateFile.path, reason: "version \(saved.version) is newer than this app reads")
+        }
+        entries = saved.items
+        for (id, entry) in entries {
+            switch entry.state {
+            case .downloaded(let fileName, _) where !FileManager.default.fileExists(atPath: file(named: fileName).path):
+                set(id, .notDownloaded)
+            case .downloading:
+                set(id, .cancelled)
+            default:
+                break
+            }
+        }
+        try save()
+    }
+
+    /// The state of item `id` (not downloaded when unknown).
+    public func state(of id: String) -> ItemState {
+        entries[id]?.state ?? .notDownloaded
+    }
+
+    /// Every known item's state.
+    public var states: [String: ItemState] { entries.mapValues(\.state) }
+
+    /// The local file of a downloaded item.
+    public func localFile(of id: String) -> URL? {
+        guard case .downloaded(let fileName, _) = entries[id]?.state else { return nil }
+        return file(named: fileName)
+    }
+
+    /// The bytes all downloaded items take.
+    public var totalBytes: UInt64 {
+        entries.values.reduce(0) { total, entry in
+            if case .downloaded(_, let bytes) = entry.state { return total + bytes }
+            return total
+        }
+    }
+
+    /// Starts (or resumes) downloading item `id` from `remote`; does nothing if it is already
+    /// downloading or downloaded.
+    public func download(_ id: String, from remote: URL) throws(LibraryError) {
+        switch entries[id]?.state {
+        case .downloading?, .downloaded?: return
+        default: break
+        }
+        entries[id] = Entry(remoteURL: remote, state: .downloading(fraction: 0))
+        continuation.yield((id, .downloading(fraction: 0)))
+        try save()
+        let fileName = Self.fileName(for: id, remote: remote)
+        let job = start(remote, file(named: fileName))
+        jobs[id] = job
+        Task {
+            for await progress in job.progress { self.progressed(id, job: job, fraction: progress.fraction) }
+        }
+        Task {
+            do throws(DownloadError) {
+                let result = try await job.result()
+                self.finished(id, job: job, state: .downloaded(fileName: fileName, byteCount: result.byteCount))
+            } catch {
+                switch error {
+                case .cancelled, .paused: self.finished(id, job: job, state: .cancelled)
+                default: self.finished(id, job: job, state: .failed(message: error.description))
+                }
+            }
+        }
+    }
+
+    /// Cancels item `id`'s download.
+    public func cancel(_ id: String) {
+        jobs[id]?.cancel()
+    }
+
+    /// Waits until item `id` is no longer downloading; for tests and previews.
+    public func waitForDownload(_ id: String) async {
+        guard let job = jobs[id] else { return }
+        _ = try? await job.result()
+        // Let the result's state update land.
+        while jobs[id] != nil { await Task.yield() }
+    }
+
+    /// Deletes item `id`'s file and forgets it.
+    public func delete(_ id: String) throws(LibraryError) {
+        jobs[id]?.cancel()
+        if let file = localFile(of: id) { try? FileManager.default.removeItem(at: file) }
+        entries[id] = nil
+        continuation.yield((id, .notDownloaded))
+        try save()
+    }
+
+    // MARK: Private
+
+    private func progressed(_ id: String, job: DownloadJob, fraction: Double) {
+        guard jobs[id] === job, case .downloading? = entries[id]?.state else { return }
+        set(id, .downloading(fraction: fraction))
+    }
+
+    private func finished(_ id: String, job: DownloadJob, state: ItemState) {
+        guard jobs[id] === job else { return }
+        jobs[id] = nil
+        guard entries[id] != nil else { return }
+        set(id, state)
+        try? save()
+    }
+
+    private func set(_ id: String, _ state: ItemState) {
+        entries[id]?.state = state
+        continuation.yield((id, state))
+    }
+
+    private func file(named name: String) -> URL {
+        directory.appendingPathComponent(name)
+    }
+
+    private func save() throws(LibraryError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try encoder.encode(StateFile(version: 1, items: entries)).write(to: stateFile, options: .atomic)
+        } catch {
+            throw .saveFailed(path: stateFile.path, reason: error.localizedDescription)
+        }
+    }
+
+    /// A file name for an item: a readable prefix of its id, a hash of all of it (ids that
+    /// differ only in case stay apart on case-insensitive volumes), and the remote extension.
+    static func fileName(for id: String, remote: URL) -> String {
+        let readable = String(
+            id.unicodeScalars.prefix(40).map { scalar -> Character in
+                switch scalar {
+                case "a"..."z", "0"..."9", "-": Character(scalar)
+                case "A"..."Z": Character(String(scalar).lowercased())
+                default: "_"
+                }
+            })
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in id.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        let pathExtension = remote.pathExtension.isEmpty ? "bin" : String(remote.pathExtension.prefix(8))
+        return "\(readable)-\(String(hash, radix: 16)).\(pathExtension)"
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// The hidden files of a download in progress: the staging file and the journal of parts
+/// written, beside the destination.
+///
+/// The journal's first line identifies the download (a hash of its parts); each following line
+/// is `index length` for a part whose bytes were written before the line was appended. A crash
+/// can lose at most the last line, whose part is then fetched again.
+struct StagingFiles: Sendable {
+    let destination: URL
+    let staging: URL
+    let journalURL: URL
+    let fingerprint: String
+    let partCount: Int
+
+    init(destination: URL, parts: [DownloadPart]) {
+        self.destination = destination
+        let folder = destination.deletingLastPathComponent()
+        staging = folder.appendingPathComponent(".\(destination.lastPathComponent).partial")
+        journalURL = folder.appendingPathComponent(".\(destination.lastPathComponent).journal")
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for part in parts {
+            for byte in part.url.absoluteString.utf8 + Array("|\(part.byteRange?.description ?? "-");".utf8) {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
+        }
+        fingerprint = String(hash, radix: 16)
+        partCount = parts.count
+    }
+
+    /// The journal of a download of these parts: resumed when the staging file and a matching
+    /// journal exist, fresh otherwise.
+    func openJournal() throws -> Journal {
+        let header = "mediacore-download v1 \(fingerprint) \(partCount)"
+        if FileManager.default.fileExists(atPath: staging.path),
+            let text = try? String(contentsOf: journalURL, encoding: .utf8)
+        {
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            if lines.first.map(String.init) == header {
+                // The last line is complete only if the text ends with a line break.
+                if !text.hasSuffix("\n") { lines.removeLast() }
+                var completed: Set<Int> = []
+                var bytes: UInt64 = 0
+                for line in lines.dropFirst() where !line.isEmpty {
+                    let fields = line.split(separator: " ")
+                    guard fields.count == 2, let index = Int(fields[0]), let length = UInt64(fields[1]),
+                        index < partCount,
+                        completed.insert(index).inserted
+                    else { break }
+                    bytes += length
+                }
+                let handle = try open(journalURL, append: true)
+                return Journal(handle: handle, completed: completed, bytesWritten: bytes)
+            }
+        }
+        remove()
+        try createFolder()
+        guard FileManager.default.createFile(atPath: journalURL.path, contents: Data((header + "\n").utf8)) else {
+            throw DownloadError.file(operation: "create", path: journalURL.path, reason: "the folder is not writable")
+        }
+        return Journal(handle: try open(journalURL, append: true), completed: [], bytesWritten: 0)
+    }
+
+    /// The staging file, created if needed; in order mode it is cut back to the bytes the journal
+    /// vouches for (a crash may have left bytes of an unrecorded part at the end).
+    func openStaging(truncatingTo bytes: UInt64) throws -> FileHandle {
+        if !FileManager.default.fileExists(atPath: staging.path) {
+            guard FileManager.default.createFile(atPath: staging.path, contents: nil) else {
+                throw DownloadError.file(operation: "create", path: staging.path, reason: "the folder is not writable")
+            }
+        }
+        let handle = try open(staging, append: false)
+        return handle
+    }
+
+    func write(_ data: Data, at offset: UInt64, to handle: FileHandle) throws {
+        do {
+            try handle.seek(toOffset: offset)
+            try handle.write(contentsOf: data)
+        } catch {
+            throw DownloadError.file(operation: "write", path: staging.path, reason: error.localizedDescription)
+        }
+    }
+
+    /// Cuts the staging file to `byteCount`, flushes it, and renames it over the destination.
+    func finish(handle: FileHandle, byteCount: UInt64) throws {
+        do {
+            try handle.truncate(atOffset: byteCount)
+            try handle.synchronize()
+        } catch {
+            throw DownloadError.file(operation: "flush", path: staging.path, reason: error.localizedDescription)
+        }
+        // rename(2) replaces the destination atomically: readers see the old file or the new one.
+        guard rename(staging.path, destination.path) == 0 else {
+            throw DownloadError.file(
+                operation: "move into place", path: destination.path, reason: "rename failed (\(errno))")
+        }
+        try? FileManager.default.removeItem(at: journalURL)
+    }
+
+    /// Removes the staging file and the journal.
+    func remove() {
+        try? FileManager.default.removeItem(at: staging)
+        try? FileManager.default.removeItem(at: journalURL)
+    }
+
+    func createFolder() throws {
+        do {
+            try FileManager.default.createDirectory(
+                at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw DownloadError.file(
+                operation: "create the folder for", path: destination.path, reason: error.localizedDescription)
+        }
+    }
+
+    private func open(_ url: URL, append: Bool) throws -> FileHandle {
+        do {
+            let handle = try FileHandle(forUpdating: url)
+            if append { try handle.seekToEnd() }
+            return handle
+        } catch {
+            throw DownloadError.file(operation: "open", path: url.path, reason: error.localizedDescription)
+        }
+    }
+}
+
+/// The journal of parts written.
+struct Journal {
+    let handle: FileHandle
+    var completed: Set<Int>
+    var bytesWritten: UInt64
+
+    mutating func record(_ index: Int, length: UInt64) throws {
+        do {
+            try handle.write(contentsOf: Data("\(index) \(length)\n".utf8))
+        } catch {
+            throw DownloadError.file(
+                operation: "record progress in", path: "journal", reason: error.localizedDescription)
+        }
+        completed.insert(index)
+        bytesWritten += length
+    }
+}

@@ -1,0 +1,308 @@
+import Foundation
+import HTTPSupport
+import Player
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Deterministic bytes for a fake resource.
+func resourceBytes(_ count: Int, seed: UInt64 = 1) -> Data {
+    var generator = SplitMix64(seed: seed)
+    return Data((0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+}
+
+/// A fresh folder for a test's files.
+func temporaryFolder() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("fetch-\(UUID().uuidString)")
+}
+
+/// Files in `folder`, hidden ones included.
+func files(in folder: URL) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+}
+
+@Suite("FetchEngine")
+struct FetchEngineTests {
+    let clock = ManualClock()
+    let resourceURL = URL(literal: "https://cdn.example/media.ts")
+    let resource = resourceBytes(100_000)
+    let transport: InMemoryHTTPTransport<ManualClock>
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+        transport.stub(resourceURL, reply: .resource(resource))
+    }
+
+    func engine(concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(initialDelay: .seconds(1), jitter: 0))
+        -> FetchEngine<ManualClock>
+    {
+        let transport = transport
+        return FetchEngine(
+            concurrency: concurrency, retry: retry, clock: clock, randomUnit: { 0 },
+            transport: { try await transport.send($0) })
+    }
+
+    /// Ten ranges of 10,000 bytes covering the resource.
+    var rangedParts: [DownloadPart] {
+        (0..<10).map {
+            DownloadPart(url: resourceURL, byteRange: HLSByteRange(length: 10_000, offset: UInt64($0) * 10_000))
+        }
+    }
+
+    /// Runs `job` to its end, advancing the manual clock whenever everything waits on it.
+    func drive(_ job: DownloadJob) async throws(DownloadError) -> DownloadResult {
+        let clock = clock
+        let driver = Task {
+            while !Task.isCancelled {
+                if !clock.advanceToNextDeadline() { await Task.yield() }
+            }
+        }
+        defer { driver.cancel() }
+        return try await job.result()
+    }
+
+    @Test("byte-range parts are written at their offsets; at most N transfers run at once", arguments: [1, 2, 4])
+    func positioned(concurrency: Int) async throws {
+        let folder = temporaryFolder()
+        let destination = folder.appendingPathComponent("out.ts")
+        let job = engine(concurrency: concurrency).start(rangedParts, to: destination)
+        let progress = Task { await job.progress.reduce(into: [Double]()) { $0.append($1.fraction) } }
+        let result = try await job.result()
+        #expect(try Data(contentsOf: destination) == resource)
+        #expect(result.byteCount == 100_000)
+        #expect(transport.maximumConcurrentRequests <= concurrency)
+        let fractions = await progress.value
+        #expect(fractions.last == 1)
+        #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 })
+        #expect(files(in: folder) == ["out.ts"])
+    }
+
+    @Test("parts without ranges arrive out of order and are written in order, within (N + 1) × the largest part")
+    func reordered() async throws {
+        // Part i is answered after (10 - i) seconds: later parts arrive first.
+        let chunks = (0..<10).map { resourceBytes(1_000 + $0 * 100, seed: UInt64($0)) }
+        var parts: [DownloadPart] = []
+        for (index, chunk) in chunks.enumerated() {
+            let url = URL(literal: "https://cdn.example/chunk").appendingPathComponent("\(index)")
+            transport.stub(url, reply: .response(status: 200, body: chunk, latency: .seconds(10 - index)))
+            parts.append(DownloadPart(url: url))
+        }
+        let destination = temporaryFolder().appendingPathComponent("ordered.bin")
+        let result = try await drive(engine(concurrency: 3).start(parts, to: destination))
+        #expect(try Data(contentsOf: destination) == chunks.reduce(Data(), +))
+        #expect(transport.maximumConcurrentRequests <= 3)
+        #expect(result.peakBufferedBytes <= UInt64(4 * (chunks.map(\.count).max() ?? 0)))
+        #expect(result.peakBufferedBytes > 0)
+    }
+
+    @Test("a transient failure at any part is retried with backoff and the file is exact", arguments: 0..<10)
+    func transientFailure(at index: Int) async throws {
+        let part = rangedParts[index]
+        let url = URL(literal: "https://cdn.example/flaky.ts")
+        let resource = self.resource
+        let failures = LockedCounter()
+        transport.stub(
+            url,
+            reply: .handler { request in
+                let range = request.value(forHTTPHeaderField: "Range")
+                if range == part.byteRange?.httpRangeHeader, failures.increment() <= 2 {
+                    return failures.value == 1 ? .response(status: 503) : .failure(URLError(.networkConnectionLost))
+                }
+                return .resource(resource)
+            })
+        let parts = rangedParts.map { DownloadPart(url: url, byteRange: $0.byteRange) }
+        let destination = temporaryFolder().appendingPathComponent("retried.ts")
+        _ = try await drive(engine().start(parts, to: destination))
+        #expect(try Data(contentsOf: destination) == resource)
+        #expect(failures.value == 3)
+    }
+
+    enum Fault: String, CaseIterable, Sendable {
+        case notFound, shortBody, wrongRange, wholeBody
+    }
+
+    @Test(
+        "faults at every part: a typed error naming the part, no file at the destination, and a resume that is byte-identical",
+        arguments: Fault.allCases, 0..<10
+    )
+    func faults(fault: Fault, index: Int) async throws {
+        let faulty = URL(literal: "https://cdn.example/faulty.ts")
+        let target = rangedParts[index].byteRange
+        let resource = self.resource
+        transport.stub(
+            faulty,
+            reply: .handler { request in
+                guard request.value(forHTTPHeaderField: "Range") == target?.httpRangeHeader, let range = target else {
+                    return .resource(resource)
+                }
+                let start = Int(range.offset)
+                switch fault {
+                case .notFound: return .response(status: 404)
+                case .shortBody:
+                    return .response(status: 206, body: resource[start..<(start + 10)])
+                case .wrongRange:
+                    // The right length, one byte off.
+                    return .response(
+                        status: 206, headers: ["Content-Range": "bytes \(start + 1)-\(start + 10_000)/100001"],
+                        body: resource[(start + 1)..<(start + 10_000)] + Data([0]))
+                case .wholeBody:
+                    return .response(status: 200, body: resource)
+                }
+            })
+        let folder = temporaryFolder()
+        let destination = folder.appendingPathComponent("faulty.ts")
+        let parts = rangedParts.map { DownloadPart(url: faulty, byteRange: $0.byteRange) }
+        do {
+            _ = try await engine(concurrency: 2).download(parts, to: destination)
+            #expect(fault == .wholeBody)
+        } catch {
+            switch (fault, error) {
+            case (.notFound, .httpStatus(let part, _, 404)), (.shortBody, .wrongLength(let part, _, _, _)),
+                (.wrongRange, .wrongRange(let part, _, _)):
+                #expect(part == index)
+            default: Issue.record("\(fault) at \(index): \(error)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+            // The server recovers: the same download resumes and completes exactly.
+            transport.stub(faulty, reply: .resource(resource))
+            _ = try await engine().download(parts, to: destination)
+        }
+        #expect(try Data(contentsOf: destination) == resource)
+        #expect(files(in: folder) == ["faulty.ts"])
+    }
+
+    @Test("cancelling at any part stops the transfers and leaves no file behind", arguments: 0..<10)
+    func cancel(at index: Int) async throws {
+        let slow = URL(literal: "https://cdn.example/slow.ts")
+        transport.stub(slow, reply: .resource(resource, latency: .seconds(1)))
+        let parts = rangedParts.map { DownloadPart(url: slow, byteRange: $0.byteRange) }
+        let folder = temporaryFolder()
+        // One transfer at a time, so each step completes exactly one part.
+        let job = engine(concurrency: 1).start(parts, to: folder.appendingPathComponent("cancelled.ts"))
+        for _ in 0..<index {
+            await clock.waitForSleepers(count: 1)
+            clock.advanceToNextDeadline()
+        }
+        await clock.waitForSleepers(count: 1)
+        job.cancel()
+        await #expect(throws: DownloadError.cancelled) { try await job.result() }
+        #expect(files(in: folder).isEmpty)
+    }
+
+    @Test("a paused download resumes from the parts not yet written, byte for byte")
+    func pauseAndResume() async throws {
+        let slow = URL(literal: "https://cdn.example/paused.ts")
+        transport.stub(slow, reply: .resource(resource, latency: .seconds(1)))
+        let parts = rangedParts.map { DownloadPart(url: slow, byteRange: $0.byteRange) }
+        let folder = temporaryFolder()
+        let destination = folder.appendingPathComponent("paused.ts")
+        let first = engine().start(parts, to: destination)
+        for _ in 0..<3 {
+            await clock.waitForSleepers(count: 2)
+            clock.advance(by: .seconds(1))
+        }
+        await clock.waitForSleepers(count: 2)
+        first.pause()
+        await #expect(throws: DownloadError.paused) { try await first.result() }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        #expect(files(in: folder).count == 2)  // the staging file and its journal
+        let requestsBefore = transport.requests.count
+        let second = try await drive(engine().start(parts, to: destination))
+        #expect(second.partsFetched == 4)
+        #expect(transport.requests.count - requestsBefore == 4)
+        #expect(try Data(contentsOf: destination) == resource)
+        #expect(files(in: folder) == ["paused.ts"])
+    }
+
+    @Test("a journal whose last line was cut by a crash still resumes exactly")
+    func crashedJournal() async throws {
+        let folder = temporaryFolder()
+        let destination = folder.appendingPathComponent("crashed.ts")
+        // Write the first three parts as an earlier run would have, then a torn line.
+        let slow = URL(literal: "https://cdn.example/crash.ts")
+        transport.stub(slow, reply: .resource(resource, latency: .seconds(1)))
+        let parts = rangedParts.map { DownloadPart(url: slow, byteRange: $0.byteRange) }
+        let job = engine(concurrency: 1).start(parts, to: destination)
+        for _ in 0..<3 {
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(1))
+        }
+        await clock.waitForSleepers(count: 1)
+        job.pause()
+        _ = try? await job.result()
+        let journal = folder.appendingPathComponent(".crashed.ts.journal")
+        let handle = try FileHandle(forWritingTo: journal)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("3 100".utf8))  // no line break: torn
+        try handle.close()
+        _ = try await drive(engine().start(parts, to: destination))
+        #expect(try Data(contentsOf: destination) == resource)
+    }
+
+    @Test("a different list of parts does not resume another download's staging file")
+    func mismatchedResume() async throws {
+        let folder = temporaryFolder()
+        let destination = folder.appendingPathComponent("x.ts")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("garbage".utf8).write(to: folder.appendingPathComponent(".x.ts.partial"))
+        try Data("mediacore-download v1 0 10\n0 10000\n".utf8).write(to: folder.appendingPathComponent(".x.ts.journal"))
+        _ = try await engine().download(rangedParts, to: destination)
+        #expect(try Data(contentsOf: destination) == resource)
+    }
+}
+
+/// A counter shared with a transport handler.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+
+    func increment() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        count += 1
+        return count
+    }
+}
+
+@Suite("FetchEngine over URLSession")
+struct URLSessionFetchEngineTests {
+    @Test("a real URLSession fetches byte ranges, and a 404 is a typed error")
+    func session() async throws {
+        let file = resourceBytes(30_000, seed: 3)
+        StubURLProtocol.install(host: "fetch.test") { request in
+            guard request.url?.path == "/file.bin" else { return .respond(status: 404, body: Data()) }
+            guard let header = request.value(forHTTPHeaderField: "Range"), header.hasPrefix("bytes="),
+                let dash = header.firstIndex(of: "-"),
+                let first = Int(header[header.index(header.startIndex, offsetBy: 6)..<dash]),
+                let last = Int(header[header.index(after: dash)...])
+            else { return .respond(status: 200, body: file) }
+            return .respond(
+                status: 206, body: file[first...last],
+                headers: ["Content-Range": "bytes \(first)-\(last)/\(file.count)"])
+        }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [StubURLProtocol.self]
+        let engine = FetchEngine(concurrency: 2, session: URLSession(configuration: configuration))
+        let parts = (0..<3).map {
+            DownloadPart(
+                url: URL(literal: "https://fetch.test/file.bin"),
+                byteRange: HLSByteRange(length: 10_000, offset: UInt64($0) * 10_000))
+        }
+        let destination = temporaryFolder().appendingPathComponent("session.bin")
+        _ = try await engine.download(parts, to: destination)
+        #expect(try Data(contentsOf: destination) == file)
+        await #expect(throws: DownloadError.self) {
+            try await engine.download(
+                [DownloadPart(url: URL(literal: "https://fetch.test/missing.bin"))], to: destination)
+        }
+    }
+}

@@ -1,0 +1,301 @@
+import Foundation
+import HTTPSupport
+import Player
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A decryptor for tests: XOR with the key URI's first byte (real apps use AES-128).
+struct XORDecryptor: SegmentDecryptor {
+    func decrypt(_ data: Data, keys: [HLSKey], partIndex: Int) async throws -> Data {
+        let mask = keys.first?.uri?.utf8.first ?? 0
+        return Data(data.map { $0 ^ mask })
+    }
+}
+
+@Suite("MediaDownloader")
+struct MediaDownloaderTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let base = URL(literal: "https://media.example/arkiva/")
+    let fixtures = FixtureLoader(bundle: .module)
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+    }
+
+    func downloader(concurrency: Int = 2) -> MediaDownloader<ManualClock> {
+        let transport = transport
+        return MediaDownloader(
+            engine: FetchEngine(concurrency: concurrency, clock: clock) { try await transport.send($0) })
+    }
+
+    /// Serves the arkiva master and media playlists, and synthetic `.ts` files of their exact sizes.
+    func serveArkiva() throws -> (low: Data, high: Data) {
+        let low = resourceBytes(6_116_016, seed: 192)
+        let high = resourceBytes(8_209_772, seed: 256)
+        for name in ["hls_index.m3u8", "hls_a192K_v4.m3u8", "hls_a256K_v4.m3u8"] {
+            transport.stub(
+                base.appendingPathComponent(name),
+                reply: .response(status: 200, body: try fixtures.data("hls/arkiva/\(name)")))
+        }
+        transport.stub(base.appendingPathComponent("hls_a192K.ts"), reply: .resource(low))
+        transport.stub(base.appendingPathComponent("hls_a256K.ts"), reply: .resource(high))
+        return (low, high)
+    }
+
+    @Test("the audio brief: the highest-quality track of the arkiva stream reassembles to 8,209,772 bytes")
+    func arkivaAudio() async throws {
+        let (_, high) = try serveArkiva()
+        let destination = temporaryFolder().appendingPathComponent("lesson.ts")
+        let result = try await downloader().downloadHLSAudio(
+            from: base.appendingPathComponent("hls_index.m3u8"), to: destination
+        )
+        .result()
+        #expect(result.byteCount == 8_209_772)
+        #expect(try Data(contentsOf: destination) == high)
+        #expect(transport.maximumConcurrentRequests <= 2)
+        // Byte ranges are inclusive on the wire: the first part asks for 0-363779, not 0-363780.
+        #expect(transport.requests.contains { $0.value(forHTTPHeaderField: "Range") == "bytes=0-363779" })
+    }
+
+    @Test("the other rendition's playlist reassembles to 6,116,016 bytes")
+    func arkivaLowRendition() async throws {
+        let (low, _) = try serveArkiva()
+        let destination = temporaryFolder().appendingPathComponent("low.ts")
+        // A media playlist URL downloads that playlist directly.
+        let result = try await downloader().downloadHLSAudio(
+            from: base.appendingPathComponent("hls_a192K_v4.m3u8"), to: destination
+        )
+        .result()
+        #expect(result.byteCount == 6_116_016)
+        #expect(try Data(contentsOf: destination) == low)
+    }
+
+    @Test("the plan puts the initialisation section first and resolves every URI")
+    func planWithMap() async throws {
+        let media = URL(literal: "https://media.example/fmp4/audio.m3u8")
+        let text = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:4
+            #EXT-X-MAP:URI="init.mp4",BYTERANGE="800@0"
+            #EXTINF:4,
+            #EXT-X-BYTERANGE:1000@800
+            seg.m4s
+            #EXTINF:4,
+            #EXT-X-BYTERANGE:1000
+            seg.m4s
+            #EXT-X-ENDLIST
+            """
+        transport.stub(media, reply: .response(status: 200, body: Data(text.utf8)))
+        let plan = try await downloader().planHLSAudio(from: media)
+        #expect(
+            plan.parts == [
+                DownloadPart(
+                    url: URL(literal: "https://media.example/fmp4/init.mp4"),
+                    byteRange: HLSByteRange(length: 800, offset: 0)),
+                DownloadPart(
+                    url: URL(literal: "https://media.example/fmp4/seg.m4s"),
+                    byteRange: HLSByteRange(length: 1_000, offset: 800)),
+                DownloadPart(
+                    url: URL(literal: "https://media.example/fmp4/seg.m4s"),
+                    byteRange: HLSByteRange(length: 1_000, offset: 1_800)),
+            ])
+    }
+
+    @Test(
+        "encrypted, live or hostile playlists are refused with a clear error",
+        arguments: [
+            (
+                "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n",
+                "encrypted"
+            ),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n", "liveStream"),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n", "playlist"),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\ndata:,hello\n#EXT-X-ENDLIST\n", "playlist"),
+            ("not a playlist", "playlist"),
+        ]
+    )
+    func refusals(text: String, kind: String) async {
+        let url = URL(literal: "https://media.example/refused.m3u8")
+        transport.stub(url, reply: .response(status: 200, body: Data(text.utf8)))
+        do {
+            _ = try await downloader().planHLSAudio(from: url)
+            Issue.record("planned")
+        } catch let error as DownloadError {
+            #expect(!error.description.isEmpty)
+            switch (kind, error) {
+            case ("encrypted", .encrypted), ("liveStream", .liveStream), ("playlist", .playlist): break
+            default: Issue.record("\(error)")
+            }
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test("encrypted segments are decrypted by a supplied decryptor")
+    func decryptor() async throws {
+        let url = URL(literal: "https://media.example/enc/audio.m3u8")
+        let clear = Data("hello, encrypted world".utf8)
+        let mask = UInt8(ascii: "k")
+        transport.stub(
+            url,
+            reply: .response(
+                status: 200,
+                body: Data(
+                    "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n"
+                        .utf8)))
+        transport.stub(URL(literal: "https://media.example/enc/a.ts"), reply: .resource(Data(clear.map { $0 ^ mask })))
+        let destination = temporaryFolder().appendingPathComponent("clear.ts")
+        _ = try await downloader().downloadHLSAudio(from: url, to: destination, decryptor: XORDecryptor()).result()
+        #expect(try Data(contentsOf: destination) == clear)
+    }
+
+    @Test("a single file is fetched by ranges in chunks, and whole from a server that ignores ranges")
+    func singleFile() async throws {
+        let file = resourceBytes(10_000, seed: 9)
+        let ranged = URL(literal: "https://media.example/video.mp4")
+        transport.stub(ranged, reply: .resource(file))
+        let destination = temporaryFolder().appendingPathComponent("video.mp4")
+        let result = try await downloader().downloadFile(from: ranged, to: destination, chunkSize: 3_000).result()
+        #expect(try Data(contentsOf: destination) == file)
+        #expect(result.partsFetched == 4)
+
+        let plain = URL(literal: "https://media.example/plain.mp4")
+        transport.stub(plain, reply: .response(status: 200, body: file))
+        let plainDestination = temporaryFolder().appendingPathComponent("plain.mp4")
+        let plainResult = try await downloader().downloadFile(from: plain, to: plainDestination, chunkSize: 3_000)
+            .result()
+        #expect(try Data(contentsOf: plainDestination) == file)
+        #expect(plainResult.partsFetched == 1)
+    }
+}
+
+@Suite("OfflineLibrary")
+struct OfflineLibraryTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    /// Every video of the photography API shares one URL; items are told apart by id.
+    let sharedURL = URL(literal: "https://media.example/videos/lesson.mp4")
+    let file = resourceBytes(5_000, seed: 4)
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+        transport.stub(sharedURL, reply: .resource(file))
+    }
+
+    func library(in folder: URL) -> OfflineLibrary {
+        let transport = transport
+        let downloader = MediaDownloader(engine: FetchEngine(clock: clock) { try await transport.send($0) })
+        return OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadFile(from: remote, to: destination, chunkSize: 2_000)
+        }
+    }
+
+    @Test("downloads per item id, remembers across a relaunch, totals bytes, deletes")
+    func lifecycle() async throws {
+        let folder = temporaryFolder()
+        let library = library(in: folder)
+        try await library.load()
+        #expect(await library.state(of: "13") == .notDownloaded)
+        try await library.download("13", from: sharedURL)
+        try await library.download("7", from: sharedURL)
+        await library.waitForDownload("13")
+        await library.waitForDownload("7")
+        guard case .downloaded(_, 5_000) = await library.state(of: "13") else {
+            Issue.record("not downloaded: \(await library.state(of: "13"))")
+            return
+        }
+        #expect(await library.localFile(of: "13") != (await library.localFile(of: "7")))
+        #expect(await library.totalBytes == 10_000)
+        #expect(try Data(contentsOf: #require(await library.localFile(of: "7"))) == file)
+
+        let relaunched = self.library(in: folder)
+        try await relaunched.load()
+        #expect(await relaunched.states.count == 2)
+        try await relaunched.delete("13")
+        #expect(await relaunched.state(of: "13") == .notDownloaded)
+        #expect(await relaunched.totalBytes == 5_000)
+    }
+
+    @Test("on launch, a missing file means not downloaded and an interrupted download becomes cancelled")
+    func reconcile() async throws {
+        let folder = temporaryFolder()
+        let library = library(in: folder)
+        try await library.download("a", from: sharedURL)
+        await library.waitForDownload("a")
+        let file = try #require(await library.localFile(of: "a"))
+        try FileManager.default.removeItem(at: file)
+        // A state file as left by an app killed mid-download.
+        let stateFile = folder.appendingPathComponent("offline-library.json")
+        var saved = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
+        var items = try #require(saved["items"] as? [String: Any])
+        items["b"] = ["remoteURL": "https://media.example/x.mp4", "state": ["downloading": ["fraction": 0.5]]]
+        saved["items"] = items
+        try JSONSerialization.data(withJSONObject: saved).write(to: stateFile)
+        let relaunched = self.library(in: folder)
+        try await relaunched.load()
+        #expect(await relaunched.state(of: "a") == .notDownloaded)
+        #expect(await relaunched.state(of: "b") == .cancelled)
+    }
+
+    @Test("a failed download says why; a corrupted state file is a typed error")
+    func failures() async throws {
+        let folder = temporaryFolder()
+        let missing = URL(literal: "https://media.example/missing.mp4")
+        transport.stub(missing, reply: .response(status: 404))
+        let library = library(in: folder)
+        try await library.download("x", from: missing)
+        await library.waitForDownload("x")
+        guard case .failed(let message) = await library.state(of: "x") else {
+            Issue.record("not failed")
+            return
+        }
+        #expect(message.contains("404"))
+        try Data("{".utf8).write(to: folder.appendingPathComponent("offline-library.json"))
+        await #expect(throws: OfflineLibrary.LibraryError.self) { try await self.library(in: folder).load() }
+    }
+}
+
+@MainActor
+@Suite("Circle player with the real fetcher")
+struct CirclePlayerFetchTests {
+    @Test("the circle fills from the download's real progress and then plays the file")
+    func realProgress() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let base = URL(literal: "https://media.example/arkiva/")
+        let fixtures = FixtureLoader(bundle: .module)
+        for name in ["hls_index.m3u8", "hls_a256K_v4.m3u8"] {
+            transport.stub(
+                base.appendingPathComponent(name),
+                reply: .response(status: 200, body: try fixtures.data("hls/arkiva/\(name)")))
+        }
+        transport.stub(
+            base.appendingPathComponent("hls_a192K_v4.m3u8"),
+            reply: .response(status: 200, body: try fixtures.data("hls/arkiva/hls_a192K_v4.m3u8")))
+        transport.stub(
+            base.appendingPathComponent("hls_a256K.ts"),
+            reply: .resource(resourceBytes(8_209_772, seed: 2), latency: .milliseconds(100)))
+        let downloader = MediaDownloader(engine: FetchEngine(clock: clock) { try await transport.send($0) })
+        let destination = temporaryFolder().appendingPathComponent("circle.ts")
+        let fetcher = HLSAudioFetcher(
+            masterURL: base.appendingPathComponent("hls_index.m3u8"), destination: destination, downloader: downloader)
+        let output = FakeAudioOutput()
+        let model = CirclePlayerModel(fetcher: fetcher, output: output, cache: FakeAudioCache())
+        model.tap()
+        var fills: [Double] = []
+        while case .fetching(_, let fraction) = model.state {
+            fills.append(fraction)
+            if !clock.advanceToNextDeadline() { await Task.yield() }
+        }
+        await model.waitUntilSettled()
+        #expect(model.state == .playing(file: destination))
+        #expect(output.calls == ["play circle.ts"])
+        #expect(Set(fills).count > 5)
+        #expect(zip(fills, fills.dropFirst()).allSatisfy { $0 <= $1 })
+    }
+}
