@@ -66,6 +66,8 @@ public struct Benchmark: Sendable {
     public var setup: Setup
     /// The baselines, each measured in the same run and shown on its own row.
     public var baselines: [Baseline]
+    /// The most samples this case takes, for cases that move hundreds of megabytes per run.
+    public var maximumSamples: Int?
 
     /// Creates a benchmark case.
     public init(
@@ -83,10 +85,14 @@ public struct Benchmark: Sendable {
     }
 
     /// Creates a benchmark case compared with several baselines.
-    public init(group: String, name: String, items: Int, setup: @escaping Setup, baselines: [Baseline]) {
+    public init(
+        group: String, name: String, items: Int, maximumSamples: Int? = nil, setup: @escaping Setup,
+        baselines: [Baseline]
+    ) {
         self.group = group
         self.name = name
         self.items = items
+        self.maximumSamples = maximumSamples
         self.setup = setup
         self.baselines = baselines
     }

@@ -29,9 +29,9 @@ public struct BenchmarkRunner: Sendable {
     ///
     /// - Returns: The results in the order the cases were given.
     public func run(_ cases: [Benchmark], report: (BenchmarkResult) -> Void = { _ in }) -> [BenchmarkResult] {
-        let sampler = Sampler(sampleCount: options.sampleCount)
         var results: [BenchmarkResult] = []
         for benchmark in cases where options.selects(benchmark.qualifiedName) {
+            let sampler = Sampler(sampleCount: min(options.sampleCount, benchmark.maximumSamples ?? .max))
             let body = benchmark.setup()
             guard let statistics = Statistics(samples: sampler.measure(body)) else { continue }
             for baseline in benchmark.baselines {

@@ -4,7 +4,7 @@ import Foundation
 /// Every benchmark case, built for full or `--quick` sizes.
 func allBenchmarks(quick: Bool) -> [Benchmark] {
     ProgressBenchmarks.cases(quick: quick) + GesturesBenchmarks.cases(quick: quick)
-        + PlayerBenchmarks.cases(quick: quick) + HLSBenchmarks.cases(quick: quick)
+        + PlayerBenchmarks.cases(quick: quick) + HLSBenchmarks.cases(quick: quick) + FetchBenchmarks.cases(quick: quick)
 }
 
 func writeStandardError(_ text: String) {
@@ -43,6 +43,10 @@ let results = runner.run(cases) { result in
 }
 print("")
 print(ResultTable.render(results))
+if options.selects("Fetch/memory") {
+    print("")
+    FetchBenchmarks.reportMemoryBound(quick: options.quick)
+}
 
 if results.isEmpty {
     writeStandardError("No benchmark matches the filter \(options.filters). Use --list to see the names.")

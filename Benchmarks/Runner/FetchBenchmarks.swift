@@ -1,0 +1,150 @@
+import BenchmarkHarness
+import Dispatch
+import Foundation
+import Player
+import TestSupport
+
+/// The fetch engine's cases: throughput to disk, latency hiding, and the memory bound.
+enum FetchBenchmarks {
+    static func cases(quick: Bool) -> [Benchmark] {
+        [
+            throughput(parts: quick ? 64 : 1_000, partSize: 256 << 10),
+            latency(parts: quick ? 40 : 200, latency: .milliseconds(5)),
+        ]
+    }
+
+    static let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "mediacore-benchmarks-\(ProcessInfo.processInfo.processIdentifier)")
+
+    /// Many 256 KiB parts from memory to a file: the engine's own overhead.
+    static func throughput(parts count: Int, partSize: Int) -> Benchmark {
+        let size = count * partSize
+        var generator = SplitMix64(seed: 1)
+        let resource = Data((0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        let url = URL(string: "https://bench.example/file.bin") ?? folder
+        let parts = (0..<count).map {
+            DownloadPart(url: url, byteRange: HLSByteRange(length: UInt64(partSize), offset: UInt64($0 * partSize)))
+        }
+        return Benchmark(
+            group: "Fetch",
+            name: "\(count.formatted) parts × 256 KiB to a file (\(size >> 20) MiB)",
+            items: size,
+            maximumSamples: 5,
+            setup: {
+                let transport = InMemoryHTTPTransport(clock: ContinuousClock())
+                transport.stub(url, reply: .resource(resource))
+                let engine = FetchEngine(concurrency: 2, clock: ContinuousClock()) { try await transport.send($0) }
+                return {
+                    let destination = folder.appendingPathComponent("throughput.bin")
+                    blackHole(runBlocking { try await engine.download(parts, to: destination).byteCount })
+                    try? FileManager.default.removeItem(at: destination)
+                }
+            },
+            baselines: [
+                .init(name: "sequential FileHandle write", target: .within(2)) {
+                    {
+                        let destination = folder.appendingPathComponent("sequential.bin")
+                        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                        _ = FileManager.default.createFile(atPath: destination.path, contents: nil)
+                        if let handle = try? FileHandle(forWritingTo: destination) {
+                            for index in 0..<count {
+                                try? handle.write(
+                                    contentsOf: resource.subdata(in: (index * partSize)..<((index + 1) * partSize)))
+                            }
+                            try? handle.synchronize()
+                            try? handle.close()
+                        }
+                        try? FileManager.default.removeItem(at: destination)
+                    }
+                }
+            ]
+        )
+    }
+
+    /// Parts that each take `latency` to arrive: two transfers should halve the wall time.
+    static func latency(parts count: Int, latency: Duration) -> Benchmark {
+        let url = URL(string: "https://bench.example/slow.bin") ?? folder
+        let resource = Data(repeating: 7, count: count * 1_024)
+        let parts = (0..<count).map {
+            DownloadPart(url: url, byteRange: HLSByteRange(length: 1_024, offset: UInt64($0 * 1_024)))
+        }
+        @Sendable func engine(_ concurrency: Int) -> FetchEngine<ContinuousClock> {
+            let transport = InMemoryHTTPTransport(clock: ContinuousClock())
+            transport.stub(url, reply: .resource(resource, latency: latency))
+            return FetchEngine(concurrency: concurrency, clock: ContinuousClock()) { try await transport.send($0) }
+        }
+        let ideal = latency * count / 2
+        return Benchmark(
+            group: "Fetch",
+            name: "\(count) parts, \(Int(latency.seconds * 1_000)) ms latency each, N = 2",
+            items: count,
+            maximumSamples: 5,
+            setup: {
+                let parallel = engine(2)
+                return {
+                    let destination = folder.appendingPathComponent("latency.bin")
+                    blackHole(runBlocking { try await parallel.download(parts, to: destination).byteCount })
+                }
+            },
+            baselines: [
+                .init(name: "ideal: latency × parts ÷ N", target: .within(1.1)) {
+                    { Thread.sleep(forTimeInterval: ideal.seconds) }
+                },
+                .init(name: "sequential (N = 1)") {
+                    let sequential = engine(1)
+                    return {
+                        let destination = folder.appendingPathComponent("latency-1.bin")
+                        blackHole(runBlocking { try await sequential.download(parts, to: destination).byteCount })
+                    }
+                },
+            ]
+        )
+    }
+
+    /// Prints the peak of bytes held in memory during a reordering download beside its bound.
+    static func reportMemoryBound(quick: Bool) {
+        let count = quick ? 40 : 400
+        let largest = 64 << 10
+        let transport = InMemoryHTTPTransport(clock: ContinuousClock())
+        var parts: [DownloadPart] = []
+        for index in 0..<count {
+            let url = URL(string: "https://bench.example/chunk/\(index)") ?? folder
+            // Later parts answer sooner, so the reorder buffer fills.
+            let delay = Duration.microseconds((count - index) % 7 * 300)
+            transport.stub(
+                url, reply: .response(status: 200, body: Data(repeating: 1, count: largest - index % 5), latency: delay)
+            )
+            parts.append(DownloadPart(url: url))
+        }
+        let allParts = parts
+        for concurrency in [2, 4] {
+            let engine = FetchEngine(concurrency: concurrency, clock: ContinuousClock()) {
+                try await transport.send($0)
+            }
+            let destination = folder.appendingPathComponent("memory.bin")
+            let peak = runBlocking { try await engine.download(allParts, to: destination).peakBufferedBytes } ?? 0
+            let bound = UInt64((concurrency + 1) * largest)
+            print(
+                "Fetch memory, \(count) unordered parts of ≤ 64 KiB, N = \(concurrency): peak buffered \(peak) bytes, "
+                    + "bound (N + 1) × largest part = \(bound) bytes: \(peak <= bound ? "within" : "EXCEEDED")")
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Runs async work from a benchmark's synchronous body.
+    static func runBlocking<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) -> Value? {
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = ResultBox<Value>()
+        Task {
+            box.value = try? await body()
+            semaphore.signal()
+        }
+        semaphore.wait()
+        return box.value
+    }
+}
+
+/// Carries a value out of a task to a waiting thread (the semaphore orders the accesses).
+final class ResultBox<Value>: @unchecked Sendable {
+    var value: Value?
+}
