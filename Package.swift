@@ -27,7 +27,7 @@ let package = Package(
     ],
     targets: [
         // MARK: Libraries
-        .target(name: "Catalog", swiftSettings: upcomingFeatures),
+        .target(name: "Catalog", dependencies: ["HTTPSupport"], swiftSettings: upcomingFeatures),
         .target(name: "Progress", swiftSettings: upcomingFeatures),
         .target(name: "Player", dependencies: ["Progress", "HTTPSupport"], swiftSettings: upcomingFeatures),
         .target(name: "Gestures", swiftSettings: upcomingFeatures),
@@ -47,7 +47,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CatalogTests",
-            dependencies: ["Catalog", "TestSupport"],
+            dependencies: ["Catalog", "HTTPSupport", "TestSupport"],
+            resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

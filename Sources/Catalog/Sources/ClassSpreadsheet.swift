@@ -1,0 +1,106 @@
+public import Foundation
+
+/// The dance-class spreadsheet: `title,instructor,level,song,videoUrl,thumbnailSlug`.
+///
+/// The sheet has no id column, and every row has the same video URL, so an id is derived from
+/// the row's content: a 64-bit FNV-1a hash (hex) of title, instructor, level, song and thumbnail
+/// slug, separated by U+001F. The same row re-imported gets the same id, so progress and
+/// downloads keyed by it survive; a row that repeats another exactly gets `-2`, `-3`… in the
+/// order of appearance. Editing any of those fields makes a new lesson, by design: it is one.
+public enum ClassSpreadsheet {
+    /// What to do with a bad row.
+    public enum BadRowPolicy: Sendable, Hashable {
+        /// Stop at the first bad row.
+        case fail
+        /// Skip bad rows and report them.
+        case skip
+    }
+
+    /// The lessons read, and the rows skipped.
+    public struct ImportResult: Sendable, Hashable {
+        /// The lessons, in the sheet's order.
+        public var lessons: [Lesson]
+        /// The rows skipped, with why (empty unless the policy is ``BadRowPolicy/skip``).
+        public var skipped: [CSVError]
+    }
+
+    /// The columns the sheet must have.
+    public static let requiredColumns = ["title", "instructor", "level", "videoUrl"]
+
+    /// Reads the sheet.
+    ///
+    /// - Parameters:
+    ///   - data: The CSV bytes.
+    ///   - policy: Whether a bad row stops the import or is skipped and reported.
+    ///   - thumbnailBase: Where thumbnail slugs live; the slug is kept as is when `nil`.
+    /// - Throws: ``CSVError`` for a malformed file, a missing column, or (when failing) a bad row.
+    /// - Complexity: O(*n*) in the file's size.
+    public static func lessons(from data: Data, policy: BadRowPolicy = .fail, thumbnailBase: URL? = nil)
+        throws(CSVError)
+        -> ImportResult
+    {
+        var header: [String]?
+        var columns: [String: Int] = [:]
+        var lessons: [Lesson] = []
+        var skipped: [CSVError] = []
+        var seen: [String: Int] = [:]
+        try CSVReader().forEachRecord(data) { (record: [String], row: Int) throws(CSVError) in
+            guard let names = header else {
+                let trimmed = record.map { $0.trimmingCharacters(in: .whitespaces) }
+                for (index, name) in trimmed.enumerated() where columns[name] == nil { columns[name] = index }
+                for required in requiredColumns where columns[required] == nil {
+                    throw CSVError(.missingColumn(required), row: row)
+                }
+                header = trimmed
+                return
+            }
+            do throws(CSVError) {
+                guard record.count == names.count else {
+                    throw CSVError(.wrongFieldCount(expected: names.count, found: record.count), row: row)
+                }
+                func value(_ name: String) -> String? {
+                    columns[name].map { record[$0].trimmingCharacters(in: .whitespaces) }.flatMap {
+                        $0.isEmpty ? nil : $0
+                    }
+                }
+                for required in ["title", "videoUrl"] where value(required) == nil {
+                    throw CSVError(.emptyField(column: required), row: row, column: (columns[required] ?? 0) + 1)
+                }
+                let title = value("title") ?? ""
+                var extra: [String: String] = [:]
+                for (index, name) in names.enumerated()
+                where !["title", "instructor", "level", "videoUrl", "thumbnailSlug"].contains(name) {
+                    extra[name] = record[index]
+                }
+                let slug = value("thumbnailSlug")
+                let base = stableID([
+                    title, value("instructor") ?? "", value("level") ?? "", value("song") ?? "", slug ?? "",
+                ])
+                let occurrence = (seen[base] ?? 0) + 1
+                seen[base] = occurrence
+                lessons.append(
+                    Lesson(
+                        id: occurrence == 1 ? base : "\(base)-\(occurrence)", title: title,
+                        instructor: value("instructor"),
+                        level: value("level"), mediaURL: value("videoUrl").flatMap(URL.init(string:)),
+                        thumbnail: slug.map { thumbnailBase?.appendingPathComponent($0).absoluteString ?? $0 },
+                        extra: extra))
+            } catch {
+                guard policy == .skip else { throw error }
+                skipped.append(error)
+            }
+        }
+        return ImportResult(lessons: lessons, skipped: skipped)
+    }
+
+    /// FNV-1a 64 of the fields joined by U+001F, as 16 hex digits.
+    static func stableID(_ fields: [String]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in fields.joined(separator: "\u{1F}").utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

@@ -1,0 +1,184 @@
+public import Foundation
+
+/// Why a catalog body could not be read.
+public struct CatalogDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What the body was supposed to be.
+    public var source: String
+    /// What was wrong, with the key path.
+    public var reason: String
+
+    /// A sentence naming the source and the problem.
+    public var description: String { "\(source): \(reason)" }
+
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return String(describing: error) }
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
+            return keys.isEmpty ? "" : " at \(keys.joined(separator: "."))"
+        }
+        switch error {
+        case .dataCorrupted(let context): return context.debugDescription + path(context)
+        case .keyNotFound(let key, let context): return "missing '\(key.stringValue)'" + path(context)
+        case .typeMismatch(let type, let context): return "expected \(type)" + path(context)
+        case .valueNotFound(let type, let context): return "missing \(type)" + path(context)
+        @unknown default: return String(describing: error)
+        }
+    }
+}
+
+/// The photography school's videos API: `{"videos": [{id, name, thumbnail, description, video_link}]}`.
+public enum VideosAPI {
+    private struct Body: Decodable {
+        var videos: [Video]
+    }
+
+    private struct Video: Decodable {
+        var id: FlexibleID
+        var name: String
+        var thumbnail: String?
+        var description: String?
+        var videoLink: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, thumbnail, description
+            case videoLink = "video_link"
+        }
+    }
+
+    /// An id written as a number or a string.
+    private struct FlexibleID: Decodable {
+        var text: String
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Int64.self) {
+                text = String(number)
+            } else {
+                text = try container.decode(String.self)
+            }
+        }
+    }
+
+    /// The lessons, in the server's order (its ids are not sorted, and order is editorial).
+    ///
+    /// - Throws: ``CatalogDecodingError`` naming the key path of the first problem.
+    public static func lessons(from data: Data) throws(CatalogDecodingError) -> [Lesson] {
+        do {
+            return try JSONDecoder().decode(Body.self, from: data).videos.map { video in
+                Lesson(
+                    id: video.id.text, title: video.name, summary: video.description,
+                    mediaURL: video.videoLink.flatMap(URL.init(string:)), thumbnail: video.thumbnail)
+            }
+        } catch {
+            throw CatalogDecodingError(source: "videos API", reason: CatalogDecodingError.describe(error))
+        }
+    }
+}
+
+/// A HAL page (the streaming-sections brief): sections linked by URI templates.
+public struct HALPage: Hashable, Sendable {
+    /// One section a page links to.
+    public struct Section: Hashable, Sendable, Identifiable {
+        /// The section's id.
+        public var id: String
+        /// Its title, for display.
+        public var title: String
+        /// Its machine name (`series`, `movie`…), if given.
+        public var name: String?
+        /// Where it lives, as an RFC 6570 template.
+        public var href: URITemplate
+        /// The server's sort key; not unique, so ties keep the page's order.
+        public var sectionSort: Int?
+
+        /// The section's URL with the template's variables filled in.
+        public func url(_ values: [String: String] = [:]) -> URL? {
+            URL(string: href.expand(values))
+        }
+    }
+
+    /// The page's type (`page`).
+    public var type: String?
+    /// What the page is (`root`, `section`).
+    public var pageType: String?
+    /// The title.
+    public var title: String?
+    /// The sections, sorted by `sectionSort` (ties in page order; unsorted ones last).
+    public var sections: [Section]
+    /// The page's own link.
+    public var selfLink: String?
+
+    private struct Body: Decodable {
+        var type: String?
+        var pageType: String?
+        var title: String?
+        var links: Links?
+
+        enum CodingKeys: String, CodingKey {
+            case type, pageType, title
+            case links = "_links"
+        }
+    }
+
+    private struct Links: Decodable {
+        var selfLink: Link?
+        var sections: [RawSection]?
+
+        enum CodingKeys: String, CodingKey {
+            case selfLink = "self"
+            case sections = "viaplay:sections"
+        }
+    }
+
+    private struct Link: Decodable {
+        var href: String
+    }
+
+    private struct RawSection: Decodable {
+        var id: String
+        var title: String?
+        var name: String?
+        var href: String
+        var sectionSort: Int?
+    }
+
+    /// Reads a page; unknown keys are ignored.
+    ///
+    /// - Throws: ``CatalogDecodingError`` for a body that is not a HAL page or a section whose
+    ///   `href` is not a valid URI template.
+    public static func decode(_ data: Data) throws(CatalogDecodingError) -> HALPage {
+        let body: Body
+        do {
+            body = try JSONDecoder().decode(Body.self, from: data)
+        } catch {
+            throw CatalogDecodingError(source: "HAL page", reason: CatalogDecodingError.describe(error))
+        }
+        var sections: [(offset: Int, section: Section)] = []
+        for (offset, raw) in (body.links?.sections ?? []).enumerated() {
+            let template: URITemplate
+            do {
+                template = try URITemplate(raw.href)
+            } catch {
+                throw CatalogDecodingError(
+                    source: "HAL page", reason: "section \(raw.id) has a malformed href '\(raw.href)'")
+            }
+            sections.append(
+                (
+                    offset,
+                    Section(
+                        id: raw.id, title: raw.title ?? raw.name ?? raw.id, name: raw.name, href: template,
+                        sectionSort: raw.sectionSort)
+                ))
+        }
+        sections.sort { lhs, rhs in
+            switch (lhs.section.sectionSort, rhs.section.sectionSort) {
+            case (let a?, let b?) where a != b: return a < b
+            case (nil, _?): return false
+            case (_?, nil): return true
+            default: return lhs.offset < rhs.offset
+            }
+        }
+        return HALPage(
+            type: body.type, pageType: body.pageType, title: body.title, sections: sections.map(\.section),
+            selfLink: body.links?.selfLink?.href)
+    }
+}

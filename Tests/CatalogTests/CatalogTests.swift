@@ -1,1 +1,0 @@
-// Catalog's tests arrive with the module's issue; the target exists so the package layout is complete.

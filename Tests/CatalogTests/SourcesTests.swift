@@ -1,0 +1,146 @@
+import Catalog
+import Foundation
+import TestSupport
+import Testing
+
+@Suite("Catalog sources")
+struct SourcesTests {
+    let fixtures = FixtureLoader(bundle: .module)
+
+    @Test(
+        "CSV by RFC 4180",
+        arguments: [
+            ("a,b\n1,2\n", [["a", "b"], ["1", "2"]]),
+            ("a,b\r\n1,2\r\n", [["a", "b"], ["1", "2"]]),
+            ("a,b\n1,2", [["a", "b"], ["1", "2"]]),
+            ("\u{FEFF}a,b\n1,2\n", [["a", "b"], ["1", "2"]]),
+            ("a\n\"x,y\"\n", [["a"], ["x,y"]]),
+            ("a\n\"say \"\"hi\"\"\"\n", [["a"], ["say \"hi\""]]),
+            ("a,b\n\"line 1\nline 2\",z\n", [["a", "b"], ["line 1\nline 2", "z"]]),
+            ("a,b\n,\n", [["a", "b"], ["", ""]]),
+            ("a\n\n\nb\n", [["a"], ["b"]]),
+            ("a,b\n\"\",\"\"\r\n", [["a", "b"], ["", ""]]),
+            ("é,ü\n", [["é", "ü"]]),
+        ] as [(String, [[String]])]
+    )
+    func csv(text: String, records: [[String]]) throws {
+        #expect(try CSVReader().records(Data(text.utf8)) == records)
+    }
+
+    @Test(
+        "malformed CSV names the row and column",
+        arguments: [
+            ("a,b\n1,\"open\n", CSVError(.unterminatedQuote, row: 2, column: 2)),
+            ("a,b\n\"x\"y,2\n", CSVError(.textAfterQuote, row: 2, column: 1)),
+        ]
+    )
+    func malformedCSV(text: String, error: CSVError) {
+        #expect(throws: error) { try CSVReader().records(Data(text.utf8)) }
+    }
+
+    @Test("the class spreadsheet: 351 classes with stable ids that survive a re-import")
+    func spreadsheet() throws {
+        let data = try fixtures.data("steezy-classes.csv")
+        let result = try ClassSpreadsheet.lessons(from: data)
+        #expect(result.lessons.count == 351)
+        #expect(Set(result.lessons.map(\.id)).count == 351)
+        #expect(result.lessons[0].title == "Nisi veritatis doloremque quidem et eos.")
+        #expect(result.lessons[0].instructor == "Adolph Moen")
+        #expect(result.lessons[0].level == "beginner")
+        #expect(result.lessons[0].extra["song"] == "Quasi molestias.")
+        #expect(result.lessons[1].instructor == "Mr. Lilyan O'Conner")
+        let again = try ClassSpreadsheet.lessons(from: data)
+        #expect(again.lessons.map(\.id) == result.lessons.map(\.id))
+        // Reordering rows keeps every lesson's id.
+        let text = String(decoding: data, as: UTF8.self)
+        var lines = text.split(separator: "\n")
+        let header = lines.removeFirst()
+        let shuffled = ([header] + lines.reversed()).joined(separator: "\n")
+        let reordered = try ClassSpreadsheet.lessons(from: Data(shuffled.utf8))
+        #expect(Set(reordered.lessons.map(\.id)) == Set(result.lessons.map(\.id)))
+    }
+
+    @Test("bad rows fail the import, or are skipped and reported")
+    func badRows() throws {
+        let text = """
+            title,instructor,level,song,videoUrl,thumbnailSlug
+            A,Ann,beginner,S,https://v.example/a.mp4,a.jpg
+            B,Bob,beginner,https://v.example/b.mp4
+            ,Cy,advanced,S,https://v.example/c.mp4,c.jpg
+            A,Ann,beginner,S,https://v.example/a.mp4,a.jpg
+            """
+        #expect(throws: CSVError(.wrongFieldCount(expected: 6, found: 4), row: 3)) {
+            try ClassSpreadsheet.lessons(from: Data(text.utf8))
+        }
+        let result = try ClassSpreadsheet.lessons(from: Data(text.utf8), policy: .skip)
+        #expect(result.lessons.map(\.title) == ["A", "A"])
+        #expect(result.lessons[1].id == result.lessons[0].id + "-2")
+        #expect(
+            result.skipped == [
+                CSVError(.wrongFieldCount(expected: 6, found: 4), row: 3),
+                CSVError(.emptyField(column: "title"), row: 4, column: 1),
+            ])
+        #expect(throws: CSVError(.missingColumn("videoUrl"), row: 1)) {
+            try ClassSpreadsheet.lessons(from: Data("title,instructor,level\nA,B,C\n".utf8))
+        }
+    }
+
+    @Test("the videos API keeps the server's order")
+    func videos() throws {
+        let lessons = try VideosAPI.lessons(from: fixtures.data("ips-videos.json"))
+        #expect(lessons.count == 14)
+        #expect(lessons[0].id == "950")
+        #expect(lessons[0].title == "How To Hold Your iPhone When Taking Photos")
+        #expect(lessons.map(\.id) != lessons.map(\.id).sorted())
+        #expect(Set(lessons.compactMap(\.mediaURL)).count == 1)
+        #expect(throws: CatalogDecodingError.self) {
+            try VideosAPI.lessons(from: Data("{\"videos\":[{\"id\":1}]}".utf8))
+        }
+    }
+
+    @Test("HAL pages: sections sorted by sectionSort with ties in page order, links expanded by RFC 6570")
+    func hal() throws {
+        let root = try HALPage.decode(fixtures.data("viaplay-root.json"))
+        #expect(root.sections.map(\.title) == ["Serier", "Sport", "Filmer", "Barn"])
+        let series = try #require(root.sections.first)
+        #expect(series.href.variableNames == ["dtg", "productsPerPage"])
+        #expect(series.url()?.absoluteString == "https://content.viaplay.com/ios-se/serier")
+        #expect(
+            series.url(["productsPerPage": "20"])?.absoluteString
+                == "https://content.viaplay.com/ios-se/serier?productsPerPage=20")
+        let section = try HALPage.decode(fixtures.data("viaplay-section-serier.json"))
+        #expect(section.pageType == "section")
+        #expect(section.sections.count == 2)
+    }
+
+    /// RFC 6570 §1.2's examples for levels 1 to 3.
+    @Test(
+        "URI templates expand as RFC 6570 says",
+        arguments: [
+            ("{var}", "value"), ("{hello}", "Hello%20World%21"), ("{+var}", "value"), ("{+hello}", "Hello%20World!"),
+            ("{+path}/here", "/foo/bar/here"), ("here?ref={+path}", "here?ref=/foo/bar"), ("X{#var}", "X#value"),
+            ("X{#hello}", "X#Hello%20World!"), ("map?{x,y}", "map?1024,768"),
+            ("{x,hello,y}", "1024,Hello%20World%21,768"),
+            ("{+x,hello,y}", "1024,Hello%20World!,768"), ("{+path,x}/here", "/foo/bar,1024/here"),
+            ("{#x,hello,y}", "#1024,Hello%20World!,768"), ("{#path,x}/here", "#/foo/bar,1024/here"),
+            ("X{.var}", "X.value"),
+            ("X{.x,y}", "X.1024.768"), ("{/var}", "/value"), ("{/var,x}/here", "/value/1024/here"),
+            ("{;x,y}", ";x=1024;y=768"),
+            ("{;x,y,empty}", ";x=1024;y=768;empty"), ("{?x,y}", "?x=1024&y=768"),
+            ("{?x,y,empty}", "?x=1024&y=768&empty="),
+            ("?fixed=yes{&x}", "?fixed=yes&x=1024"), ("{&x,y,empty}", "&x=1024&y=768&empty="), ("{var:3}", "val"),
+            ("{?undef}", ""), ("a{undef}b", "ab"),
+        ]
+    )
+    func uriTemplates(template: String, expected: String) throws {
+        let values = [
+            "var": "value", "hello": "Hello World!", "path": "/foo/bar", "empty": "", "x": "1024", "y": "768",
+        ]
+        #expect(try URITemplate(template).expand(values) == expected)
+    }
+
+    @Test("malformed templates are typed errors", arguments: ["{unclosed", "{a b}", "{!x}", "{x:0}"])
+    func malformedTemplates(template: String) {
+        #expect(throws: URITemplate.TemplateError.self) { try URITemplate(template) }
+    }
+}
