@@ -1,0 +1,256 @@
+public import Foundation
+import HTTPSupport
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+/// Why a catalog could not be served.
+public enum CatalogError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The network failed.
+    case network(code: Int?, message: String)
+    /// The server answered with a status other than 200.
+    case httpStatus(Int, url: URL)
+    /// The body could not be read.
+    case decoding(CatalogDecodingError)
+    /// Offline, and this page was never loaded: there is nothing to show.
+    case neverLoaded(key: String)
+    /// The cache could not be written (the data was still served).
+    case store(reason: String)
+
+    /// A sentence for logs; apps show their own wording.
+    public var description: String {
+        switch self {
+        case .network(let code, let message): "The network failed\(code.map { " (\($0))" } ?? ""): \(message)"
+        case .httpStatus(let status, let url): "\(url.absoluteString) answered HTTP \(status)"
+        case .decoding(let error): error.description
+        case .neverLoaded(let key): "'\(key)' was never loaded, and the app is offline"
+        case .store(let reason): "The cache could not be written: \(reason)"
+        }
+    }
+}
+
+/// Something a repository serves: where it lives, how to cache it, how to read it.
+public struct CatalogResource<Value: Sendable>: Sendable {
+    /// The cache key (stable across launches).
+    public var key: String
+    /// Where the network copy is.
+    public var url: URL
+    /// Reads the body (the cache keeps the body as received).
+    public var decode: @Sendable (Data) throws(CatalogDecodingError) -> Value
+
+    /// Creates a resource.
+    public init(key: String, url: URL, decode: @escaping @Sendable (Data) throws(CatalogDecodingError) -> Value) {
+        self.key = key
+        self.url = url
+        self.decode = decode
+    }
+
+    /// The photography school's video list.
+    public static func videos(at url: URL) -> CatalogResource<[Lesson]> where Value == [Lesson] {
+        CatalogResource(key: "videos:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in
+            try VideosAPI.lessons(from: data)
+        }
+    }
+
+    /// A HAL page (the root page or a section).
+    public static func page(at url: URL) -> CatalogResource<HALPage> where Value == HALPage {
+        CatalogResource(key: "page:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in
+            try HALPage.decode(data)
+        }
+    }
+}
+
+/// A value served by a repository, and where it came from.
+public struct CatalogSnapshot<Value: Sendable>: Sendable {
+    /// Where the value came from.
+    public enum Origin: Sendable, Hashable {
+        /// The on-disk cache.
+        case cache
+        /// The network, just now.
+        case network
+    }
+
+    /// The value.
+    public var value: Value
+    /// Where it came from.
+    public var origin: Origin
+    /// When it was fetched from the network.
+    public var fetchedAt: Date
+}
+
+/// Serves catalogs from the cache and the network by the policies a catalog screen needs.
+///
+/// - **Launch**: ``launch(_:)`` publishes the cached copy at once, then the network's.
+/// - **Pull to refresh**: ``refresh(_:)`` always asks the network; on failure the cache is kept
+///   and the error surfaces.
+/// - **Throttle**: ``value(_:)`` serves the cache without a network call within ``throttle``
+///   (6 s by default) of the last *successful* fetch, measured on the injected clock; a failed
+///   fetch starts no window.
+/// - **Offline**: while ``isOffline``, only pages loaded before are served; any other is
+///   ``CatalogError/neverLoaded(key:)``.
+/// - **Coalescing**: concurrent requests for the same resource share one network call.
+public actor CatalogRepository<C: Clock> where C.Duration == Duration {
+    /// A function shaped like `URLSession.data(for:)`.
+    public typealias Transport = @Sendable (URLRequest) async throws -> (Data, URLResponse)
+
+    /// The cache.
+    public let store: CatalogStore
+    /// How long after a successful fetch the cache is served without asking the network.
+    public let throttle: Duration
+    /// Whether the app is offline (set from the app's reachability).
+    public private(set) var isOffline = false
+    /// The error of the last network attempt, if it failed.
+    public private(set) var lastError: CatalogError?
+    /// How many requests the repository has sent, for diagnostics.
+    public private(set) var networkRequestCount = 0
+
+    private let clock: C
+    private let transport: Transport
+    private let now: @Sendable () -> Date
+    private var lastSuccess: [String: C.Instant] = [:]
+    private var inFlight: [String: Task<Data, any Error>] = [:]
+
+    /// Creates a repository.
+    public init(
+        store: CatalogStore, clock: C, throttle: Duration = .seconds(6),
+        now: @escaping @Sendable () -> Date = { Date() },
+        transport: @escaping Transport
+    ) {
+        self.store = store
+        self.clock = clock
+        self.throttle = throttle
+        self.now = now
+        self.transport = transport
+    }
+
+    /// Sets whether the app is offline.
+    public func setOffline(_ offline: Bool) { isOffline = offline }
+
+    /// Load on launch: the cached copy at once (when there is one), then the network's.
+    ///
+    /// The stream yields `.success` snapshots tagged ``CatalogSnapshot/Origin``, and a
+    /// `.failure` when the network attempt fails (the cached copy stays valid).
+    public nonisolated func launch<Value>(_ resource: CatalogResource<Value>) -> AsyncStream<
+        Result<CatalogSnapshot<Value>, CatalogError>
+    > {
+        AsyncStream { continuation in
+            let task = Task {
+                if let cached = await self.cached(resource) { continuation.yield(.success(cached)) }
+                do throws(CatalogError) {
+                    continuation.yield(.success(try await self.refresh(resource)))
+                } catch {
+                    continuation.yield(.failure(error))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Pull to refresh: asks the network whatever the throttle says.
+    ///
+    /// - Throws: ``CatalogError``; the cache is kept as it was.
+    public func refresh<Value>(_ resource: CatalogResource<Value>) async throws(CatalogError) -> CatalogSnapshot<Value>
+    {
+        if isOffline {
+            lastError = .network(code: URLError.Code.notConnectedToInternet.rawValue, message: "offline")
+            throw lastError ?? .neverLoaded(key: resource.key)
+        }
+        return try await fetchFromNetwork(resource)
+    }
+
+    /// The value by the throttle and offline policies: the cache within the throttle window or
+    /// while offline, the network otherwise (falling back to the cache if the network fails).
+    ///
+    /// - Throws: ``CatalogError/neverLoaded(key:)`` offline without a cached copy, or the
+    ///   network's error when there is no cached copy to fall back to.
+    public func value<Value>(_ resource: CatalogResource<Value>) async throws(CatalogError) -> CatalogSnapshot<Value> {
+        let cached = await cached(resource)
+        if isOffline {
+            guard let cached else { throw .neverLoaded(key: resource.key) }
+            return cached
+        }
+        if let cached, let last = lastSuccess[resource.key], last.duration(to: clock.now) < throttle {
+            return cached
+        }
+        do throws(CatalogError) {
+            return try await fetchFromNetwork(resource)
+        } catch {
+            guard let cached else { throw error }
+            return cached
+        }
+    }
+
+    // MARK: Private
+
+    /// The cached copy, decoded; an entry that no longer decodes counts as missing.
+    private func cached<Value>(_ resource: CatalogResource<Value>) async -> CatalogSnapshot<Value>? {
+        guard let entry = await store.entry(for: resource.key), let value = try? resource.decode(entry.data) else {
+            return nil
+        }
+        return CatalogSnapshot(value: value, origin: .cache, fetchedAt: entry.storedAt)
+    }
+
+    private func fetchFromNetwork<Value>(_ resource: CatalogResource<Value>) async throws(CatalogError)
+        -> CatalogSnapshot<Value>
+    {
+        let data: Data
+        do {
+            data = try await sharedFetch(resource)
+        } catch {
+            let failure = Self.map(error, url: resource.url)
+            lastError = failure
+            throw failure
+        }
+        let value: Value
+        do {
+            value = try resource.decode(data)
+        } catch {
+            lastError = .decoding(error)
+            throw .decoding(error)
+        }
+        let fetchedAt = now()
+        lastSuccess[resource.key] = clock.now
+        lastError = nil
+        do {
+            try await store.store(data, for: resource.key, at: fetchedAt)
+        } catch {
+            lastError = .store(reason: error.reason)
+        }
+        return CatalogSnapshot(value: value, origin: .network, fetchedAt: fetchedAt)
+    }
+
+    /// One network call per resource at a time; concurrent callers share it.
+    private func sharedFetch<Value>(_ resource: CatalogResource<Value>) async throws -> Data {
+        if let running = inFlight[resource.key] { return try await running.value }
+        networkRequestCount += 1
+        let transport = transport
+        let url = resource.url
+        let task = Task { () throws -> Data in
+            let (data, response) = try await transport(URLRequest(url: url))
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 200
+            guard status == 200 else { throw CatalogError.httpStatus(status, url: url) }
+            return data
+        }
+        inFlight[resource.key] = task
+        defer { inFlight[resource.key] = nil }
+        return try await task.value
+    }
+
+    static func map(_ error: any Error, url: URL) -> CatalogError {
+        switch error {
+        case let error as CatalogError: error
+        case let error as URLError: .network(code: error.code.rawValue, message: error.localizedDescription)
+        default: .network(code: nil, message: String(describing: error))
+        }
+    }
+}
+
+extension CatalogRepository where C == ContinuousClock {
+    /// Creates a repository over `URLSession` (cancellation bridged) on the continuous clock.
+    public init(store: CatalogStore, throttle: Duration = .seconds(6), session: URLSession = .shared) {
+        let transport = URLSessionTransport(session: session)
+        self.init(store: store, clock: ContinuousClock(), throttle: throttle) { try await transport.send($0) }
+    }
+}

@@ -1,0 +1,179 @@
+import Catalog
+import Foundation
+import TestSupport
+import Testing
+
+func temporaryFolder() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString)")
+}
+
+@Suite("CatalogStore")
+struct CatalogStoreTests {
+    @Test("stores, reloads after a relaunch, and never uses the key as a path")
+    func roundTrip() async throws {
+        let folder = temporaryFolder()
+        let store = CatalogStore(directory: folder)
+        let key = "page:https://content.viaplay.com/ios-se/../../etc/passwd?x=1"
+        try await store.store(Data("body".utf8), for: key, at: Date(timeIntervalSince1970: 100))
+        let reopened = CatalogStore(directory: folder)
+        let entry = try #require(await reopened.entry(for: key))
+        #expect(entry.data == Data("body".utf8))
+        #expect(entry.storedAt == Date(timeIntervalSince1970: 100))
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(names.count == 1 && names[0].hasSuffix(".entry") && !names[0].contains("/"))
+    }
+
+    @Test("a file truncated at any byte offset is reported and treated as missing, never a crash")
+    func truncationAtEveryOffset() async throws {
+        let folder = temporaryFolder()
+        let store = CatalogStore(directory: folder)
+        try await store.store(Data("the catalog".utf8), for: "k", at: Date(timeIntervalSince1970: 1))
+        let file = try #require(
+            try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).first)
+        let bytes = try Data(contentsOf: file)
+        for length in 0..<bytes.count {
+            try bytes.prefix(length).write(to: file)
+            let reopened = CatalogStore(directory: folder)
+            #expect(await reopened.entry(for: "k") == nil, "length \(length)")
+            #expect(await reopened.problems.count == (length == 0 ? 1 : 1), "length \(length)")
+        }
+        try bytes.write(to: file)
+        #expect(await CatalogStore(directory: folder).entry(for: "k")?.data == Data("the catalog".utf8))
+    }
+
+    @Test("an entry from a newer version is reported and treated as missing")
+    func futureVersion() async throws {
+        let folder = temporaryFolder()
+        let store = CatalogStore(directory: folder)
+        try await store.store(Data("x".utf8), for: "k", at: Date())
+        let file = try #require(
+            try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).first)
+        let text = String(decoding: try Data(contentsOf: file), as: UTF8.self).replacingOccurrences(
+            of: "\"version\":1", with: "\"version\":9")
+        try Data(text.utf8).write(to: file)
+        let reopened = CatalogStore(directory: folder)
+        #expect(await reopened.entry(for: "k") == nil)
+        #expect(await reopened.problems.first?.reason.contains("newer") == true)
+    }
+
+    @Test("beyond the size bound, the least recently used entries are evicted")
+    func eviction() async throws {
+        let body = Data(repeating: 65, count: 200)
+        // An entry's size on disk: the envelope around the body.
+        let probe = CatalogStore(directory: temporaryFolder())
+        try await probe.store(body, for: "a", at: Date())
+        let entrySize = await probe.totalBytes
+        let bound = entrySize * 3 + entrySize / 2
+        let store = CatalogStore(directory: temporaryFolder(), maximumBytes: bound)
+        for key in ["a", "b", "c"] { try await store.store(body, for: key, at: Date()) }
+        _ = await store.entry(for: "a")  // a is now more recent than b
+        try await store.store(body, for: "d", at: Date())
+        #expect(await store.totalBytes <= bound)
+        #expect(await store.entry(for: "a") != nil)
+        #expect(await store.entry(for: "d") != nil)
+        #expect(await store.entry(for: "b") == nil)
+    }
+}
+
+@Suite("CatalogRepository policies")
+struct CatalogRepositoryTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let url = URL(literal: "https://api.example/videos")
+    let body: Data
+
+    init() throws {
+        transport = InMemoryHTTPTransport(clock: clock)
+        body = try FixtureLoader(bundle: .module).data("ips-videos.json")
+    }
+
+    func repository(store: CatalogStore? = nil) -> CatalogRepository<ManualClock> {
+        let transport = transport
+        return CatalogRepository(
+            store: store ?? CatalogStore(directory: temporaryFolder()), clock: clock,
+            transport: { try await transport.send($0) })
+    }
+
+    @Test("launch without a cache: only the network snapshot; with a cache: the cache at once, then the network")
+    func launch() async throws {
+        transport.stub(url, reply: .response(status: 200, body: body))
+        let store = CatalogStore(directory: temporaryFolder())
+        var origins: [CatalogSnapshot<[Lesson]>.Origin] = []
+        for await result in repository(store: store).launch(.videos(at: url)) {
+            origins.append(try result.get().origin)
+        }
+        #expect(origins == [.network])
+        origins = []
+        for await result in repository(store: store).launch(.videos(at: url)) {
+            origins.append(try result.get().origin)
+        }
+        #expect(origins == [.cache, .network])
+    }
+
+    @Test("a failed refresh keeps the cache and surfaces the error")
+    func refreshFailure() async throws {
+        transport.stub(url, replies: [.response(status: 200, body: body), .response(status: 503)])
+        let repository = repository()
+        _ = try await repository.refresh(.videos(at: url))
+        await #expect(throws: CatalogError.httpStatus(503, url: url)) { try await repository.refresh(.videos(at: url)) }
+        #expect(await repository.lastError == .httpStatus(503, url: url))
+        clock.advance(by: .seconds(10))
+        let fallback = try await repository.value(.videos(at: url))
+        #expect(fallback.origin == .cache)
+        #expect(fallback.value.count == 14)
+    }
+
+    @Test("the throttle serves the cache until exactly 6 s after the last successful fetch")
+    func throttleBoundary() async throws {
+        transport.stub(url, reply: .response(status: 200, body: body))
+        let repository = repository()
+        _ = try await repository.value(.videos(at: url))
+        clock.advance(by: .milliseconds(5_999))
+        #expect(try await repository.value(.videos(at: url)).origin == .cache)
+        clock.advance(by: .milliseconds(1))
+        #expect(try await repository.value(.videos(at: url)).origin == .network)
+        #expect(transport.requests.count == 2)
+    }
+
+    @Test("a failed fetch starts no throttle window")
+    func failureStartsNoWindow() async throws {
+        transport.stub(
+            url,
+            replies: [.response(status: 200, body: body), .response(status: 500), .response(status: 200, body: body)])
+        let repository = repository()
+        _ = try await repository.value(.videos(at: url))
+        clock.advance(by: .seconds(7))
+        #expect(try await repository.value(.videos(at: url)).origin == .cache)  // 500: falls back to the cache
+        clock.advance(by: .seconds(1))
+        #expect(try await repository.value(.videos(at: url)).origin == .network)  // no window from the failure
+    }
+
+    @Test("offline: pages opened before are served, others say they were never loaded")
+    func offline() async throws {
+        let section = URL(literal: "https://content.example/serier")
+        let unopened = URL(literal: "https://content.example/film")
+        let page = try FixtureLoader(bundle: .module).data("viaplay-section-serier.json")
+        transport.stub(section, reply: .response(status: 200, body: page))
+        let repository = repository()
+        _ = try await repository.value(.page(at: section))
+        await repository.setOffline(true)
+        #expect(try await repository.value(.page(at: section)).origin == .cache)
+        await #expect(throws: CatalogError.neverLoaded(key: "page:" + unopened.absoluteString)) {
+            try await repository.value(.page(at: unopened))
+        }
+    }
+
+    @Test("concurrent requests for the same page share one network call")
+    func coalescing() async throws {
+        transport.stub(url, reply: .response(status: 200, body: body, latency: .seconds(1)))
+        let repository = repository()
+        async let first = repository.value(.videos(at: url))
+        async let second = repository.value(.videos(at: url))
+        async let third = repository.refresh(.videos(at: url))
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(1))
+        let results = try await [first, second, third]
+        #expect(results.allSatisfy { $0.value.count == 14 })
+        #expect(transport.requests.count == 1)
+    }
+}
