@@ -1,0 +1,117 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+/// Why a thumbnail could not be loaded.
+public enum ThumbnailError: Error, Hashable, Sendable {
+    /// The network failed.
+    case network(url: URL, message: String)
+    /// The server answered with a status other than 200.
+    case httpStatus(url: URL, status: Int)
+    /// The body is empty or larger than the cache accepts.
+    case unusableBody(url: URL, bytes: Int)
+}
+
+/// Image bytes for thumbnail URLs, kept in memory and on disk, each bounded.
+///
+/// Lookups go memory → disk → network. Concurrent requests for one URL share one download. The
+/// disk layer is a ``CatalogStore`` (files named by a hash, never by the URL; least recently used
+/// evicted). A failure is reported for its URL only and never cached, so the next request
+/// tries again.
+public actor ThumbnailCache {
+    /// A function shaped like `URLSession.data(for:)`.
+    public typealias Transport = @Sendable (URLRequest) async throws -> (Data, URLResponse)
+
+    /// The most bytes kept in memory.
+    public let memoryLimit: Int
+    /// The largest image accepted.
+    public let maximumImageBytes: Int
+    /// Images downloaded since creation, for diagnostics.
+    public private(set) var downloadCount = 0
+
+    private let disk: CatalogStore
+    private let transport: Transport
+    private let now: @Sendable () -> Date
+    private var memory: [URL: (data: Data, lastUse: UInt64)] = [:]
+    private var memoryBytes = 0
+    private var useCounter: UInt64 = 0
+    private var inFlight: [URL: Task<Data, any Error>] = [:]
+
+    /// Creates a cache with a disk folder and limits.
+    public init(
+        directory: URL, memoryLimit: Int = 16 << 20, diskLimit: Int = 128 << 20, maximumImageBytes: Int = 8 << 20,
+        now: @escaping @Sendable () -> Date = { Date() }, transport: @escaping Transport
+    ) {
+        self.memoryLimit = memoryLimit
+        self.maximumImageBytes = maximumImageBytes
+        disk = CatalogStore(directory: directory, maximumBytes: diskLimit)
+        self.now = now
+        self.transport = transport
+    }
+
+    /// The image bytes for `url`.
+    ///
+    /// - Throws: ``ThumbnailError`` for this URL; nothing is cached for it.
+    public func data(for url: URL) async throws(ThumbnailError) -> Data {
+        if let hit = memory[url] {
+            useCounter += 1
+            memory[url] = (hit.data, useCounter)
+            return hit.data
+        }
+        if let entry = await disk.entry(for: url.absoluteString) {
+            remember(entry.data, for: url)
+            return entry.data
+        }
+        let data: Data
+        do {
+            data = try await download(url)
+        } catch let error as ThumbnailError {
+            throw error
+        } catch {
+            throw .network(url: url, message: String(describing: error))
+        }
+        remember(data, for: url)
+        try? await disk.store(data, for: url.absoluteString, at: now())
+        return data
+    }
+
+    /// The bytes held in memory.
+    public var memoryUsage: Int { memoryBytes }
+
+    private func download(_ url: URL) async throws -> Data {
+        if let running = inFlight[url] { return try await running.value }
+        downloadCount += 1
+        let transport = transport
+        let limit = maximumImageBytes
+        let task = Task { () throws -> Data in
+            let data: Data
+            let response: URLResponse
+            do {
+                (data, response) = try await transport(URLRequest(url: url))
+            } catch {
+                throw ThumbnailError.network(url: url, message: String(describing: error))
+            }
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 200
+            guard status == 200 else { throw ThumbnailError.httpStatus(url: url, status: status) }
+            guard !data.isEmpty, data.count <= limit else { throw ThumbnailError.unusableBody(url: url, bytes: data.count) }
+            return data
+        }
+        inFlight[url] = task
+        defer { inFlight[url] = nil }
+        return try await task.value
+    }
+
+    private func remember(_ data: Data, for url: URL) {
+        guard data.count <= memoryLimit else { return }
+        useCounter += 1
+        if let old = memory[url] { memoryBytes -= old.data.count }
+        memory[url] = (data, useCounter)
+        memoryBytes += data.count
+        while memoryBytes > memoryLimit, let oldest = memory.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            memory[oldest.key] = nil
+            memoryBytes -= oldest.value.data.count
+        }
+    }
+}
