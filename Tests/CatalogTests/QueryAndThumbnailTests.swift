@@ -9,7 +9,9 @@ struct LessonIndexTests {
         Lesson(id: "1", title: "Salsa Basics", instructor: "José Pérez", level: "beginner"),
         Lesson(id: "2", title: "Advanced Spins", instructor: "Ana Lima", level: "advanced"),
         Lesson(id: "3", title: "Bachata Footwork", instructor: "José Pérez", level: "intermediate"),
-        Lesson(id: "4", title: "Cha-cha Timing", instructor: "Zoë Brandt", level: "beginner", extra: ["song": "Oye Como Va"]),
+        Lesson(
+            id: "4", title: "Cha-cha Timing", instructor: "Zoë Brandt", level: "beginner",
+            extra: ["song": "Oye Como Va"]),
         Lesson(id: "5", title: "Street Jazz", instructor: "Ana Lima", level: nil),
     ]
 
@@ -43,10 +45,12 @@ struct LessonIndexTests {
     /// 1,000 seeds: the index agrees with a linear scan of the folded fields.
     @Test("the index answers what a linear scan answers")
     func agreesWithScan() throws {
-        let classes = try ClassSpreadsheet.lessons(from: FixtureLoader(bundle: .module).data("steezy-classes.csv")).lessons
+        let classes = try ClassSpreadsheet.lessons(from: FixtureLoader(bundle: .module).data("steezy-classes.csv"))
+            .lessons
         let index = LessonIndex(classes)
         var generator = SplitMix64(seed: 3)
-        let vocabulary = classes.flatMap { ($0.title + " " + ($0.instructor ?? "")).split(separator: " ") }.map(String.init)
+        let vocabulary = classes.flatMap { ($0.title + " " + ($0.instructor ?? "")).split(separator: " ") }.map(
+            String.init)
         func words(_ text: String) -> [Substring] {
             text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
                 .split { !$0.isLetter && !$0.isNumber }
@@ -100,7 +104,10 @@ struct ThumbnailCacheTests {
         #expect(await relaunched.downloadCount == 0)
         #expect(transport.requests.count == 1)
         // Never a URL as a path.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.contains("picsum") && !$0.contains("/") })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy {
+                !$0.contains("picsum") && !$0.contains("/")
+            })
     }
 
     @Test("a failure is reported for its URL and not cached")

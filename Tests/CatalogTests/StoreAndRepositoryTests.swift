@@ -177,3 +177,36 @@ struct CatalogRepositoryTests {
         #expect(transport.requests.count == 1)
     }
 }
+
+@Suite("Catalog fixtures end to end")
+struct CatalogEndToEndTests {
+    @Test("the spreadsheet, the videos API and the HAL root through the repository, online then offline")
+    func endToEnd() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let fixtures = FixtureLoader(bundle: .module)
+        let classesURL = URL(literal: "https://api.example/classes.csv")
+        let videosURL = URL(literal: "https://api.example/videos")
+        let rootURL = URL(literal: "https://content.viaplay.com/ios-se")
+        transport.stub(classesURL, reply: .response(status: 200, body: try fixtures.data("steezy-classes.csv")))
+        transport.stub(videosURL, reply: .response(status: 200, body: try fixtures.data("ips-videos.json")))
+        transport.stub(rootURL, reply: .response(status: 200, body: try fixtures.data("viaplay-root.json")))
+        let repository = CatalogRepository(store: CatalogStore(directory: temporaryFolder()), clock: clock) {
+            try await transport.send($0)
+        }
+        let classes = try await repository.value(.classes(at: classesURL))
+        #expect(classes.value.count == 351)
+        let index = LessonIndex(classes.value)
+        #expect(index.search(LessonQuery(levels: ["beginner"])).totalCount > 0)
+        #expect(try await repository.value(.videos(at: videosURL)).value.count == 14)
+        let root = try await repository.value(.page(at: rootURL)).value
+        #expect(root.sections.count == 4)
+        await repository.setOffline(true)
+        #expect(try await repository.value(.classes(at: classesURL)).origin == .cache)
+        #expect(try await repository.value(.page(at: rootURL)).value == root)
+        let sectionURL = try #require(root.sections.first?.url())
+        await #expect(throws: CatalogError.neverLoaded(key: "page:" + sectionURL.absoluteString)) {
+            try await repository.value(.page(at: sectionURL))
+        }
+    }
+}

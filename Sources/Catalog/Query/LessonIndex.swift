@@ -30,7 +30,8 @@ public struct LessonQuery: Hashable, Sendable {
 
     /// Creates a query.
     public init(
-        text: String = "", levels: Set<String> = [], instructors: Set<String> = [], order: Order = .catalog, page: Int = 0,
+        text: String = "", levels: Set<String> = [], instructors: Set<String> = [], order: Order = .catalog,
+        page: Int = 0,
         pageSize: Int = 50
     ) {
         self.text = text
@@ -82,7 +83,8 @@ public struct LessonIndex: Sendable {
         var byInstructor: [String: [Int32]] = [:]
         for (index, lesson) in lessons.enumerated() {
             let position = Int32(index)
-            let fields = [lesson.title, lesson.instructor, lesson.level, lesson.extra["song"], lesson.summary].compactMap { $0 }
+            let fields = [lesson.title, lesson.instructor, lesson.level, lesson.extra["song"], lesson.summary]
+                .compactMap { $0 }
             var seen: Set<String> = []
             for field in fields {
                 for word in Self.words(field) where seen.insert(word).inserted { tokens.append((word, position)) }
@@ -98,7 +100,9 @@ public struct LessonIndex: Sendable {
         let instructors = lessons.map { Self.fold($0.instructor ?? "") }
         let rank = Dictionary(levelOrder.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         let positions = (0..<Int32(lessons.count)).map { $0 }
-        titleOrder = positions.sorted { titles[Int($0)] != titles[Int($1)] ? titles[Int($0)] < titles[Int($1)] : $0 < $1 }
+        titleOrder = positions.sorted {
+            titles[Int($0)] != titles[Int($1)] ? titles[Int($0)] < titles[Int($1)] : $0 < $1
+        }
         instructorOrder = positions.sorted {
             let (a, b) = (Int($0), Int($1))
             if instructors[a] != instructors[b] { return instructors[a] < instructors[b] }
@@ -201,6 +205,8 @@ public struct LessonIndex: Sendable {
 
     /// `text` lowercased with its diacritics removed: "José" and "jose" are the same word.
     static func fold(_ text: String) -> String {
-        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+        // Most catalog text is ASCII, where folding is lowercasing; Foundation's folding is slow.
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
+        return text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
     }
 }

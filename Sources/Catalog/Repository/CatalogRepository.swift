@@ -53,6 +53,17 @@ public struct CatalogResource<Value: Sendable>: Sendable {
         }
     }
 
+    /// The dance-class spreadsheet (CSV); bad rows are skipped, as a catalog screen prefers.
+    public static func classes(at url: URL) -> CatalogResource<[Lesson]> where Value == [Lesson] {
+        CatalogResource(key: "classes:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in
+            do throws(CSVError) {
+                return try ClassSpreadsheet.lessons(from: data, policy: .skip).lessons
+            } catch {
+                throw CatalogDecodingError(source: "class spreadsheet", reason: error.description)
+            }
+        }
+    }
+
     /// A HAL page (the root page or a section).
     public static func page(at url: URL) -> CatalogResource<HALPage> where Value == HALPage {
         CatalogResource(key: "page:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in

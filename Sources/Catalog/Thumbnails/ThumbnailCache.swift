@@ -95,7 +95,9 @@ public actor ThumbnailCache {
             }
             let status = (response as? HTTPURLResponse)?.statusCode ?? 200
             guard status == 200 else { throw ThumbnailError.httpStatus(url: url, status: status) }
-            guard !data.isEmpty, data.count <= limit else { throw ThumbnailError.unusableBody(url: url, bytes: data.count) }
+            guard !data.isEmpty, data.count <= limit else {
+                throw ThumbnailError.unusableBody(url: url, bytes: data.count)
+            }
             return data
         }
         inFlight[url] = task
