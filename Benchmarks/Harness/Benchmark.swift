@@ -40,19 +40,38 @@ public struct Benchmark: Sendable {
     public typealias Setup = @Sendable () -> @Sendable () -> Void
 
     /// A way of doing the same work to compare against, with the target MediaCore must reach.
+    ///
+    /// A baseline is either timed in the same run (``init(name:target:setup:)``) or, for a figure
+    /// that cannot be reproduced without foreign software, a *recorded* rate
+    /// (``recorded(name:itemsPerSecond:target:)``) that the table marks as such.
     public struct Baseline: Sendable {
+        /// How the baseline's figure is obtained.
+        public enum Source: Sendable {
+            /// Timed in the same run: builds its input and returns its timed body.
+            case timed(Setup)
+            /// A rate measured elsewhere and written down, in items per second; never timed.
+            case recorded(itemsPerSecond: Double)
+        }
+
         /// What the baseline is.
         public var name: String
-        /// Builds its input and returns its timed body.
-        public var setup: Setup
+        /// Where its figure comes from.
+        public var source: Source
         /// The figure MediaCore must reach against it, if any.
         public var target: Target?
 
-        /// Creates a baseline.
+        /// Creates a baseline timed in the same run.
         public init(name: String, target: Target? = nil, setup: @escaping Setup) {
             self.name = name
             self.target = target
-            self.setup = setup
+            self.source = .timed(setup)
+        }
+
+        /// Creates a baseline from a rate recorded elsewhere, such as another language's library.
+        public static func recorded(name: String, itemsPerSecond: Double, target: Target? = nil) -> Baseline {
+            var baseline = Baseline(name: name, target: target, setup: { {} })
+            baseline.source = .recorded(itemsPerSecond: itemsPerSecond)
+            return baseline
         }
     }
 

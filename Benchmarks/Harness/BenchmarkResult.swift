@@ -12,6 +12,8 @@ public struct BenchmarkResult: Sendable, Codable, Equatable {
     public var baselineName: String
     /// The baseline's timing, in seconds per run.
     public var baselineStatistics: Statistics
+    /// Whether the baseline's figure was recorded elsewhere rather than timed in this run.
+    public var baselineIsRecorded: Bool
     /// The target speed-up, if the case has one.
     public var target: Benchmark.Target?
 
@@ -23,6 +25,7 @@ public struct BenchmarkResult: Sendable, Codable, Equatable {
         statistics: Statistics,
         baselineName: String,
         baselineStatistics: Statistics,
+        baselineIsRecorded: Bool = false,
         target: Benchmark.Target?
     ) {
         self.group = group
@@ -31,6 +34,7 @@ public struct BenchmarkResult: Sendable, Codable, Equatable {
         self.statistics = statistics
         self.baselineName = baselineName
         self.baselineStatistics = baselineStatistics
+        self.baselineIsRecorded = baselineIsRecorded
         self.target = target
     }
 

@@ -35,8 +35,17 @@ public struct BenchmarkRunner: Sendable {
             let body = benchmark.setup()
             guard let statistics = Statistics(samples: sampler.measure(body)) else { continue }
             for baseline in benchmark.baselines {
-                let baselineBody = baseline.setup()
-                guard let baselineStatistics = Statistics(samples: sampler.measure(baselineBody)) else { continue }
+                let samples: [Double]
+                let isRecorded: Bool
+                switch baseline.source {
+                case .timed(let setup):
+                    samples = sampler.measure(setup())
+                    isRecorded = false
+                case .recorded(let rate):
+                    samples = rate > 0 ? [Double(benchmark.items) / rate] : []
+                    isRecorded = true
+                }
+                guard let baselineStatistics = Statistics(samples: samples) else { continue }
                 let result = BenchmarkResult(
                     group: benchmark.group,
                     name: benchmark.name,
@@ -44,6 +53,7 @@ public struct BenchmarkRunner: Sendable {
                     statistics: statistics,
                     baselineName: baseline.name,
                     baselineStatistics: baselineStatistics,
+                    baselineIsRecorded: isRecorded,
                     target: baseline.target
                 )
                 report(result)

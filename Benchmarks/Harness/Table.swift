@@ -18,7 +18,7 @@ public enum ResultTable {
                 formatTime(result.statistics.p90),
                 formatRate(result.itemsPerSecond),
                 result.baselineName,
-                formatTime(result.baselineStatistics.median),
+                result.baselineIsRecorded ? "(recorded)" : formatTime(result.baselineStatistics.median),
                 formatRate(result.baselineItemsPerSecond),
                 formatRatio(result.speedup),
                 result.target.map { target in

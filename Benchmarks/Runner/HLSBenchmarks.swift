@@ -82,10 +82,9 @@ enum HLSBenchmarks {
                 .init(name: "line splitting only (floor)", target: .within(5)) {
                     { blackHole(LineSplitting.count(data)) }
                 },
-                // Python's m3u8 parses about 57,000 segments/s on this machine; the goal is 100×.
-                .init(name: "100 × Python m3u8 (57 k seg/s)", target: .itemsPerSecond(5_700_000)) {
-                    { blackHole(LineSplitting.count(data)) }
-                },
+                // Python's m3u8 parses about 57,000 segments/s on this machine (the figure;
+                // the package is not installed here, so it cannot be timed); the goal is 100×.
+                .recorded(name: "Python m3u8 (recorded)", itemsPerSecond: 57_000, target: .itemsPerSecond(5_700_000)),
             ]
         )
     }

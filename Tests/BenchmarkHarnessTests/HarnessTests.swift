@@ -112,6 +112,24 @@ struct HarnessTests {
         #expect(lines[2].contains("40.0×"))
         #expect(lines[2].contains("≥30× faster met"))
     }
+
+    @Test("a recorded baseline is never run, and the table says it was recorded")
+    func recordedBaseline() throws {
+        let benchmark = Benchmark(
+            group: "HLS", name: "parse", items: 1_000, setup: { { blackHole(1) } },
+            baselines: [
+                .recorded(name: "Python", itemsPerSecond: 100, target: .itemsPerSecond(500))
+            ])
+        let options = try BenchmarkOptions(arguments: ["--samples", "2"])
+        let results = BenchmarkRunner(options: options).run([benchmark])
+        let result = try #require(results.first)
+        #expect(result.baselineIsRecorded)
+        #expect(result.baselineStatistics.median == 10)
+        #expect(result.baselineItemsPerSecond == 100)
+        #expect(result.meetsTarget == (result.itemsPerSecond >= 500))
+        let row = ResultTable.render(results).split(separator: "\n")[2]
+        #expect(row.contains("(recorded)"))
+    }
 }
 
 /// A counter a non-`Sendable`-capturing closure can bump.
