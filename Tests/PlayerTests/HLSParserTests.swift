@@ -222,6 +222,32 @@ struct HLSParserTests {
         #expect(throws: HLSParseError(.notUTF8, line: 0, text: "")) { try HLSParser().parse(data) }
     }
 
+    /// Found by fuzzing: after METHOD=NONE, a key set that drops a KEYFORMAT the previous set had
+    /// must not inherit that format's key when written and read back.
+    @Test("a key set that drops a KEYFORMAT survives writing")
+    func keySetDroppingAFormat() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:6
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://a",KEYFORMAT="com.apple.streamingkeydelivery"
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:,k",KEYFORMAT="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"
+            #EXTINF:5,
+            1.mp4
+            #EXT-X-KEY:METHOD=NONE
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:,k",KEYFORMAT="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"
+            #EXTINF:5,
+            2.mp4
+
+            """
+        let playlist = try HLSParser().parse(text).playlist
+        guard case .media(let media) = playlist else {
+            Issue.record("not a media playlist")
+            return
+        }
+        #expect(media.segments.map(\.keys.count) == [2, 1])
+        #expect(try HLSParser().parse(HLSWriter.write(playlist)).playlist == playlist)
+    }
+
     /// Random media and multivariant playlists (1,000 seeds), written then parsed: equal.
     @Test("parse(write(p)) == p for random valid playlists")
     func writeParseProperty() throws {
@@ -275,13 +301,22 @@ struct HLSParserTests {
         var offset: UInt64 = 0
         for index in 0..<Int.random(in: 0...30, using: &generator) {
             if Int.random(in: 0..<6, using: &generator) == 0 {
-                keys = [
-                    HLSKey(
-                        attributes: HLSAttributeList([
-                            .init(name: "METHOD", value: "AES-128", isQuoted: false),
+                // Either METHOD=NONE or one key for each of up to three KEYFORMATs, in any order:
+                // the key sets a parser can reach.
+                if Int.random(in: 0..<4, using: &generator) == 0 {
+                    keys = [HLSKey(attributes: HLSAttributeList([.init(name: "METHOD", value: "NONE", isQuoted: false)]))]
+                } else {
+                    let formats = [nil, "com.apple.streamingkeydelivery", "urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"]
+                    let chosen = formats.shuffled(using: &generator).prefix(Int.random(in: 1...3, using: &generator))
+                    keys = chosen.map { format in
+                        var attributes = HLSAttributeList([
+                            .init(name: "METHOD", value: format == nil ? "AES-128" : "SAMPLE-AES", isQuoted: false),
                             .init(name: "URI", value: "k\(index)", isQuoted: true),
-                        ]))
-                ]
+                        ])
+                        if let format { attributes.set("KEYFORMAT", to: format, quoted: true) }
+                        return HLSKey(attributes: attributes)
+                    }
+                }
             }
             let useRange = Bool.random(using: &generator)
             let length = UInt64.random(in: 1...100_000, using: &generator)

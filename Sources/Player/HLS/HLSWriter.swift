@@ -52,6 +52,11 @@ public enum HLSWriter {
         for segment in playlist.segments {
             for tag in segment.precedingTags { text += "#\(tag)\n" }
             if segment.keys != keys {
+                // A key only replaces the key of its own KEYFORMAT, so dropping a format takes a
+                // METHOD=NONE first (which ends them all) before the new set is written.
+                let formats = Set(segment.keys.lazy.filter(\.encrypts).map(\.keyFormat))
+                let dropsFormat = keys.contains { $0.encrypts && !formats.contains($0.keyFormat) }
+                if dropsFormat && segment.keys.contains(where: \.encrypts) { text += "#EXT-X-KEY:METHOD=NONE\n" }
                 for key in segment.keys { text += "#EXT-X-KEY:\(key.attributes.formatted)\n" }
                 keys = segment.keys
             }
