@@ -304,9 +304,13 @@ struct HLSParserTests {
                 // Either METHOD=NONE or one key for each of up to three KEYFORMATs, in any order:
                 // the key sets a parser can reach.
                 if Int.random(in: 0..<4, using: &generator) == 0 {
-                    keys = [HLSKey(attributes: HLSAttributeList([.init(name: "METHOD", value: "NONE", isQuoted: false)]))]
+                    keys = [
+                        HLSKey(attributes: HLSAttributeList([.init(name: "METHOD", value: "NONE", isQuoted: false)]))
+                    ]
                 } else {
-                    let formats = [nil, "com.apple.streamingkeydelivery", "urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"]
+                    let formats = [
+                        nil, "com.apple.streamingkeydelivery", "urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed",
+                    ]
                     let chosen = formats.shuffled(using: &generator).prefix(Int.random(in: 1...3, using: &generator))
                     keys = chosen.map { format in
                         var attributes = HLSAttributeList([
