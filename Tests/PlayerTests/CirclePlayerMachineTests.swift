@@ -152,6 +152,18 @@ struct CirclePlayerMachineTests {
         #expect((shown.errorMessage != nil) == showsError)
         if fill != nil { #expect(shown.accessibilityValue == "42 percent") }
     }
+
+    @Test(
+        "presentation of a hand-built fetching state shows a fraction within 0…1",
+        arguments: [
+            (1e300, 1.0, "100 percent"), (-3, 0, "0 percent"), (.nan, 0, "0 percent"), (.infinity, 0, "0 percent"),
+        ]
+    )
+    func presentationClampsFraction(fraction: Double, fill: Double, spoken: String) {
+        let shown = CirclePresentation(.fetching(.init(rawValue: 1), fraction: fraction))
+        #expect(shown.fillFraction == fill)
+        #expect(shown.accessibilityValue == spoken)
+    }
 }
 
 /// Breadth-first over every reachable state and every event (with current and stale fetch ids),

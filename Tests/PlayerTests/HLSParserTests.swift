@@ -79,7 +79,12 @@ struct HLSParserTests {
             "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:.5,A, B\na.ts\n#EXTINF:10.007799999999996,\nb.ts\n")
         #expect(media.segments.map(\.duration) == [0.5, 10.007799999999996])
         #expect(media.segments[0].title == "A, B")
-        for bad in ["-1,", "1e3,", "abc,", ","] {
+        // Found by fuzzing: a duration beyond Int.max trapped in the TARGETDURATION check.
+        let huge = try HLSParser().parse(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1\(String(repeating: "0", count: 30)),\na.ts\n")
+        #expect(huge.warnings.map(\.line) == [3])
+        // A duration too long to be a finite Double is not a duration.
+        for bad in ["-1,", "1e3,", "abc,", ",", String(repeating: "9", count: 400) + ","] {
             #expect(throws: HLSParseError.self, "\(bad)") {
                 try parseMedia("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:\(bad)\na.ts\n")
             }

@@ -42,6 +42,14 @@ struct AudienceTests {
         #expect(curve.viewers.isEmpty && curve.averageViewers.isEmpty)
     }
 
+    /// Found while fuzzing: a bucket index computed as `Int(time / width)` trapped on intervals
+    /// far beyond a tiny duration.
+    @Test("intervals far beyond the duration land in the last bucket instead of trapping")
+    func farIntervals() {
+        let curve = RetentionCurve(viewers: [[0..<1e300]], duration: 1e-300, bucketCount: 4)
+        #expect(curve.viewers == [1, 1, 1, 1])
+    }
+
     @Test("play counts count repeated coverage, not the union")
     func playCounts() {
         let counts = PlayCounts(played: [0..<10, 0..<10, 0..<10, 5..<20, 30..<40])

@@ -60,6 +60,11 @@ struct SliderSessionModelTests {
         #expect(model.accessibilityLabel == "Value for step 1")
         model.sliderPosition = .nan
         #expect(model.selectedIndex == 3)
+        // Far outside the slider: clamped, not trapped in `Int.init`.
+        model.sliderPosition = 1e300
+        #expect(model.selectedIndex == 14)
+        model.sliderPosition = -1e300
+        #expect(model.selectedIndex == 0)
     }
 
     @Test("a server error while submitting keeps the selection; the retry succeeds")

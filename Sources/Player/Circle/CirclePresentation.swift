@@ -45,10 +45,12 @@ public struct CirclePresentation: Sendable, Hashable {
             errorMessage = error.flatMap { $0.isShownToLearner ? Self.message(for: $0) : nil }
         case .fetching(_, let fraction):
             icon = .spinner
-            fillFraction = fraction
+            // A state built by hand may carry any Double; the view only ever sees 0…1.
+            let shown = fraction.isFinite ? Swift.min(Swift.max(fraction, 0), 1) : 0
+            fillFraction = shown
             accessibilityLabel = "Downloading lesson audio"
             accessibilityHint = "Cancels the download"
-            accessibilityValue = "\(Int((fraction * 100).rounded(.down))) percent"
+            accessibilityValue = "\(Int((shown * 100).rounded(.down))) percent"
             errorMessage = nil
         case .playing:
             icon = .pause

@@ -452,7 +452,8 @@ private struct ParserState {
         }
         var commaIndex = start
         while commaIndex < end, bytes[commaIndex] != comma { commaIndex += 1 }
-        guard let duration = Self.decimal(UnsafeBufferPointer(rebasing: bytes[start..<commaIndex])) else {
+        guard let duration = Self.decimal(UnsafeBufferPointer(rebasing: bytes[start..<commaIndex])), duration.isFinite
+        else {
             throw HLSParseError(
                 .invalidTagValue(tag: "EXTINF", value: text(start, commaIndex)), line: lineNumber,
                 text: text(lineStart, end))
@@ -781,7 +782,7 @@ private struct ParserState {
             warnings.append(HLSWarning(.danglingDuration, line: pending.durationLine))
         }
         // §4.3.3.1: each duration, rounded to the nearest integer, is at most the target.
-        for (index, segment) in segments.enumerated() where Int(segment.duration.rounded()) > targetDuration {
+        for (index, segment) in segments.enumerated() where segment.duration.rounded() > Double(targetDuration) {
             warnings.append(
                 HLSWarning(
                     .segmentLongerThanTarget(duration: segment.duration, target: targetDuration),

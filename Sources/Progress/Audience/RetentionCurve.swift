@@ -40,7 +40,10 @@ public struct RetentionCurve: Sendable, Hashable {
         self.duration = duration
         let width = duration / Double(buckets)
         func bucket(of time: Double) -> Int {
-            Swift.min(Swift.max(Int(time / width), 0), buckets - 1)
+            // Clamp as a Double: a time far beyond the duration must not trap in `Int.init`.
+            let position = time / width
+            guard position > 0 else { return 0 }
+            return Int(Swift.min(position, Double(buckets - 1)))
         }
 
         // Difference arrays: viewers touching each bucket (a viewer counts once per bucket),

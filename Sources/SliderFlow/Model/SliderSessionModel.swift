@@ -76,7 +76,8 @@ public final class SliderSessionModel {
         get { Double(selectedIndex) }
         set {
             guard newValue.isFinite else { return }
-            selectedIndex = Int(newValue.rounded())
+            // Clamp before converting: a far-out value must not trap in `Int.init`.
+            selectedIndex = Int(Swift.min(Swift.max(newValue.rounded(), 0), sliderUpperBound))
         }
     }
 
