@@ -79,6 +79,9 @@ struct HLSParserTests {
             "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:.5,A, B\na.ts\n#EXTINF:10.007799999999996,\nb.ts\n")
         #expect(media.segments.map(\.duration) == [0.5, 10.007799999999996])
         #expect(media.segments[0].title == "A, B")
+        // Found by fuzzing: a CR before trailing blanks is not part of the URI.
+        let debris = try parseMedia("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1,\na.ts\r \t\r")
+        #expect(debris.segments.map(\.uri) == ["a.ts"])
         // Found by fuzzing: a duration beyond Int.max trapped in the TARGETDURATION check.
         let huge = try HLSParser().parse(
             "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1\(String(repeating: "0", count: 30)),\na.ts\n")

@@ -247,7 +247,11 @@ private struct ParserState {
         while lineStart < lineEnd, bytes[lineStart] == space || bytes[lineStart] == UInt8(ascii: "\t") {
             lineStart += 1
         }
-        while lineEnd > lineStart, bytes[lineEnd - 1] == space || bytes[lineEnd - 1] == UInt8(ascii: "\t") {
+        // A CR left before trailing blanks ("a.ts\r \n") is line-ending debris, not part of the URI.
+        while lineEnd > lineStart,
+            bytes[lineEnd - 1] == space || bytes[lineEnd - 1] == UInt8(ascii: "\t")
+                || bytes[lineEnd - 1] == carriageReturn
+        {
             lineEnd -= 1
         }
         guard lineEnd > lineStart else { return }
