@@ -258,6 +258,68 @@ struct OfflineLibraryTests {
         try Data("{".utf8).write(to: folder.appendingPathComponent("offline-library.json"))
         await #expect(throws: OfflineLibrary.LibraryError.self) { try await self.library(in: folder).load() }
     }
+
+    @Test("a tampered state file cannot point outside the folder, and huge sizes saturate")
+    func tamperedStateFile() async throws {
+        let parent = temporaryFolder()
+        let folder = parent.appendingPathComponent("library")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let victim = parent.appendingPathComponent("victim.mp4")
+        try Data("keep me".utf8).write(to: victim)
+        try Data("ok".utf8).write(to: folder.appendingPathComponent("real.mp4"))
+        let items: [String: Any] = [
+            "up": [
+                "remoteURL": "https://m.example/a",
+                "state": ["downloaded": ["fileName": "../victim.mp4", "byteCount": 7]],
+            ],
+            "abs": [
+                "remoteURL": "https://m.example/b", "state": ["downloaded": ["fileName": victim.path, "byteCount": 7]],
+            ],
+            "big1": [
+                "remoteURL": "https://m.example/c",
+                "state": ["downloaded": ["fileName": "real.mp4", "byteCount": UInt64.max]],
+            ],
+            "big2": [
+                "remoteURL": "https://m.example/d",
+                "state": ["downloaded": ["fileName": "real.mp4", "byteCount": UInt64.max]],
+            ],
+        ]
+        try JSONSerialization.data(withJSONObject: ["version": 1, "items": items])
+            .write(to: folder.appendingPathComponent("offline-library.json"))
+        let library = library(in: folder)
+        try await library.load()
+        for id in ["up", "abs"] {
+            guard case .failed = await library.state(of: id) else {
+                Issue.record("\(id): \(await library.state(of: id))")
+                continue
+            }
+            #expect(await library.localFile(of: id) == nil)
+            try await library.delete(id)
+        }
+        #expect(try Data(contentsOf: victim) == Data("keep me".utf8))
+        #expect(await library.totalBytes == .max)
+    }
+
+    @Test("a state file cut at any byte is a typed error and is left as it was")
+    func truncatedStateFile() async throws {
+        let folder = temporaryFolder()
+        let library = library(in: folder)
+        try await library.download("13", from: sharedURL)
+        await library.waitForDownload("13")
+        let stateFile = folder.appendingPathComponent("offline-library.json")
+        let whole = try Data(contentsOf: stateFile)
+        for length in 0..<whole.count {
+            let cut = whole.prefix(length)
+            try cut.write(to: stateFile)
+            let relaunched = self.library(in: folder)
+            await #expect(throws: OfflineLibrary.LibraryError.self, "cut at \(length)") { try await relaunched.load() }
+            #expect(try Data(contentsOf: stateFile) == cut)
+        }
+        try whole.write(to: stateFile)
+        let relaunched = self.library(in: folder)
+        try await relaunched.load()
+        #expect(await relaunched.localFile(of: "13") != nil)
+    }
 }
 
 @MainActor

@@ -79,6 +79,10 @@ public actor OfflineLibrary {
         entries = saved.items
         for (id, entry) in entries {
             switch entry.state {
+            case .downloaded(let fileName, _) where !Self.isPlainFileName(fileName):
+                // A hand-edited or hostile state file must not point the library (and `delete`)
+                // outside its folder.
+                set(id, .failed(message: "The saved file name \"\(fileName)\" is not a file in the library folder."))
             case .downloaded(let fileName, _) where !FileManager.default.fileExists(atPath: file(named: fileName).path):
                 set(id, .notDownloaded)
             case .downloading:
@@ -100,14 +104,18 @@ public actor OfflineLibrary {
 
     /// The local file of a downloaded item.
     public func localFile(of id: String) -> URL? {
-        guard case .downloaded(let fileName, _) = entries[id]?.state else { return nil }
+        guard case .downloaded(let fileName, _) = entries[id]?.state, Self.isPlainFileName(fileName) else { return nil }
         return file(named: fileName)
     }
 
     /// The bytes all downloaded items take.
     public var totalBytes: UInt64 {
         entries.values.reduce(0) { total, entry in
-            if case .downloaded(_, let bytes) = entry.state { return total + bytes }
+            // Saturating: byte counts come from a file on disk.
+            if case .downloaded(_, let bytes) = entry.state {
+                let (sum, overflow) = total.addingReportingOverflow(bytes)
+                return overflow ? .max : sum
+            }
             return total
         }
     }
@@ -196,6 +204,13 @@ public actor OfflineLibrary {
         } catch {
             throw .saveFailed(path: stateFile.path, reason: error.localizedDescription)
         }
+    }
+
+    /// Whether `name` names a file directly inside the library's folder: one non-empty path
+    /// component, not `.` or `..`, without separators or NUL.
+    static func isPlainFileName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\\")
+            && !name.contains("\u{0}")
     }
 
     /// A file name for an item: a readable prefix of its id, a hash of all of it (ids that
