@@ -143,4 +143,41 @@ struct SourcesTests {
     func malformedTemplates(template: String) {
         #expect(throws: URITemplate.TemplateError.self) { try URITemplate(template) }
     }
+
+    @Test(
+        "hostile JSON bodies: too deep or too large is a typed error before decoding",
+        arguments: [
+            (String(repeating: "[", count: 100_000), "nest deeper"),
+            (
+                "{\"videos\": [" + String(repeating: "{\"a\":", count: 70) + "1" + String(repeating: "}", count: 70)
+                    + "]}", "nest deeper"
+            ),
+            (String(repeating: " ", count: (32 << 20) + 1), "more than"),
+        ]
+    )
+    func hostileJSON(body: String, reason: String) {
+        let data = Data(body.utf8)
+        let errors: [CatalogDecodingError?] = [
+            Result { () throws(CatalogDecodingError) in _ = try VideosAPI.lessons(from: data) }.failure,
+            Result { () throws(CatalogDecodingError) in _ = try HALPage.decode(data) }.failure,
+        ]
+        for error in errors {
+            #expect(error?.reason.contains(reason) == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("brackets inside strings, escaped quotes included, do not count as nesting")
+    func bracketsInStrings() throws {
+        let deepText = String(repeating: "[{", count: 100) + "\\\"" + String(repeating: "[", count: 100)
+        let body = "{\"videos\": [{\"id\": 1, \"name\": \"\(deepText)\"}]}"
+        let lessons = try VideosAPI.lessons(from: Data(body.utf8))
+        #expect(lessons.first?.title == deepText.replacingOccurrences(of: "\\\"", with: "\""))
+    }
+}
+
+extension Result {
+    /// The error, if this is a failure.
+    var failure: Failure? {
+        if case .failure(let error) = self { error } else { nil }
+    }
 }

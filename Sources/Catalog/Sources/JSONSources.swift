@@ -26,6 +26,53 @@ public struct CatalogDecodingError: Error, Hashable, Sendable, CustomStringConve
     }
 }
 
+/// The bounds every catalog JSON body must keep before it is decoded.
+///
+/// A server MediaCore does not control could send a body of gigabytes or `[[[[…` nested deeper
+/// than any decoder's stack; both are refused with a ``CatalogDecodingError`` before decoding.
+public enum CatalogJSONLimits {
+    /// The largest body read: 32 MiB (the largest real catalog seen is under 1 MiB).
+    public static let maximumBodySize = 32 << 20
+    /// The deepest nesting of arrays and objects: 64 (catalog shapes nest at most 6 deep).
+    public static let maximumNestingDepth = 64
+
+    /// Throws when `data` is larger or nested deeper than the limits.
+    ///
+    /// - Complexity: O(*n*) in the body's size, one pass that skips string contents.
+    static func check(_ data: Data, source: String) throws(CatalogDecodingError) {
+        guard data.count <= maximumBodySize else {
+            throw CatalogDecodingError(
+                source: source, reason: "the body is \(data.count) bytes, more than the \(maximumBodySize) allowed")
+        }
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for byte in data {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                guard depth <= maximumNestingDepth else {
+                    throw CatalogDecodingError(
+                        source: source, reason: "arrays and objects nest deeper than \(maximumNestingDepth) levels")
+                }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+    }
+}
+
 /// The photography school's videos API: `{"videos": [{id, name, thumbnail, description, video_link}]}`.
 public enum VideosAPI {
     private struct Body: Decodable {
@@ -63,6 +110,7 @@ public enum VideosAPI {
     ///
     /// - Throws: ``CatalogDecodingError`` naming the key path of the first problem.
     public static func lessons(from data: Data) throws(CatalogDecodingError) -> [Lesson] {
+        try CatalogJSONLimits.check(data, source: "videos API")
         do {
             return try JSONDecoder().decode(Body.self, from: data).videos.map { video in
                 Lesson(
@@ -146,6 +194,7 @@ public struct HALPage: Hashable, Sendable {
     /// - Throws: ``CatalogDecodingError`` for a body that is not a HAL page or a section whose
     ///   `href` is not a valid URI template.
     public static func decode(_ data: Data) throws(CatalogDecodingError) -> HALPage {
+        try CatalogJSONLimits.check(data, source: "HAL page")
         let body: Body
         do {
             body = try JSONDecoder().decode(Body.self, from: data)
