@@ -45,6 +45,11 @@ struct PlayedSegmentsTests {
         #expect(PlayedSegments.format([0..<12.5, 14..<30]) == "0[.]12.5[,]14[.]30")
         #expect(PlayedSegments.format([0.0004..<1.2345]) == "0[.]1.235")
         #expect(PlayedSegments.format([]) == "")
+        // Found by fuzzing: bounds beyond Int64 milliseconds were written as "0".
+        let far = try PlayedSegments.parse("0[.]15111111111111[,]2[.]3")
+        #expect(PlayedSegments.format(far) == "0[.]15111111111111")
+        let huge: IntervalSet = [1e20..<1e300]
+        #expect(try PlayedSegments.parse(PlayedSegments.format(huge)) == huge)
         for seed in UInt64(0)..<1_000 {
             var generator = SplitMix64(seed: seed)
             var set = IntervalSet()

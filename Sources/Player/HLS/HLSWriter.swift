@@ -1,4 +1,5 @@
 import Foundation
+import Progress
 
 /// Writes playlists back to text, so that parsing the text gives the same playlist.
 ///
@@ -92,24 +93,5 @@ public enum HLSWriter {
 
     /// A non-negative duration as a plain decimal (the RFC has no exponent form), shortest
     /// form that reads back to the same `Double`.
-    static func decimal(_ value: Double) -> String {
-        guard value.isFinite, value > 0 else { return "0" }
-        let shortest = String(value)
-        guard shortest.contains("e") else {
-            return shortest.hasSuffix(".0") ? String(shortest.dropLast(2)) : shortest
-        }
-        // Expand d.ddde±x by moving the point.
-        let parts = shortest.split(separator: "e")
-        guard parts.count == 2, let exponent = Int(parts[1]) else { return "0" }
-        let mantissa = parts[0].replacingOccurrences(of: ".", with: "")
-        let pointAfter = 1 + exponent
-        if pointAfter <= 0 {
-            return "0." + String(repeating: "0", count: -pointAfter) + mantissa
-        }
-        if pointAfter >= mantissa.count {
-            return mantissa + String(repeating: "0", count: pointAfter - mantissa.count)
-        }
-        let index = mantissa.index(mantissa.startIndex, offsetBy: pointAfter)
-        return mantissa[..<index] + "." + mantissa[index...]
-    }
+    static func decimal(_ value: Double) -> String { plainDecimal(value) }
 }

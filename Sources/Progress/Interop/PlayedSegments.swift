@@ -83,7 +83,9 @@ public enum PlayedSegments {
 
     /// A non-negative seconds value with at most three decimals and no trailing zeros: `12.5`.
     static func formatSeconds(_ seconds: Double) -> String {
-        guard seconds.isFinite, seconds < 9e12 else { return "0" }
+        guard seconds.isFinite else { return "0" }
+        // Beyond Int64 milliseconds, a plain decimal of the value (found by fuzzing: this wrote "0").
+        guard seconds < 9e12 else { return plainDecimal(seconds) }
         let milliseconds = Int64((max(seconds, 0) * 1_000).rounded())
         let whole = milliseconds / 1_000
         let fraction = milliseconds % 1_000
