@@ -115,7 +115,10 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// Downloads one large file by byte ranges, so that concurrent transfers help and an
     /// interrupted download resumes; a server that ignores ranges gets one plain transfer.
     ///
-    /// - Parameter chunkSize: The size of each range (4 MiB by default).
+    /// - Parameters:
+    ///   - url: The remote file.
+    ///   - destination: The local file to write; its partial state lives beside it.
+    ///   - chunkSize: The size of each range (4 MiB by default).
     public func downloadFile(from url: URL, to destination: URL, chunkSize: UInt64 = 4 << 20) -> DownloadJob {
         DownloadJob { job in
             // Probe with the first byte: a 206 reveals the size; a 200 means ranges are ignored.

@@ -24,7 +24,7 @@ public struct RetentionCurve: Sendable, Hashable {
     /// Parts of intervals outside `[0, duration)` are ignored.
     ///
     /// - Parameters:
-    ///   - viewers: One interval set per viewer.
+    ///   - sets: One interval set per viewer.
     ///   - duration: The media duration in seconds; a non-finite or non-positive duration gives
     ///     an empty curve.
     ///   - bucketCount: How many equal buckets to cut the media into; at least 1.
