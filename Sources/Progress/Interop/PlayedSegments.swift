@@ -67,9 +67,31 @@ public enum PlayedSegments {
 
     /// Writes `set` as a `played-segments` string, each bound rounded to the millisecond.
     ///
+    /// Rounding can make an interval empty (shorter than half a millisecond) or make neighbours
+    /// touch; those are dropped and joined, so that reading the string back and writing it again
+    /// gives the same string.
+    ///
     /// - Complexity: O(*n*).
     public static func format(_ set: IntervalSet) -> String {
-        set.map { "\(formatSeconds($0.lowerBound))[.]\(formatSeconds($0.upperBound))" }.joined(separator: "[,]")
+        var merged: [(lower: Double, upper: Double)] = []
+        for interval in set {
+            let lower = roundedToMilliseconds(interval.lowerBound)
+            let upper = roundedToMilliseconds(interval.upperBound)
+            guard lower < upper else { continue }
+            if let last = merged.last, lower <= last.upper {
+                merged[merged.count - 1].upper = Swift.max(last.upper, upper)
+            } else {
+                merged.append((lower, upper))
+            }
+        }
+        return merged.map { "\(formatSeconds($0.lower))[.]\(formatSeconds($0.upper))" }.joined(separator: "[,]")
+    }
+
+    /// `seconds` rounded to the millisecond, as ``formatSeconds(_:)`` writes it.
+    static func roundedToMilliseconds(_ seconds: Double) -> Double {
+        guard seconds.isFinite else { return 0 }
+        guard seconds < 9e12 else { return seconds }
+        return (Swift.max(seconds, 0) * 1_000).rounded() / 1_000
     }
 
     /// The xAPI `progress` value for a watched fraction: clamped to 0…1 and truncated (not
