@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target against MediaCore, instrumented with AddressSanitizer, and runs it.
+#   Fuzz/run.sh TARGET SECONDS        e.g. Fuzz/run.sh hls 600
+#   Fuzz/run.sh all SECONDS           every target in turn
+# Targets: hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state
+#          catalog-store offline-library.
+#
+# SwiftPM cannot link a libFuzzer executable (it aliases `main` to a module entry point that a
+# fuzzer target does not have), so the library modules are built by SwiftPM with the sanitizers
+# in their own scratch directory and each target is linked with swiftc. Nothing here touches the
+# main build. The corpus starts from the test fixtures and grows in Fuzz/out/TARGET/corpus;
+# crashing inputs land in Fuzz/out/TARGET/crashes.
+set -euo pipefail
+script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+cd "$(dirname "$script")"
+target="${1:?usage: run.sh TARGET|all SECONDS}"
+seconds="${2:-60}"
+all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library)
+if [[ "$target" == all ]]; then
+    for each in "${all_targets[@]}"; do
+        echo "=== $each"
+        "$script" "$each" "$seconds"
+    done
+    exit 0
+fi
+
+scratch=.build
+modules=(HTTPSupport Progress Player Catalog SliderFlow)
+for module in "${modules[@]}"; do
+    swift build -c release --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
+        -Xswiftc -sanitize=fuzzer,address >&2
+done
+objects=()
+for module in "${modules[@]}"; do objects+=("$scratch"/release/"$module".build/*.o); done
+binary="$scratch/fuzz-$target"
+swiftc -O -parse-as-library -sanitize=fuzzer,address -I "$scratch/release/Modules" \
+    "Targets/$target/Fuzz.swift" "${objects[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
+
+root=..
+corpus="out/$target/corpus"
+mkdir -p "$corpus" "out/$target/crashes"
+case "$target" in
+    hls) cp -n "$root"/Tests/PlayerTests/Fixtures/hls/corpus/*.m3u8 "$root"/Tests/PlayerTests/Fixtures/hls/arkiva/*.m3u8 "$corpus"/ 2>/dev/null || true ;;
+    csv) cp -n "$root"/Tests/CatalogTests/Fixtures/*.csv "$corpus"/ 2>/dev/null || true ;;
+    catalog-json) cp -n "$root"/Tests/CatalogTests/Fixtures/*.json "$corpus"/ 2>/dev/null || true ;;
+    uri-template) printf '%s' 'https://content.viaplay.com/ios-se/serier{?dtg,productsPerPage}' > "$corpus/viaplay" ;;
+    slider-body) cp -n "$root"/Tests/SliderFlowTests/Fixtures/*.json "$corpus"/ 2>/dev/null || true ;;
+    played-segments) printf '%s' '0[.]12.5[,]14[.]30' > "$corpus/brief" ;;
+    progress-state) printf '%s' '{"completed":false,"duration":600,"format":"mediacore.watch-progress","resume":{"deviceID":"ipad","position":30,"recordedAt":1763700000},"timeSpent":{"ipad":41.5},"version":1,"watched":[[0,12.5],[14,30]]}' > "$corpus/sample" ;;
+    attribute-list) printf '%s' 'AVERAGE-BANDWIDTH=2000,CODECS="avc1.64001f,mp4a.40.2",RESOLUTION=1280x720,FRAME-RATE=29.97,AUDIO="a",HDCP-LEVEL=TYPE-0' > "$corpus/variant" ;;
+    catalog-store) printf '%s' 'seed' > "$corpus/seed" ;;
+    offline-library) printf '%s' '{"items":{"13":{"remoteURL":"https://m.example/v.mp4","state":{"downloaded":{"byteCount":5000,"fileName":"13-1a2b.mp4"}}},"7":{"remoteURL":"https://m.example/v.mp4","state":{"downloading":{"fraction":0.5}}}},"version":1}' > "$corpus/sample" ;;
+    *) echo "unknown target $target" >&2; exit 2 ;;
+esac
+# Swift's own crash handler would fight the sanitizer's; Swift runtime caches look like leaks.
+export SWIFT_BACKTRACE=enable=no
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+"$binary" "$corpus" -max_total_time="$seconds" -max_len="${FUZZ_MAX_LEN:-8192}" -rss_limit_mb=4096 \
+    -artifact_prefix="out/$target/crashes/" -print_final_stats=1
