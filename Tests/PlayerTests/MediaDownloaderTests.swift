@@ -136,6 +136,38 @@ struct MediaDownloaderTests {
         }
     }
 
+    @Test(
+        "a remote playlist that redirects to another scheme is refused; https to http is followed",
+        arguments: [
+            ("file:///etc/hls/index.m3u8", false), ("data:,x", false), ("http://cdn.example/a/index.m3u8", true),
+        ]
+    )
+    func redirects(landing: String, followed: Bool) async throws {
+        let requested = URL(literal: "https://media.example/redirected.m3u8")
+        let final = try #require(URL(string: landing))
+        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nlocal.ts\n#EXT-X-ENDLIST\n"
+        // A transport (or a proxy) that reports the redirect's final URL on the response.
+        let engine = FetchEngine(clock: clock) { request in
+            guard request.url == requested,
+                let response = HTTPURLResponse(
+                    url: final, statusCode: 200, httpVersion: nil, headerFields: nil)
+            else { throw URLError(.unsupportedURL) }
+            return (Data(text.utf8), response)
+        }
+        do {
+            let plan = try await MediaDownloader(engine: engine).planHLSAudio(from: requested)
+            #expect(followed)
+            #expect(plan.parts.first?.url.absoluteString == "http://cdn.example/a/local.ts")
+        } catch let error as DownloadError {
+            #expect(!followed, "\(error)")
+            guard case .playlist(_, let reason) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(reason.contains("redirected"))
+        }
+    }
+
     @Test("encrypted segments are decrypted by a supplied decryptor")
     func decryptor() async throws {
         let url = URL(literal: "https://media.example/enc/audio.m3u8")

@@ -158,9 +158,20 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: Helpers
 
+    /// The playlist's bytes and the URL its URIs resolve against: the final one after redirects.
+    ///
+    /// A remote playlist that lands on another scheme (`file:`, `data:`…) is refused: resolving
+    /// against a local base would let the playlist name local files.
     func fetchPlaylist(_ url: URL) async throws -> (Data, URL) {
         let (data, response) = try await Self.get(url, with: engine.transport)
-        return (data, response.url ?? url)
+        guard let final = response.url else { return (data, url) }
+        let requested = url.scheme?.lowercased()
+        let landed = final.scheme?.lowercased()
+        if requested != landed, landed != "http", landed != "https" {
+            throw DownloadError.playlist(
+                url: url, reason: "it redirected to \(final.absoluteString), whose scheme is not followed")
+        }
+        return (data, final)
     }
 
     static func get(_ url: URL, with transport: FetchEngine<C>.Transport) async throws -> (Data, URLResponse) {
