@@ -192,6 +192,37 @@ struct FetchEngineTests {
         #expect(files(in: folder).isEmpty)
     }
 
+    @Test("a server that drips a part slower than the part timeout times out, is retried, then fails")
+    func slowDrip() async throws {
+        let drip = URL(literal: "https://cdn.example/drip.ts")
+        // The whole answer takes ten minutes to arrive: a drip, as the transport sees it.
+        transport.stub(drip, reply: .resource(resource, latency: .seconds(600)))
+        let transport = transport
+        let engine = FetchEngine(
+            concurrency: 1, retry: RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(1), jitter: 0),
+            partTimeout: .seconds(30), clock: clock, randomUnit: { 0 }, transport: { try await transport.send($0) })
+        let job = engine.start([DownloadPart(url: drip)], to: temporaryFolder().appendingPathComponent("d.ts"))
+        // The first deadline at 30 s, the backoff until 31 s, the second deadline at 61 s.
+        let start = clock.now
+        for (deadline, step) in [(30, 30), (31, 1), (61, 30)] {
+            await clock.waitForSleeper(until: start.advanced(by: .seconds(deadline)))
+            clock.advance(by: .seconds(step))
+        }
+        do {
+            _ = try await job.result()
+            Issue.record("downloaded")
+        } catch {
+            guard case .transport(0, drip, let code, let message) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(code == URLError.Code.timedOut.rawValue)
+            #expect(message.contains("30"))
+        }
+        // Two attempts, each given up after 30 s of the ten-minute drip.
+        #expect(transport.requests.count == 2)
+    }
+
     @Test("a paused download resumes from the parts not yet written, byte for byte")
     func pauseAndResume() async throws {
         let slow = URL(literal: "https://cdn.example/paused.ts")

@@ -13,6 +13,9 @@ public import HTTPSupport
 ///   only started within `concurrency + 1` parts of the first unwritten one, so at most
 ///   (N + 1) × the largest part is ever held in memory, whatever the list's length.
 /// - **Concurrency.** Never more than ``concurrency`` transfers are in flight.
+/// - **Slow servers.** With a ``partTimeout`` (2 minutes in the `URLSession` initializer), each
+///   attempt at a part must finish within it on the injected clock; a server that drips bytes
+///   slower than that times out like a lost connection and is retried.
 /// - **Failures.** Timeouts, connection losses and 5xx answers are retried with exponential
 ///   backoff and jitter on the injected clock; a 4xx, or a body of the wrong length or range,
 ///   fails with a ``DownloadError`` naming the part. A `200 OK` to a range request (a server
@@ -32,6 +35,9 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
     public let concurrency: Int
     /// How transient failures are retried.
     public let retry: RetryPolicy
+    /// The longest one attempt at one part may take, however slowly its bytes arrive; `nil`
+    /// leaves timing to the transport.
+    public let partTimeout: Duration?
     let clock: C
     let transport: Transport
     let randomUnit: @Sendable () -> Double
@@ -41,15 +47,18 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// - Parameters:
     ///   - concurrency: The most transfers in flight (at least 1; 2 by default).
     ///   - retry: How transient failures are retried.
-    ///   - clock: The clock backoff delays sleep on.
+    ///   - partTimeout: The longest one attempt at one part may take; `nil` (the default here)
+    ///     leaves timing to the transport.
+    ///   - clock: The clock backoff delays and timeouts are measured on.
     ///   - randomUnit: A random number in `0..<1` for backoff jitter.
     ///   - transport: Sends a request (`URLSession` in the convenience initializer).
     public init(
-        concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), clock: C,
+        concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), partTimeout: Duration? = nil, clock: C,
         randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, transport: @escaping Transport
     ) {
         self.concurrency = max(1, concurrency)
         self.retry = retry
+        self.partTimeout = partTimeout.map { max($0, .zero) }
         self.clock = clock
         self.randomUnit = randomUnit
         self.transport = transport
@@ -195,7 +204,16 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await transport(request)
+            if let partTimeout {
+                let (transport, sent) = (transport, request)
+                (data, response) = try await withDeadline(partTimeout, on: clock) { try await transport(sent) }
+            } else {
+                (data, response) = try await transport(request)
+            }
+        } catch is DeadlineError {
+            throw DownloadError.transport(
+                part: index, url: part.url, code: URLError.Code.timedOut.rawValue,
+                message: "no complete answer within \(partTimeout.map { "\($0)" } ?? "the time allowed")")
         } catch let error as URLError {
             if error.code == .cancelled { throw CancellationError() }
             throw DownloadError.transport(
@@ -236,9 +254,16 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
 
 extension FetchEngine where C == ContinuousClock {
     /// Creates an engine over `URLSession`, cancellation bridged to the session's tasks.
-    public init(concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), session: URLSession = .shared) {
+    ///
+    /// - Parameter partTimeout: The longest one attempt at one part may take (2 minutes).
+    public init(
+        concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), partTimeout: Duration? = .seconds(120),
+        session: URLSession = .shared
+    ) {
         let transport = URLSessionTransport(session: session)
-        self.init(concurrency: concurrency, retry: retry, clock: ContinuousClock()) { try await transport.send($0) }
+        self.init(concurrency: concurrency, retry: retry, partTimeout: partTimeout, clock: ContinuousClock()) {
+            try await transport.send($0)
+        }
     }
 }
 
