@@ -38,6 +38,56 @@ struct SourcesTests {
         #expect(throws: error) { try CSVReader().records(Data(text.utf8)) }
     }
 
+    /// Writes records with every field quoted, escaping quotes byte by byte. (Escaping with
+    /// `replacingOccurrences(of:with:)` would miss a quote that a following combining mark joins
+    /// into one `Character`; that was the fuzzer's finding, in its harness, not in the reader.)
+    static func quotedCSV(_ records: [[String]]) -> Data {
+        var bytes: [UInt8] = []
+        for (number, record) in records.enumerated() {
+            if number > 0 { bytes += [13, 10] }
+            for (column, field) in record.enumerated() {
+                if column > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(UInt8(ascii: "\""))
+                for byte in field.utf8 {
+                    bytes.append(byte)
+                    if byte == UInt8(ascii: "\"") { bytes.append(byte) }
+                }
+                bytes.append(UInt8(ascii: "\""))
+            }
+        }
+        return Data(bytes)
+    }
+
+    @Test("a quote followed by a combining mark is still a quote (fuzz finding)")
+    func quoteBeforeCombiningMark() throws {
+        let input = Data(
+            [0x74, 0x2C] + Array(repeating: 0x22, count: 7) + [0xD6, 0x9D] + Array("ddc919x6!519c".utf8)
+                + [0x22, 0x22, 0x22])
+        let records = try CSVReader().records(input)
+        #expect(records == [["t", "\"\"\"\u{59D}ddc919x6!519c\""]])
+        #expect(try CSVReader().records(Self.quotedCSV(records)) == records)
+        #expect(try CSVReader().records(Data("\"a\"\"\u{301}b\"\n".utf8)) == [["a\"\u{301}b"]])
+    }
+
+    @Test("records written fully quoted read back unchanged", arguments: 0..<8)
+    func quotedRoundTrip(seed: UInt64) throws {
+        var generator = SplitMix64(seed: seed)
+        let alphabet: [String] = ["a", "Z", "0", " ", ",", "\"", "\n", "\r", "\r\n", "\u{301}", "\u{59D}", "é", "🎵"]
+        for _ in 0..<200 {
+            let width = Int.random(in: 1...5, using: &generator)
+            let records = (0..<Int.random(in: 1...6, using: &generator)).map { _ in
+                (0..<width).map { _ in
+                    (0..<Int.random(in: 0...8, using: &generator)).map { _ in
+                        alphabet.randomElement(using: &generator) ?? ""
+                    }.joined()
+                }
+            }
+            // A record of one empty field is a blank line, which is not a record.
+            let expected = records.filter { $0 != [""] }
+            #expect(try CSVReader().records(Self.quotedCSV(records)) == expected)
+        }
+    }
+
     @Test("the class spreadsheet: 351 classes with stable ids that survive a re-import")
     func spreadsheet() throws {
         let data = try fixtures.data("steezy-classes.csv")
