@@ -84,7 +84,8 @@ struct ThumbnailCacheTests {
 
     func cache(folder: URL = temporaryFolder(), memoryLimit: Int = 1 << 20) -> ThumbnailCache {
         let transport = transport
-        return ThumbnailCache(directory: folder, memoryLimit: memoryLimit, transport: { try await transport.send($0) })
+        return ThumbnailCache(
+            directory: folder, memoryLimit: memoryLimit, clock: clock, transport: { try await transport.send($0) })
     }
 
     @Test("memory, then disk after a relaunch, then the network; concurrent requests share a download")
@@ -94,7 +95,8 @@ struct ThumbnailCacheTests {
         let cache = cache(folder: folder)
         async let first = cache.data(for: image)
         async let second = cache.data(for: image)
-        await clock.waitForSleepers(count: 1)
+        // The download's latency; its 30 s timeout sleeps beside it.
+        await clock.waitForSleeper(until: clock.now.advanced(by: .seconds(1)))
         clock.advance(by: .seconds(1))
         #expect(try await [first, second] == [Data("jpeg".utf8), Data("jpeg".utf8)])
         #expect(try await cache.data(for: image) == Data("jpeg".utf8))
@@ -119,6 +121,24 @@ struct ThumbnailCacheTests {
         let empty = URL(literal: "https://i.example/empty.jpg")
         transport.stub(empty, reply: .response(status: 200, body: Data()))
         await #expect(throws: ThumbnailError.unusableBody(url: empty, bytes: 0)) { try await cache.data(for: empty) }
+    }
+
+    @Test("an image that drips slower than the timeout fails for its URL, and the next request tries again")
+    func drip() async throws {
+        transport.stub(
+            image,
+            replies: [
+                .response(status: 200, body: Data("jpeg".utf8), latency: .seconds(600)),
+                .response(status: 200, body: Data("jpeg".utf8)),
+            ])
+        let cache = cache()
+        let deadline = clock.now.advanced(by: .seconds(30))
+        let first = Task { try await cache.data(for: image) }
+        await clock.waitForSleeper(until: deadline)
+        clock.advance(by: .seconds(30))
+        await #expect(throws: ThumbnailError.timedOut(url: image, after: .seconds(30))) { try await first.value }
+        #expect(try await cache.data(for: image) == Data("jpeg".utf8))
+        #expect(transport.requests.count == 2)
     }
 
     @Test("memory stays within its limit")

@@ -163,6 +163,36 @@ struct CatalogRepositoryTests {
         }
     }
 
+    @Test("a server that drips slower than the request timeout is a typed timeout; the cache still serves")
+    func drip() async throws {
+        transport.stub(
+            url, replies: [.response(status: 200, body: body), .response(status: 200, body: body, latency: .seconds(600))])
+        let repository = repository()
+        _ = try await repository.refresh(.videos(at: url))
+        let deadline = clock.now.advanced(by: .seconds(60))
+        async let refreshed = repository.refresh(.videos(at: url))
+        await clock.waitForSleeper(until: deadline)
+        clock.advance(by: .seconds(60))
+        do {
+            _ = try await refreshed
+            Issue.record("refreshed")
+        } catch {
+            guard case .network(let code, let message) = error as? CatalogError else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(code == URLError.Code.timedOut.rawValue)
+            #expect(message.contains("60"))
+        }
+        // value() falls back to the cache when the network times out.
+        transport.stub(url, reply: .response(status: 200, body: body, latency: .seconds(600)))
+        let deadline2 = clock.now.advanced(by: .seconds(60))
+        async let fallback = repository.value(.videos(at: url))
+        await clock.waitForSleeper(until: deadline2)
+        clock.advance(by: .seconds(60))
+        #expect(try await fallback.origin == .cache)
+    }
+
     @Test("concurrent requests for the same page share one network call")
     func coalescing() async throws {
         transport.stub(url, reply: .response(status: 200, body: body, latency: .seconds(1)))
@@ -170,7 +200,8 @@ struct CatalogRepositoryTests {
         async let first = repository.value(.videos(at: url))
         async let second = repository.value(.videos(at: url))
         async let third = repository.refresh(.videos(at: url))
-        await clock.waitForSleepers(count: 1)
+        // One request's latency (its timeout timer sleeps beside it).
+        await clock.waitForSleeper(until: clock.now.advanced(by: .seconds(1)))
         clock.advance(by: .seconds(1))
         let results = try await [first, second, third]
         #expect(results.allSatisfy { $0.value.count == 14 })

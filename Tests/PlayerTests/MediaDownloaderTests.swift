@@ -168,6 +168,29 @@ struct MediaDownloaderTests {
         }
     }
 
+    @Test("a playlist that drips slower than the part timeout is a typed timeout")
+    func playlistDrip() async throws {
+        let url = URL(literal: "https://media.example/drip.m3u8")
+        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n"
+        transport.stub(url, reply: .response(status: 200, body: Data(text.utf8), latency: .seconds(600)))
+        let transport = transport
+        let engine = FetchEngine(partTimeout: .seconds(30), clock: clock) { try await transport.send($0) }
+        let start = clock.now
+        async let plan = MediaDownloader(engine: engine).planHLSAudio(from: url)
+        await clock.waitForSleeper(until: start.advanced(by: .seconds(30)))
+        clock.advance(by: .seconds(30))
+        do {
+            _ = try await plan
+            Issue.record("planned")
+        } catch {
+            guard case .transport(0, url, let code, _) = error as? DownloadError else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(code == URLError.Code.timedOut.rawValue)
+        }
+    }
+
     @Test("encrypted segments are decrypted by a supplied decryptor")
     func decryptor() async throws {
         let url = URL(literal: "https://media.example/enc/audio.m3u8")

@@ -101,6 +101,9 @@ public struct CatalogSnapshot<Value: Sendable>: Sendable {
 /// - **Offline**: while ``isOffline``, only pages loaded before are served; any other is
 ///   ``CatalogError/neverLoaded(key:)``.
 /// - **Coalescing**: concurrent requests for the same resource share one network call.
+/// - **Timeout**: a request that has not delivered its whole body within ``requestTimeout``
+///   (60 s by default) on the injected clock fails as `URLError.timedOut` would, so a server
+///   that drips its answer cannot hold a catalog screen's spinner forever.
 public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     /// A function shaped like `URLSession.data(for:)`.
     public typealias Transport = @Sendable (URLRequest) async throws -> (Data, URLResponse)
@@ -113,6 +116,8 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     public private(set) var isOffline = false
     /// The error of the last network attempt, if it failed.
     public private(set) var lastError: CatalogError?
+    /// The longest one request may take, body included; `nil` leaves timing to the transport.
+    public let requestTimeout: Duration?
     /// How many requests the repository has sent, for diagnostics.
     public private(set) var networkRequestCount = 0
 
@@ -123,14 +128,24 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     private var inFlight: [String: Task<Data, any Error>] = [:]
 
     /// Creates a repository.
+    ///
+    /// - Parameters:
+    ///   - store: The on-disk cache.
+    ///   - clock: The clock the throttle window and the request timeout are measured on.
+    ///   - throttle: How long after a successful fetch the cache is served without asking.
+    ///   - requestTimeout: The longest one request may take, body included (60 s); `nil`
+    ///     leaves timing to the transport.
+    ///   - now: The wall-clock date recorded with each fetch.
+    ///   - transport: Sends a request (`URLSession` in the convenience initializer).
     public init(
-        store: CatalogStore, clock: C, throttle: Duration = .seconds(6),
+        store: CatalogStore, clock: C, throttle: Duration = .seconds(6), requestTimeout: Duration? = .seconds(60),
         now: @escaping @Sendable () -> Date = { Date() },
         transport: @escaping Transport
     ) {
         self.store = store
         self.clock = clock
         self.throttle = throttle
+        self.requestTimeout = requestTimeout.map { max($0, .zero) }
         self.now = now
         self.transport = transport
     }
@@ -236,10 +251,22 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     private func sharedFetch<Value>(_ resource: CatalogResource<Value>) async throws -> Data {
         if let running = inFlight[resource.key] { return try await running.value }
         networkRequestCount += 1
-        let transport = transport
+        let (transport, clock, timeout) = (transport, clock, requestTimeout)
         let url = resource.url
         let task = Task { () throws -> Data in
-            let (data, response) = try await transport(URLRequest(url: url))
+            let request = URLRequest(url: url)
+            let data: Data
+            let response: URLResponse
+            if let timeout {
+                do {
+                    (data, response) = try await withDeadline(timeout, on: clock) { try await transport(request) }
+                } catch is DeadlineError {
+                    throw CatalogError.network(
+                        code: URLError.Code.timedOut.rawValue, message: "no complete answer within \(timeout)")
+                }
+            } else {
+                (data, response) = try await transport(request)
+            }
             let status = (response as? HTTPURLResponse)?.statusCode ?? 200
             guard status == 200 else { throw CatalogError.httpStatus(status, url: url) }
             return data
@@ -260,8 +287,19 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
 
 extension CatalogRepository where C == ContinuousClock {
     /// Creates a repository over `URLSession` (cancellation bridged) on the continuous clock.
-    public init(store: CatalogStore, throttle: Duration = .seconds(6), session: URLSession = .shared) {
+    ///
+    /// - Parameters:
+    ///   - store: The on-disk cache.
+    ///   - throttle: How long after a successful fetch the cache is served without asking.
+    ///   - requestTimeout: The longest one request may take, body included (60 s).
+    ///   - session: The session requests go through.
+    public init(
+        store: CatalogStore, throttle: Duration = .seconds(6), requestTimeout: Duration? = .seconds(60),
+        session: URLSession = .shared
+    ) {
         let transport = URLSessionTransport(session: session)
-        self.init(store: store, clock: ContinuousClock(), throttle: throttle) { try await transport.send($0) }
+        self.init(store: store, clock: ContinuousClock(), throttle: throttle, requestTimeout: requestTimeout) {
+            try await transport.send($0)
+        }
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import HTTPSupport
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -12,6 +13,8 @@ public enum ThumbnailError: Error, Hashable, Sendable {
     case httpStatus(url: URL, status: Int)
     /// The body is empty or larger than the cache accepts.
     case unusableBody(url: URL, bytes: Int)
+    /// The whole image did not arrive within the cache's request timeout.
+    case timedOut(url: URL, after: Duration)
 }
 
 /// Image bytes for thumbnail URLs, kept in memory and on disk, each bounded.
@@ -19,7 +22,9 @@ public enum ThumbnailError: Error, Hashable, Sendable {
 /// Lookups go memory → disk → network. Concurrent requests for one URL share one download. The
 /// disk layer is a ``CatalogStore`` (files named by a hash, never by the URL; least recently used
 /// evicted). A failure is reported for its URL only and never cached, so the next request
-/// tries again.
+/// tries again. A download that has not finished within ``requestTimeout`` (30 s by default,
+/// measured on the injected clock) fails with ``ThumbnailError/timedOut(url:after:)``, so a
+/// server that drips an image cannot hold a cell's placeholder forever.
 public actor ThumbnailCache {
     /// A function shaped like `URLSession.data(for:)`.
     public typealias Transport = @Sendable (URLRequest) async throws -> (Data, URLResponse)
@@ -28,6 +33,8 @@ public actor ThumbnailCache {
     public let memoryLimit: Int
     /// The largest image accepted.
     public let maximumImageBytes: Int
+    /// The longest one download may take, body included; `nil` leaves timing to the transport.
+    public let requestTimeout: Duration?
     /// Images downloaded since creation, for diagnostics.
     public private(set) var downloadCount = 0
 
@@ -40,15 +47,39 @@ public actor ThumbnailCache {
     private var inFlight: [URL: Task<Data, any Error>] = [:]
 
     /// Creates a cache with a disk folder and limits.
-    public init(
+    ///
+    /// - Parameters:
+    ///   - directory: The folder of the disk layer.
+    ///   - memoryLimit: The most bytes kept in memory (16 MiB).
+    ///   - diskLimit: The most bytes kept on disk (128 MiB).
+    ///   - maximumImageBytes: The largest image accepted (8 MiB).
+    ///   - requestTimeout: The longest one download may take, body included (30 s); `nil` leaves
+    ///     timing to the transport.
+    ///   - clock: The clock the timeout is measured on.
+    ///   - now: The wall-clock date recorded with each image on disk.
+    ///   - transport: Sends a request, shaped like `URLSession.data(for:)`.
+    public init<C: Clock>(
         directory: URL, memoryLimit: Int = 16 << 20, diskLimit: Int = 128 << 20, maximumImageBytes: Int = 8 << 20,
+        requestTimeout: Duration? = .seconds(30), clock: C = ContinuousClock(),
         now: @escaping @Sendable () -> Date = { Date() }, transport: @escaping Transport
-    ) {
+    ) where C.Duration == Duration {
         self.memoryLimit = memoryLimit
         self.maximumImageBytes = maximumImageBytes
         disk = CatalogStore(directory: directory, maximumBytes: diskLimit)
         self.now = now
-        self.transport = transport
+        let timeout = requestTimeout.map { max($0, .zero) }
+        self.requestTimeout = timeout
+        if let timeout {
+            self.transport = { request in
+                do {
+                    return try await withDeadline(timeout, on: clock) { try await transport(request) }
+                } catch is DeadlineError {
+                    throw ThumbnailError.timedOut(url: request.url ?? URL(fileURLWithPath: "/"), after: timeout)
+                }
+            }
+        } else {
+            self.transport = transport
+        }
     }
 
     /// The image bytes for `url`.
@@ -90,6 +121,8 @@ public actor ThumbnailCache {
             let response: URLResponse
             do {
                 (data, response) = try await transport(URLRequest(url: url))
+            } catch let error as ThumbnailError {
+                throw error
             } catch {
                 throw ThumbnailError.network(url: url, message: String(describing: error))
             }

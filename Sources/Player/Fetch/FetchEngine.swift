@@ -15,7 +15,8 @@ public import HTTPSupport
 /// - **Concurrency.** Never more than ``concurrency`` transfers are in flight.
 /// - **Slow servers.** With a ``partTimeout`` (2 minutes in the `URLSession` initializer), each
 ///   attempt at a part must finish within it on the injected clock; a server that drips bytes
-///   slower than that times out like a lost connection and is retried.
+///   slower than that times out like a lost connection and is retried. ``MediaDownloader``'s
+///   playlist fetches are held to the same deadline.
 /// - **Failures.** Timeouts, connection losses and 5xx answers are retried with exponential
 ///   backoff and jitter on the injected clock; a 4xx, or a body of the wrong length or range,
 ///   fails with a ``DownloadError`` naming the part. A `200 OK` to a range request (a server
@@ -196,29 +197,34 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
+    /// Sends one request, under ``partTimeout`` when `timed`, and types its failure.
+    ///
+    /// - Throws: ``DownloadError/transport(part:url:code:message:)`` (`timedOut` when the
+    ///   deadline passes), or `CancellationError`.
+    func send(_ request: URLRequest, part: Int, timed: Bool = true) async throws -> (Data, URLResponse) {
+        let url = request.url ?? URL(fileURLWithPath: "/")
+        do {
+            if timed, let partTimeout {
+                let transport = transport
+                return try await withDeadline(partTimeout, on: clock) { try await transport(request) }
+            }
+            return try await transport(request)
+        } catch is DeadlineError {
+            throw DownloadError.transport(
+                part: part, url: url, code: URLError.Code.timedOut.rawValue,
+                message: "no complete answer within \(partTimeout.map { "\($0)" } ?? "the time allowed")")
+        } catch let error as URLError {
+            if error.code == .cancelled { throw CancellationError() }
+            throw DownloadError.transport(part: part, url: url, code: error.code.rawValue, message: error.localizedDescription)
+        }
+    }
+
     /// One attempt at a part.
     func fetch(_ part: DownloadPart, index: Int) async throws -> Data {
         if let range = part.byteRange, range.length == 0 { return Data() }
         var request = URLRequest(url: part.url)
         if let range = part.byteRange { request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range") }
-        let data: Data
-        let response: URLResponse
-        do {
-            if let partTimeout {
-                let (transport, sent) = (transport, request)
-                (data, response) = try await withDeadline(partTimeout, on: clock) { try await transport(sent) }
-            } else {
-                (data, response) = try await transport(request)
-            }
-        } catch is DeadlineError {
-            throw DownloadError.transport(
-                part: index, url: part.url, code: URLError.Code.timedOut.rawValue,
-                message: "no complete answer within \(partTimeout.map { "\($0)" } ?? "the time allowed")")
-        } catch let error as URLError {
-            if error.code == .cancelled { throw CancellationError() }
-            throw DownloadError.transport(
-                part: index, url: part.url, code: error.code.rawValue, message: error.localizedDescription)
-        }
+        let (data, response) = try await send(request, part: index)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 200
         switch (status, part.byteRange) {
         case (206, let range?):

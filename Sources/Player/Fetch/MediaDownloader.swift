@@ -71,7 +71,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             let engine = engine
             let chosen = try await master.highestQualityAudio(
                 playlistURL: masterFinalURL, preferredLanguages: preferredLanguages,
-                measuringWith: { url in try await MediaDownloader.get(url, with: engine.transport).0 })
+                measuringWith: { url in try await MediaDownloader.get(url, with: engine).0 })
             guard let chosen else {
                 throw DownloadError.playlist(url: masterURL, reason: "it has no audio and no variants")
             }
@@ -124,7 +124,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             // Probe with the first byte: a 206 reveals the size; a 200 means ranges are ignored.
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-0", forHTTPHeaderField: "Range")
-            let (data, response) = try await MediaDownloader.send(probe, with: engine.transport, part: 0)
+            // Not timed: a server that ignores ranges sends the whole file in answer to the probe.
+            let (data, response) = try await engine.send(probe, part: 0, timed: false)
             let http = response as? HTTPURLResponse
             switch http?.statusCode ?? 200 {
             case 206:
@@ -163,7 +164,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// A remote playlist that lands on another scheme (`file:`, `data:`…) is refused: resolving
     /// against a local base would let the playlist name local files.
     func fetchPlaylist(_ url: URL) async throws -> (Data, URL) {
-        let (data, response) = try await Self.get(url, with: engine.transport)
+        let (data, response) = try await Self.get(url, with: engine)
         guard let final = response.url else { return (data, url) }
         let requested = url.scheme?.lowercased()
         let landed = final.scheme?.lowercased()
@@ -174,24 +175,12 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         return (data, final)
     }
 
-    static func get(_ url: URL, with transport: FetchEngine<C>.Transport) async throws -> (Data, URLResponse) {
-        let (data, response) = try await send(URLRequest(url: url), with: transport, part: 0)
+    /// A GET under the engine's part timeout that must answer 200.
+    static func get(_ url: URL, with engine: FetchEngine<C>) async throws -> (Data, URLResponse) {
+        let (data, response) = try await engine.send(URLRequest(url: url), part: 0)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 200
         guard status == 200 else { throw DownloadError.httpStatus(part: 0, url: url, status: status) }
         return (data, response)
-    }
-
-    static func send(_ request: URLRequest, with transport: FetchEngine<C>.Transport, part: Int) async throws -> (
-        Data, URLResponse
-    ) {
-        do {
-            return try await transport(request)
-        } catch let error as URLError {
-            if error.code == .cancelled { throw CancellationError() }
-            throw DownloadError.transport(
-                part: part, url: request.url ?? URL(fileURLWithPath: "/"), code: error.code.rawValue,
-                message: error.localizedDescription)
-        }
     }
 
     func parse(_ data: Data, url: URL) throws -> HLSPlaylist {
