@@ -166,7 +166,8 @@ struct CatalogRepositoryTests {
     @Test("a server that drips slower than the request timeout is a typed timeout; the cache still serves")
     func drip() async throws {
         transport.stub(
-            url, replies: [.response(status: 200, body: body), .response(status: 200, body: body, latency: .seconds(600))])
+            url,
+            replies: [.response(status: 200, body: body), .response(status: 200, body: body, latency: .seconds(600))])
         let repository = repository()
         _ = try await repository.refresh(.videos(at: url))
         let deadline = clock.now.advanced(by: .seconds(60))

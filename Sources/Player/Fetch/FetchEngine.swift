@@ -215,7 +215,8 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
                 message: "no complete answer within \(partTimeout.map { "\($0)" } ?? "the time allowed")")
         } catch let error as URLError {
             if error.code == .cancelled { throw CancellationError() }
-            throw DownloadError.transport(part: part, url: url, code: error.code.rawValue, message: error.localizedDescription)
+            throw DownloadError.transport(
+                part: part, url: url, code: error.code.rawValue, message: error.localizedDescription)
         }
     }
 
