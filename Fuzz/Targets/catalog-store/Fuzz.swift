@@ -40,12 +40,24 @@ func check(_ data: Data) async {
     guard (try? content.write(to: file)) != nil else { fatalError("could not corrupt the file") }
     let reopened = CatalogStore(directory: folder)
     let entry = await reopened.entry(for: "classes")
-    // An untouched file reads back exactly; a damaged one reads as nothing or as some entry (the
-    // format has no checksum, so a flipped bit inside the payload is not detected).
+    // An untouched file reads back exactly. A damaged one reads as nothing, or as the same entry
+    // (damage the JSON reader cannot see, such as whitespace); it may read back altered only if
+    // the damage also rewrote the checksum to match: a forgery, which a CRC does not claim to stop.
     if content == original, entry?.data != payload { fatalError("an intact file did not read back") }
+    if let entry, entry.data != payload || entry.storedAt != Date(timeIntervalSince1970: 1_700_000_000),
+        checksum(of: content) == checksum(of: original)
+    {
+        fatalError("a damaged file was served altered under its original checksum")
+    }
     if entry == nil, await reopened.problems.isEmpty { fatalError("a damaged file was not reported") }
     let now = Date(timeIntervalSince1970: 1_700_000_100)
     guard (try? await reopened.store(payload, for: "classes", at: now)) != nil,
         await reopened.entry(for: "classes")?.data == payload
     else { fatalError("storing over a corrupted file failed") }
+}
+
+/// The `crc32` field of an entry file, if it has one.
+func checksum(of file: Data) -> UInt32? {
+    guard let object = try? JSONSerialization.jsonObject(with: file) as? [String: Any] else { return nil }
+    return (object["crc32"] as? NSNumber)?.uint32Value
 }

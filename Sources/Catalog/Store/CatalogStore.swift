@@ -3,10 +3,11 @@ public import Foundation
 /// A persistent cache of catalogs and pages, bounded in size, safe against crashes.
 ///
 /// Each entry is its own file, named by a hash of its key (a URL is never used as a path), in a
-/// versioned envelope. Writes are atomic: a crash mid-write leaves the previous version. When the
-/// entries exceed ``maximumBytes``, the least recently used are evicted. An entry that cannot be
-/// read (damaged, or written by a newer version) is reported in ``problems`` and treated as
-/// missing; it never crashes the app.
+/// versioned envelope with a CRC-32 of its key, date and bytes. Writes are atomic: a crash
+/// mid-write leaves the previous version. When the entries exceed ``maximumBytes``, the least
+/// recently used are evicted. An entry that cannot be read (truncated, damaged so that its
+/// checksum no longer matches, or written by a newer version) is reported in ``problems`` and
+/// treated as missing; it never crashes the app and is never served altered.
 public actor CatalogStore {
     /// A stored value with when it was stored.
     public struct Entry: Sendable, Hashable {
@@ -41,6 +42,18 @@ public actor CatalogStore {
         var key: String
         var storedAt: Double
         var data: Data
+        /// CRC-32 of the key, the date and the bytes (from version 2; version 1 had none).
+        var crc32: UInt32?
+
+        /// The checksum this envelope's fields should carry.
+        var expectedChecksum: UInt32 {
+            var crc = CRC32()
+            crc.update(key.utf8)
+            crc.update(CollectionOfOne(0))
+            withUnsafeBytes(of: storedAt.bitPattern.littleEndian) { crc.update($0) }
+            crc.update(data)
+            return crc.value
+        }
     }
 
     private struct Header: Decodable {
@@ -49,7 +62,7 @@ public actor CatalogStore {
     }
 
     static let formatName = "mediacore.catalog-entry"
-    static let currentVersion = 1
+    static let currentVersion = 2
 
     /// The folder holding the entries.
     public nonisolated let directory: URL
@@ -86,6 +99,13 @@ public actor CatalogStore {
             report(name, "damaged entry")
             return nil
         }
+        // Version 1 entries carry no checksum; from version 2 one is required.
+        if envelope.crc32 != nil || version >= 2 {
+            guard envelope.crc32 == envelope.expectedChecksum else {
+                report(name, "damaged entry (checksum mismatch)")
+                return nil
+            }
+        }
         touch(name, size: data.count)
         return Entry(data: envelope.data, storedAt: Date(timeIntervalSince1970: envelope.storedAt))
     }
@@ -101,10 +121,11 @@ public actor CatalogStore {
         encoder.outputFormatting = [.sortedKeys]
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let bytes = try encoder.encode(
-                Envelope(
-                    format: Self.formatName, version: Self.currentVersion, key: key,
-                    storedAt: date.timeIntervalSince1970, data: data))
+            var envelope = Envelope(
+                format: Self.formatName, version: Self.currentVersion, key: key,
+                storedAt: date.timeIntervalSince1970, data: data)
+            envelope.crc32 = envelope.expectedChecksum
+            let bytes = try encoder.encode(envelope)
             try bytes.write(to: directory.appendingPathComponent(name), options: .atomic)
             touch(name, size: bytes.count)
         } catch {
