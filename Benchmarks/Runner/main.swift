@@ -12,6 +12,11 @@ func writeStandardError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
+// A child process measuring one hostile input's memory (see HostileInputMemory).
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--memory-probe" {
+    exit(HostileInputMemory.runProbe(named: CommandLine.arguments[2], size: Int(CommandLine.arguments[3]) ?? 0))
+}
+
 let options: BenchmarkOptions
 do {
     options = try BenchmarkOptions(arguments: CommandLine.arguments.dropFirst())
@@ -48,8 +53,12 @@ if options.selects("Fetch/memory") {
     print("")
     FetchBenchmarks.reportMemoryBound(quick: options.quick)
 }
+if options.selects("Hostile/memory") {
+    print("")
+    HostileInputMemory.report(quick: options.quick)
+}
 
-if results.isEmpty {
+if results.isEmpty && !options.selects("Fetch/memory") && !options.selects("Hostile/memory") {
     writeStandardError("No benchmark matches the filter \(options.filters). Use --list to see the names.")
     exit(1)
 }

@@ -194,26 +194,70 @@ struct SourcesTests {
         #expect(throws: URITemplate.TemplateError.self) { try URITemplate(template) }
     }
 
-    @Test(
-        "hostile JSON bodies: too deep or too large is a typed error before decoding",
-        arguments: [
-            (String(repeating: "[", count: 100_000), "nest deeper"),
-            (
+    /// Hostile bodies, built when a test runs (a 32 MiB argument would fill the test log).
+    enum HostileBody: String, CaseIterable, CustomTestStringConvertible {
+        case deepArrays, deepObjects, oversize, manyObjects, manyValues
+
+        var body: String {
+            switch self {
+            case .deepArrays: String(repeating: "[", count: 100_000)
+            case .deepObjects:
                 "{\"videos\": [" + String(repeating: "{\"a\":", count: 70) + "1" + String(repeating: "}", count: 70)
-                    + "]}", "nest deeper"
-            ),
-            (String(repeating: " ", count: (32 << 20) + 1), "more than"),
-        ]
-    )
-    func hostileJSON(body: String, reason: String) {
-        let data = Data(body.utf8)
+                    + "]}"
+            case .oversize: String(repeating: " ", count: (32 << 20) + 1)
+            case .manyObjects: "{\"videos\": [" + Array(repeating: "{}", count: 100_001).joined(separator: ",") + "]}"
+            case .manyValues: "{\"videos\": [" + Array(repeating: "1", count: 1_000_001).joined(separator: ",") + "]}"
+            }
+        }
+
+        var reason: String {
+            switch self {
+            case .deepArrays, .deepObjects: "nest deeper"
+            case .oversize: "more than"
+            case .manyObjects: "more than 100000 objects"
+            case .manyValues: "more than 1000000 values"
+            }
+        }
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "hostile JSON bodies: too deep, too large, too many objects or values is a typed error before decoding",
+        arguments: HostileBody.allCases)
+    func hostileJSON(_ hostile: HostileBody) {
+        let data = Data(hostile.body.utf8)
         let errors: [CatalogDecodingError?] = [
             Result { () throws(CatalogDecodingError) in _ = try VideosAPI.lessons(from: data) }.failure,
             Result { () throws(CatalogDecodingError) in _ = try HALPage.decode(data) }.failure,
         ]
         for error in errors {
-            #expect(error?.reason.contains(reason) == true, "\(String(describing: error))")
+            #expect(error?.reason.contains(hostile.reason) == true, "\(String(describing: error))")
         }
+    }
+
+    @Test("the most objects and values the limits allow still decode")
+    func atTheLimits() throws {
+        let videos = (0..<(CatalogJSONLimits.maximumObjectCount - 1)).map { "{\"id\":\($0),\"name\":\"n\"}" }
+        let body = "{\"videos\":[" + videos.joined(separator: ",") + "]}"
+        #expect(try VideosAPI.lessons(from: Data(body.utf8)).count == CatalogJSONLimits.maximumObjectCount - 1)
+    }
+
+    @Test("a spreadsheet with more rows than the limit is refused, whatever the bad-row policy")
+    func tooManyRows() throws {
+        let header = "title,instructor,level,song,videoUrl,thumbnailSlug\n"
+        let rows = (0..<4).map { "T\($0),I,beginner,S,https://v.example/\($0).mp4,t.jpg\n" }.joined()
+        let data = Data((header + rows).utf8)
+        #expect(try ClassSpreadsheet.lessons(from: data, maximumRowCount: 4).lessons.count == 4)
+        for policy in [ClassSpreadsheet.BadRowPolicy.fail, .skip] {
+            #expect(throws: CSVError(.tooManyRecords(limit: 3), row: 5)) {
+                try ClassSpreadsheet.lessons(from: data, policy: policy, maximumRowCount: 3)
+            }
+        }
+        #expect(throws: CSVError(.tooManyRecords(limit: 2), row: 4)) {
+            try CSVReader(maximumRecordCount: 2).records(Data("a\n\nb\nc\n".utf8))
+        }
+        #expect(try CSVReader(maximumRecordCount: 2).records(Data("a\n\n\nb\n".utf8)) == [["a"], ["b"]])
     }
 
     @Test("brackets inside strings, escaped quotes included, do not count as nesting")

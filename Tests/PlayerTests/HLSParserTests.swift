@@ -203,24 +203,50 @@ struct HLSParserTests {
         }
     }
 
-    @Test("limits: lines, segments and attributes beyond the bounds are typed errors")
-    func limits() {
-        let limits = HLSParserLimits(maximumLineLength: 100, maximumSegmentCount: 2, maximumAttributeCount: 3)
+    @Test(
+        "limits: lines, segments, attributes, variant-level and kept tags beyond the bounds are typed errors",
+        arguments: [
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n" + String(repeating: "a", count: 200) + ".ts\n", "line length"),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + String(repeating: "#EXTINF:1,\na.ts\n", count: 3), "segments"),
+            ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,A=1,B=2,C=3\nv.m3u8\n", "attributes"),
+            ("#EXTM3U\n" + String(repeating: "#EXT-X-SESSION-DATA:DATA-ID=\"a\"\n", count: 3), "session data"),
+            ("#EXTM3U\n" + String(repeating: "#EXT-X-SESSION-KEY:METHOD=NONE\n", count: 3), "session keys"),
+            (
+                "#EXTM3U\n" + String(repeating: "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=1,URI=\"i.m3u8\"\n", count: 3),
+                "I-frame variants"
+            ),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + String(repeating: "#EXT-X-CUE:1\n", count: 4), "kept tags"),
+            (
+                "#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + (0..<4).map { "#EXT-X-DEFINE:NAME=\"v\($0)\",VALUE=\"x\"\n" }.joined(),
+                "kept tags"
+            ),
+        ]
+    )
+    func limits(text: String, limit: String) {
+        let limits = HLSParserLimits(
+            maximumLineLength: 100, maximumSegmentCount: 2, maximumAttributeCount: 3, maximumVariantCount: 2,
+            maximumKeptTagCount: 3)
         let parser = HLSParser(options: .init(limits: limits))
-        let long = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n" + String(repeating: "a", count: 200) + ".ts\n"
-        let many = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + String(repeating: "#EXTINF:1,\na.ts\n", count: 3)
-        let wide = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,A=1,B=2,C=3\nv.m3u8\n"
-        for text in [long, many, wide] {
-            do {
-                _ = try parser.parse(text)
-                Issue.record("accepted")
-            } catch {
-                guard case .limitExceeded = error.kind else {
-                    Issue.record("\(error)")
-                    continue
-                }
+        #expect(throws: HLSParseError.self) { try parser.parse(text) }
+        do {
+            _ = try parser.parse(text)
+        } catch {
+            guard case .limitExceeded(let name, _) = error.kind else {
+                Issue.record("\(error)")
+                return
             }
+            #expect(name == limit)
         }
+    }
+
+    @Test("beyond the warning limit, one warning counts the rest")
+    func warningLimit() throws {
+        let text =
+            "#EXTM3U\n#EXT-X-TARGETDURATION:1\n" + String(repeating: "#EXTINF:5,\na.ts\n", count: 5) + "#EXT-X-ENDLIST\n"
+        let result = try HLSParser(options: .init(limits: HLSParserLimits(maximumWarningCount: 2))).parse(text)
+        #expect(result.warnings.count == 3)
+        #expect(result.warnings.last == HLSWarning(.moreWarnings(count: 3), line: 0))
+        #expect(try HLSParser().parse(text).warnings.count == 5)
     }
 
     @Test("text that is not UTF-8 is refused")

@@ -40,6 +40,16 @@ struct PlayedSegmentsTests {
         #expect(!error.description.isEmpty)
     }
 
+    @Test("more segments than the limit are refused before any is split off; the limit itself parses")
+    func segmentLimit() throws {
+        let limit = PlayedSegments.maximumSegmentCount
+        let atLimit = "0[.]1" + String(repeating: "[,]1[.]2", count: limit - 1)
+        #expect(try PlayedSegments.parse(atLimit).intervals == [0..<2])
+        #expect(throws: PlayedSegments.ParseError.tooManySegments(count: limit + 1, limit: limit)) {
+            try PlayedSegments.parse(atLimit + "[,]2[.]3")
+        }
+    }
+
     @Test("formats with at most three decimals, and parse ∘ format is the identity on milliseconds")
     func roundTrip() throws {
         #expect(PlayedSegments.format([0..<12.5, 14..<30]) == "0[.]12.5[,]14[.]30")

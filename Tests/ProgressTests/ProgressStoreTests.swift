@@ -39,6 +39,57 @@ struct ProgressFormatTests {
         #expect(try ProgressFormat.decode(data) == Self.sample)
     }
 
+    /// Documents beyond each limit, built when the test runs.
+    enum Oversized: String, CaseIterable, CustomTestStringConvertible {
+        case intervals, devices, bytes
+
+        var data: Data {
+            let head = #"{"completed":false,"format":"mediacore.watch-progress","version":1,"#
+            switch self {
+            case .intervals:
+                let pairs = Array(repeating: "[1,2]", count: ProgressFormat.maximumIntervalCount + 100)
+                return Data((head + #""timeSpent":{},"watched":["# + pairs.joined(separator: ",") + "]}").utf8)
+            case .devices:
+                let devices = (0..<(ProgressFormat.maximumDeviceCount + 100)).map { "\"d\($0)\":1" }
+                return Data((head + #""watched":[],"timeSpent":{"# + devices.joined(separator: ",") + "}}").utf8)
+            case .bytes:
+                return Data(repeating: UInt8(ascii: " "), count: ProgressFormat.maximumDocumentSize + 1)
+            }
+        }
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test("documents beyond the limits are refused before decoding", arguments: Oversized.allCases)
+    func limits(_ oversized: Oversized) {
+        let data = oversized.data
+        do {
+            _ = try ProgressFormat.decode(data)
+            Issue.record("decoded")
+        } catch {
+            switch (oversized, error) {
+            case (.intervals, .tooManyIntervals(let count, let limit)):
+                #expect(count == ProgressFormat.maximumIntervalCount + 100 && limit == ProgressFormat.maximumIntervalCount)
+            case (.devices, .tooManyDevices(_, let limit)): #expect(limit == ProgressFormat.maximumDeviceCount)
+            case (.bytes, .tooLarge(let size, _)): #expect(size == data.count)
+            default: Issue.record("\(error)")
+            }
+        }
+    }
+
+    @Test("a document at the device limit decodes; one past it, found only by decoding, is refused")
+    func deviceLimitExactly() throws {
+        let head = #"{"completed":false,"format":"mediacore.watch-progress","version":1,"watched":[],"timeSpent":{"#
+        func document(devices: Int) -> Data {
+            Data((head + (0..<devices).map { "\"d\($0)\":1" }.joined(separator: ",") + "}}").utf8)
+        }
+        let limit = ProgressFormat.maximumDeviceCount
+        #expect(try ProgressFormat.decode(document(devices: limit)).timeSpentByDevice.count == limit)
+        #expect(throws: ProgressFormat.DecodingFailure.tooManyDevices(count: limit + 1, limit: limit)) {
+            try ProgressFormat.decode(document(devices: limit + 1))
+        }
+    }
+
     @Test(
         "bad data gets a typed error saying what is wrong",
         arguments: [
@@ -67,7 +118,7 @@ struct ProgressFormatTests {
             case .unsupportedVersion(let found, let newest):
                 #expect(kind == "unsupportedVersion")
                 #expect(found == 2 && newest == 1)
-            case .tooManyIntervals: Issue.record("unexpected \(error)")
+            case .tooManyIntervals, .tooLarge, .tooManyDevices: Issue.record("unexpected \(error)")
             }
             #expect(!error.description.isEmpty)
         }

@@ -16,6 +16,8 @@ public struct CSVError: Error, Hashable, Sendable, CustomStringConvertible {
         case emptyField(column: String)
         /// A field or record is longer than the reader's limit.
         case tooLong(limit: Int)
+        /// The data holds more records than the reader's limit.
+        case tooManyRecords(limit: Int)
         /// The data is not UTF-8 text.
         case notUTF8
     }
@@ -49,12 +51,26 @@ public struct CSVReader: Sendable {
     public var maximumFieldLength: Int
     /// The most fields in one record.
     public var maximumFieldCount: Int
+    /// The most records read (blank lines do not count); one more is a
+    /// ``CSVError/Kind/tooManyRecords(limit:)``.
+    public var maximumRecordCount: Int
 
     /// Creates a reader.
-    public init(separator: Character = ",", maximumFieldLength: Int = 1 << 20, maximumFieldCount: Int = 10_000) {
+    ///
+    /// - Parameters:
+    ///   - separator: The field separator, an ASCII character (a comma by default).
+    ///   - maximumFieldLength: The longest field accepted, in bytes (1 MiB).
+    ///   - maximumFieldCount: The most fields in one record (10,000).
+    ///   - maximumRecordCount: The most records read (1,000,000), which bounds the memory
+    ///     ``records(_:)`` needs whatever the data's size.
+    public init(
+        separator: Character = ",", maximumFieldLength: Int = 1 << 20, maximumFieldCount: Int = 10_000,
+        maximumRecordCount: Int = 1_000_000
+    ) {
         self.separator = separator.asciiValue ?? UInt8(ascii: ",")
         self.maximumFieldLength = maximumFieldLength
         self.maximumFieldCount = maximumFieldCount
+        self.maximumRecordCount = maximumRecordCount
     }
 
     /// Reads every record of `data`.
@@ -91,6 +107,7 @@ public struct CSVReader: Sendable {
         var index = 0
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
         var row = 1
+        var recordCount = 0
         var record: [String] = []
         var field: [UInt8] = []
         var fieldIsQuoted = false
@@ -111,7 +128,13 @@ public struct CSVReader: Sendable {
         func endRecord() throws(CSVError) {
             try endField()
             // A blank line is not a record.
-            if !(record.count == 1 && record[0].isEmpty) { try body(record, row) }
+            if !(record.count == 1 && record[0].isEmpty) {
+                recordCount += 1
+                guard recordCount <= maximumRecordCount else {
+                    throw CSVError(.tooManyRecords(limit: maximumRecordCount), row: row)
+                }
+                try body(record, row)
+            }
             record.removeAll(keepingCapacity: true)
             row += 1
         }

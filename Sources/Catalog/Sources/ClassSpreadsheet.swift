@@ -33,9 +33,15 @@ public enum ClassSpreadsheet {
     ///   - data: The CSV bytes.
     ///   - policy: Whether a bad row stops the import or is skipped and reported.
     ///   - thumbnailBase: Where thumbnail slugs live; the slug is kept as is when `nil`.
-    /// - Throws: ``CSVError`` for a malformed file, a missing column, or (when failing) a bad row.
+    ///   - maximumRowCount: The most rows after the header, good or skipped (100,000). A lesson
+    ///     costs about 0.5 KB in memory, so this bounds an import at about 50 MB whatever the
+    ///     file's size; one more row is ``CSVError/Kind/tooManyRecords(limit:)``.
+    /// - Throws: ``CSVError`` for a malformed file, a missing column, too many rows, or (when
+    ///   failing) a bad row.
     /// - Complexity: O(*n*) in the file's size.
-    public static func lessons(from data: Data, policy: BadRowPolicy = .fail, thumbnailBase: URL? = nil)
+    public static func lessons(
+        from data: Data, policy: BadRowPolicy = .fail, thumbnailBase: URL? = nil, maximumRowCount: Int = 100_000
+    )
         throws(CSVError)
         -> ImportResult
     {
@@ -44,7 +50,8 @@ public enum ClassSpreadsheet {
         var lessons: [Lesson] = []
         var skipped: [CSVError] = []
         var seen: [String: Int] = [:]
-        try CSVReader().forEachRecord(data) { (record: [String], row: Int) throws(CSVError) in
+        var rowCount = 0
+        try CSVReader(maximumRecordCount: .max).forEachRecord(data) { (record: [String], row: Int) throws(CSVError) in
             guard let names = header else {
                 let trimmed = record.map { $0.trimmingCharacters(in: .whitespaces) }
                 for (index, name) in trimmed.enumerated() where columns[name] == nil { columns[name] = index }
@@ -54,6 +61,8 @@ public enum ClassSpreadsheet {
                 header = trimmed
                 return
             }
+            rowCount += 1
+            guard rowCount <= maximumRowCount else { throw CSVError(.tooManyRecords(limit: maximumRowCount), row: row) }
             do throws(CSVError) {
                 guard record.count == names.count else {
                     throw CSVError(.wrongFieldCount(expected: names.count, found: record.count), row: row)

@@ -28,15 +28,23 @@ public struct CatalogDecodingError: Error, Hashable, Sendable, CustomStringConve
 
 /// The bounds every catalog JSON body must keep before it is decoded.
 ///
-/// A server MediaCore does not control could send a body of gigabytes or `[[[[…` nested deeper
-/// than any decoder's stack; both are refused with a ``CatalogDecodingError`` before decoding.
+/// A server MediaCore does not control could send a body of gigabytes, `[[[[…` nested deeper
+/// than any decoder's stack, or millions of tiny objects that a decoder holds at several times
+/// their size; each is refused with a ``CatalogDecodingError`` before decoding, so decoding a
+/// body costs at most a few hundred megabytes whatever the server sends (the `Hostile/memory`
+/// benchmark measures it).
 public enum CatalogJSONLimits {
     /// The largest body read: 32 MiB (the largest real catalog seen is under 1 MiB).
     public static let maximumBodySize = 32 << 20
     /// The deepest nesting of arrays and objects: 64 (catalog shapes nest at most 6 deep).
     public static let maximumNestingDepth = 64
+    /// The most objects in one body: 100,000 (one per lesson or section, like the spreadsheet's
+    /// row limit).
+    public static let maximumObjectCount = 100_000
+    /// The most values in one body, counted as commas plus arrays and objects: 1,000,000.
+    public static let maximumValueCount = 1_000_000
 
-    /// Throws when `data` is larger or nested deeper than the limits.
+    /// Throws when `data` is larger, nested deeper, or holds more objects or values than the limits.
     ///
     /// - Complexity: O(*n*) in the body's size, one pass that skips string contents.
     static func check(_ data: Data, source: String) throws(CatalogDecodingError) {
@@ -45,6 +53,8 @@ public enum CatalogJSONLimits {
                 source: source, reason: "the body is \(data.count) bytes, more than the \(maximumBodySize) allowed")
         }
         var depth = 0
+        var objects = 0
+        var values = 0
         var inString = false
         var escaped = false
         for byte in data {
@@ -62,9 +72,27 @@ public enum CatalogJSONLimits {
             case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
+                values += 1
                 guard depth <= maximumNestingDepth else {
                     throw CatalogDecodingError(
                         source: source, reason: "arrays and objects nest deeper than \(maximumNestingDepth) levels")
+                }
+                if byte == UInt8(ascii: "{") {
+                    objects += 1
+                    guard objects <= maximumObjectCount else {
+                        throw CatalogDecodingError(
+                            source: source, reason: "the body holds more than \(maximumObjectCount) objects")
+                    }
+                }
+                guard values <= maximumValueCount else {
+                    throw CatalogDecodingError(
+                        source: source, reason: "the body holds more than \(maximumValueCount) values")
+                }
+            case UInt8(ascii: ","):
+                values += 1
+                guard values <= maximumValueCount else {
+                    throw CatalogDecodingError(
+                        source: source, reason: "the body holds more than \(maximumValueCount) values")
                 }
             case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
             default: break

@@ -75,6 +75,8 @@ public struct HLSWarning: Hashable, Sendable, CustomStringConvertible {
         case importWithoutParent(name: String)
         /// A feature used below the compatibility version that introduced it.
         case versionTooLow(feature: String, required: Int, declared: Int)
+        /// More warnings than ``HLSParserLimits/maximumWarningCount``: this many were dropped.
+        case moreWarnings(count: Int)
     }
 
     /// What was odd.

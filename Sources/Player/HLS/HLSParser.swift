@@ -16,19 +16,28 @@ public struct HLSParserLimits: Hashable, Sendable {
     public var maximumSegmentCount: Int
     /// The most attributes in one attribute list.
     public var maximumAttributeCount: Int
-    /// The most variants plus renditions in a multivariant playlist.
+    /// The most variants, I-frame variants, renditions, session data and session keys in a
+    /// multivariant playlist.
     public var maximumVariantCount: Int
+    /// The most other tags kept: unknown tags and variable definitions.
+    public var maximumKeptTagCount: Int
+    /// The most warnings collected; beyond it one ``HLSWarning/Kind/moreWarnings(count:)`` says
+    /// how many were dropped, so a hostile playlist cannot grow the list without bound.
+    public var maximumWarningCount: Int
 
     /// Generous defaults: 64 KiB lines, a million segments (over three months of 10-second
-    /// segments), 256 attributes, 10,000 variants and renditions.
+    /// segments), 256 attributes, 10,000 variants and renditions, a million other tags kept,
+    /// 1,000 warnings.
     public init(
         maximumLineLength: Int = 65_536, maximumSegmentCount: Int = 1_000_000, maximumAttributeCount: Int = 256,
-        maximumVariantCount: Int = 10_000
+        maximumVariantCount: Int = 10_000, maximumKeptTagCount: Int = 1_000_000, maximumWarningCount: Int = 1_000
     ) {
         self.maximumLineLength = maximumLineLength
         self.maximumSegmentCount = maximumSegmentCount
         self.maximumAttributeCount = maximumAttributeCount
         self.maximumVariantCount = maximumVariantCount
+        self.maximumKeptTagCount = maximumKeptTagCount
+        self.maximumWarningCount = maximumWarningCount
     }
 }
 
@@ -151,6 +160,8 @@ private struct ParserState {
     let bytes: UnsafeBufferPointer<UInt8>
     let options: HLSParser.Options
     var warnings: [HLSWarning] = []
+    var droppedWarningCount = 0
+    var keptTagCount = 0
     var lineNumber = 0
     var variables: [String: String] = [:]
     var definitions: [HLSDefinition] = []
@@ -200,7 +211,7 @@ private struct ParserState {
         segments.reserveCapacity(Swift.min(bytes.count / 32, options.limits.maximumSegmentCount))
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
             guard options.allowsByteOrderMark else { throw HLSParseError(.byteOrderMark, line: 1, text: "") }
-            warnings.append(HLSWarning(.byteOrderMark, line: 1))
+            warn(HLSWarning(.byteOrderMark, line: 1))
             position = 3
         }
         if bytes[position...].contains(where: { $0 >= 0x80 }) {
@@ -387,16 +398,19 @@ private struct ParserState {
             let list = try attributes(value, tag: name, line: line)
             try require(["BANDWIDTH", "URI"], in: list, tag: name, line: line)
             try requireInteger("BANDWIDTH", in: list, tag: name, line: line)
+            try countVariantLevelTag("I-frame variants", line: line)
             iFrameVariants.append(HLSIFrameVariant(attributes: list))
         case "EXT-X-MEDIA":
             try rendition(try attributes(value, tag: name, line: line), line: line)
         case "EXT-X-SESSION-DATA":
             let list = try attributes(value, tag: name, line: line)
             try require(["DATA-ID"], in: list, tag: name, line: line)
+            try countVariantLevelTag("session data", line: line)
             sessionData.append(list)
         case "EXT-X-SESSION-KEY":
             let list = try attributes(value, tag: name, line: line)
             try require(["METHOD"], in: list, tag: name, line: line)
+            try countVariantLevelTag("session keys", line: line)
             sessionKeys.append(list)
         case "EXT-X-TARGETDURATION":
             targetDuration = try integer(value, tag: name, line: line)
@@ -439,6 +453,7 @@ private struct ParserState {
         default:
             // Unknown tags are kept verbatim, where they stood: before the next segment of a
             // media playlist (moved to the header list if the playlist turns out multivariant).
+            try keepTag(line)
             let verbatim = String(line.dropFirst())
             if sawMultivariantTag {
                 unknownTags.append(verbatim)
@@ -463,7 +478,7 @@ private struct ParserState {
                 text: text(lineStart, end))
         }
         if commaIndex == end {
-            warnings.append(HLSWarning(.durationWithoutComma, line: lineNumber))
+            warn(HLSWarning(.durationWithoutComma, line: lineNumber))
             pending.title = nil
         } else {
             pending.title = commaIndex + 1 < end ? text(commaIndex + 1, end) : nil
@@ -620,7 +635,7 @@ private struct ParserState {
         }
         if let known = knownAttributes[tag] {
             for attribute in list where !known.contains(attribute.name) {
-                warnings.append(HLSWarning(.unknownAttribute(tag: tag, attribute: attribute.name), line: lineNumber))
+                warn(HLSWarning(.unknownAttribute(tag: tag, attribute: attribute.name), line: lineNumber))
             }
         }
         return list
@@ -716,7 +731,8 @@ private struct ParserState {
             try add(name, value: value, source: .value(value), line: line)
         } else if let name = list.quotedString("IMPORT") {
             guard let imported = options.importedVariables else {
-                warnings.append(HLSWarning(.importWithoutParent(name: name), line: lineNumber))
+                warn(HLSWarning(.importWithoutParent(name: name), line: lineNumber))
+                try keepTag(line)
                 definitions.append(HLSDefinition(name: name, source: .imported))
                 return
             }
@@ -741,8 +757,42 @@ private struct ParserState {
         guard variables[name] == nil else {
             throw HLSParseError(.duplicateVariable(name: name), line: lineNumber, text: line)
         }
+        try keepTag(line)
         variables[name] = value
         definitions.append(HLSDefinition(name: name, source: source))
+    }
+
+    /// Checks that one more variant-level entry (an I-frame variant, session data or key) fits
+    /// under ``HLSParserLimits/maximumVariantCount`` with the variants and renditions.
+    func countVariantLevelTag(_ what: String, line: String) throws(HLSParseError) {
+        let count = variants.count + renditions.count + iFrameVariants.count + sessionData.count + sessionKeys.count
+        guard count < options.limits.maximumVariantCount else {
+            throw HLSParseError(.limitExceeded(limit: what, value: count + 1), line: lineNumber, text: line)
+        }
+    }
+
+    /// Counts one more kept tag (unknown, session data or key, definition) against its limit.
+    mutating func keepTag(_ line: String) throws(HLSParseError) {
+        keptTagCount += 1
+        guard keptTagCount <= options.limits.maximumKeptTagCount else {
+            throw HLSParseError(.limitExceeded(limit: "kept tags", value: keptTagCount), line: lineNumber, text: line)
+        }
+    }
+
+    /// Collects `warning`, or counts it as dropped beyond the limit.
+    mutating func warn(_ warning: HLSWarning) {
+        if warnings.count < options.limits.maximumWarningCount {
+            warnings.append(warning)
+        } else {
+            droppedWarningCount += 1
+        }
+    }
+
+    /// The warnings in line order, then the count of those dropped, if any.
+    func finalWarnings() -> [HLSWarning] {
+        var sorted = warnings.sorted { $0.line < $1.line }
+        if droppedWarningCount > 0 { sorted.append(HLSWarning(.moreWarnings(count: droppedWarningCount), line: 0)) }
+        return sorted
     }
 
     /// Replaces every `{$name}` in `text`; an undefined name fails (§4.3: MUST).
@@ -777,23 +827,23 @@ private struct ParserState {
                 version: version, hasIndependentSegments: independentSegments, start: start, definitions: definitions,
                 renditions: renditions, variants: variants, iFrameVariants: iFrameVariants, sessionData: sessionData,
                 sessionKeys: sessionKeys, unknownTags: pending.precedingTags + unknownTags)
-            return HLSParseResult(playlist: .multivariant(playlist), warnings: warnings)
+            return HLSParseResult(playlist: .multivariant(playlist), warnings: finalWarnings())
         }
         guard let targetDuration else {
             throw HLSParseError(.missingTargetDuration, line: 0, text: "no #EXT-X-TARGETDURATION")
         }
         if pending.duration != nil {
-            warnings.append(HLSWarning(.danglingDuration, line: pending.durationLine))
+            warn(HLSWarning(.danglingDuration, line: pending.durationLine))
         }
         // §4.3.3.1: each duration, rounded to the nearest integer, is at most the target.
         for (index, segment) in segments.enumerated() where segment.duration.rounded() > Double(targetDuration) {
-            warnings.append(
+            warn(
                 HLSWarning(
                     .segmentLongerThanTarget(duration: segment.duration, target: targetDuration),
                     line: segmentLines[index]))
         }
         if let declared = version, declared < 4, segments.contains(where: { $0.byteRange != nil }) {
-            warnings.append(
+            warn(
                 HLSWarning(.versionTooLow(feature: "EXT-X-BYTERANGE", required: 4, declared: declared), line: 0))
         }
         let playlist = HLSMediaPlaylist(
@@ -802,7 +852,6 @@ private struct ParserState {
             isIFramesOnly: iFramesOnly, hasIndependentSegments: independentSegments, start: start,
             definitions: definitions,
             segments: segments, trailingTags: pending.precedingTags)
-        warnings.sort { $0.line < $1.line }
-        return HLSParseResult(playlist: .media(playlist), warnings: warnings)
+        return HLSParseResult(playlist: .media(playlist), warnings: finalWarnings())
     }
 }

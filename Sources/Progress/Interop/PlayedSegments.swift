@@ -44,10 +44,12 @@ public enum PlayedSegments {
     public static func parse(_ text: String) throws(ParseError) -> IntervalSet {
         let trimmed = text.trimmingWhitespace()
         guard !trimmed.isEmpty else { return IntervalSet() }
-        let segments = trimmed.split(separator: "[,]", omittingEmptySubsequences: false)
-        guard segments.count <= maximumSegmentCount else {
-            throw .tooManySegments(count: segments.count, limit: maximumSegmentCount)
+        // Count before splitting, so a hostile string is refused without a substring per piece.
+        let separators = separatorCount(trimmed)
+        guard separators < maximumSegmentCount else {
+            throw .tooManySegments(count: separators + 1, limit: maximumSegmentCount)
         }
+        let segments = trimmed.split(separator: "[,]", omittingEmptySubsequences: false)
         var intervals: [Range<Double>] = []
         intervals.reserveCapacity(segments.count)
         for (index, segment) in segments.enumerated() {
@@ -63,6 +65,26 @@ public enum PlayedSegments {
             if start < end { intervals.append(start..<end) }
         }
         return IntervalSet(intervals)
+    }
+
+    /// The occurrences of `[,]` in `text`, counted over its UTF-8 bytes.
+    ///
+    /// - Complexity: O(*n*), without allocating.
+    static func separatorCount(_ text: Substring) -> Int {
+        var count = 0
+        var matched = 0
+        for byte in text.utf8 {
+            switch (matched, byte) {
+            case (0, UInt8(ascii: "[")), (2, UInt8(ascii: "[")): matched = 1
+            case (1, UInt8(ascii: ",")): matched = 2
+            case (2, UInt8(ascii: "]")):
+                count += 1
+                matched = 0
+            case (_, UInt8(ascii: "[")): matched = 1
+            default: matched = 0
+            }
+        }
+        return count
     }
 
     /// Writes `set` as a `played-segments` string, each bound rounded to the millisecond.

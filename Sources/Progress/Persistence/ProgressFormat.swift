@@ -27,6 +27,12 @@ public enum ProgressFormat {
     /// The most intervals a stored progress may hold: a million separate watched pieces is far
     /// beyond any real viewing, and the bound keeps a hostile file from exhausting memory.
     public static let maximumIntervalCount = 1_000_000
+    /// The largest document read, in bytes (64 MiB): a million intervals with long decimals
+    /// take about 40 MB.
+    public static let maximumDocumentSize = 64 << 20
+    /// The most devices with time spent in one document (10,000): a learner's devices number a
+    /// handful, and the bound keeps a hostile file from building a huge dictionary.
+    public static let maximumDeviceCount = 10_000
 
     /// Why stored progress could not be read.
     public enum DecodingFailure: Error, Equatable, Sendable, CustomStringConvertible {
@@ -36,6 +42,10 @@ public enum ProgressFormat {
         case unsupportedVersion(found: Int, newestSupported: Int)
         /// The document holds more intervals than ``ProgressFormat/maximumIntervalCount``.
         case tooManyIntervals(count: Int, limit: Int)
+        /// The document is larger than ``ProgressFormat/maximumDocumentSize``.
+        case tooLarge(size: Int, limit: Int)
+        /// The document names more devices than ``ProgressFormat/maximumDeviceCount``.
+        case tooManyDevices(count: Int, limit: Int)
 
         /// A sentence saying what is wrong with the data.
         public var description: String {
@@ -46,6 +56,10 @@ public enum ProgressFormat {
                 "The progress data has version \(found); this version of MediaCore reads up to \(newest)"
             case .tooManyIntervals(let count, let limit):
                 "The progress data holds \(count) intervals; at most \(limit) are accepted"
+            case .tooLarge(let size, let limit):
+                "The progress data has \(size) bytes; at most \(limit) are read"
+            case .tooManyDevices(let count, let limit):
+                "The progress data names \(count) devices; at most \(limit) are accepted"
             }
         }
     }
@@ -77,6 +91,9 @@ public enum ProgressFormat {
         func progress() throws(DecodingFailure) -> WatchProgress {
             guard watched.count <= maximumIntervalCount else {
                 throw .tooManyIntervals(count: watched.count, limit: maximumIntervalCount)
+            }
+            guard timeSpent.count <= maximumDeviceCount else {
+                throw .tooManyDevices(count: timeSpent.count, limit: maximumDeviceCount)
             }
             var intervals: [Range<Double>] = []
             intervals.reserveCapacity(watched.count)
@@ -126,6 +143,19 @@ public enum ProgressFormat {
         header: KeyPath<HeaderWrapper, Header>,
         headerType: HeaderWrapper.Type
     ) throws(DecodingFailure) -> Wrapper {
+        // Bounds first, without decoding: a decoder's own memory is several times the input's.
+        guard data.count <= maximumDocumentSize else {
+            throw .tooLarge(size: data.count, limit: maximumDocumentSize)
+        }
+        let (arrays, members) = structureCount(data)
+        // Every interval is one array, every device one object member; the document itself
+        // holds a few more of each.
+        guard arrays <= maximumIntervalCount + 16 else {
+            throw .tooManyIntervals(count: arrays - 1, limit: maximumIntervalCount)
+        }
+        guard members <= maximumDeviceCount + 64 else {
+            throw .tooManyDevices(count: members, limit: maximumDeviceCount)
+        }
         let decoder = JSONDecoder()
         let found: Header
         do {
@@ -146,6 +176,37 @@ public enum ProgressFormat {
             return try decoder.decode(Wrapper.self, from: data)
         } catch {
             throw .corrupted(reason: describe(error))
+        }
+    }
+
+    /// The number of arrays (`[`) and of object members (`:`) outside JSON strings: upper
+    /// bounds on a document's intervals and devices, found without decoding.
+    ///
+    /// - Complexity: O(*n*) in the data's size, with no allocation.
+    static func structureCount(_ data: Data) -> (arrays: Int, members: Int) {
+        data.withUnsafeBytes { raw in
+            var count = 0
+            var members = 0
+            var inString = false
+            var escaped = false
+            for byte in raw {
+                if inString {
+                    if escaped {
+                        escaped = false
+                    } else if byte == UInt8(ascii: "\\") {
+                        escaped = true
+                    } else if byte == UInt8(ascii: "\"") {
+                        inString = false
+                    }
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = true
+                } else if byte == UInt8(ascii: "[") {
+                    count += 1
+                } else if byte == UInt8(ascii: ":") {
+                    members += 1
+                }
+            }
+            return (count, members)
         }
     }
 

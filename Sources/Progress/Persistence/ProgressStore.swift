@@ -193,15 +193,21 @@ public actor ProgressStore {
         } catch {
             throw .fileSystem(operation: "read", file: url.lastPathComponent, reason: error.localizedDescription)
         }
-        let file: LessonFile
-        let header: LessonFileHeader?
         do {
-            header = try? JSONDecoder().decode(LessonFileHeader.self, from: data)
-            file = try ProgressFormat.decodeDocument(
+            let file = try ProgressFormat.decodeDocument(
                 data, as: LessonFile.self, header: \.progress, headerType: LessonFileHeader.self)
             return (file.lessonID, try file.progress.progress())
         } catch {
-            throw .corrupted(lessonID: header?.lessonID, file: url.lastPathComponent, failure: error)
+            // Name the lesson when the file can still say it; a file refused for its size is
+            // not decoded at all.
+            var lessonID: String?
+            switch error {
+            case .corrupted, .unsupportedVersion:
+                lessonID = (try? JSONDecoder().decode(LessonFileHeader.self, from: data))?.lessonID
+            case .tooManyIntervals, .tooLarge, .tooManyDevices:
+                lessonID = nil
+            }
+            throw .corrupted(lessonID: lessonID, file: url.lastPathComponent, failure: error)
         }
     }
 
