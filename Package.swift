@@ -90,7 +90,9 @@ let package = Package(
         .target(name: "BenchmarkHarness", path: "Benchmarks/Harness", swiftSettings: upcomingFeatures),
         .executableTarget(
             name: "benchmarks",
-            dependencies: ["BenchmarkHarness", "Progress", "Gestures", "Player", "Catalog", "SliderFlow", "TestSupport"],
+            dependencies: [
+                "BenchmarkHarness", "Progress", "Gestures", "Player", "Catalog", "SliderFlow", "TestSupport",
+            ],
             path: "Benchmarks/Runner",
             swiftSettings: upcomingFeatures
         ),

@@ -50,7 +50,10 @@ enum HostileInputMemory {
             name: "hls-segments", summary: "HLS: segments past the limit",
             prefix: "#EXTM3U\n#EXT-X-TARGETDURATION:4\n", unit: "#EXTINF:4,\ns.ts\n"
         ) { data, _ in outcome { try HLSParser().parse(data) } },
-        Probe(name: "hls-unknown", summary: "HLS: unknown tags", prefix: "#EXTM3U\n#EXT-X-TARGETDURATION:4\n", unit: "#EXT-X-U:1\n") { data, _ in
+        Probe(
+            name: "hls-unknown", summary: "HLS: unknown tags", prefix: "#EXTM3U\n#EXT-X-TARGETDURATION:4\n",
+            unit: "#EXT-X-U:1\n"
+        ) { data, _ in
             outcome { try HLSParser().parse(data) }
         },
         Probe(

@@ -206,7 +206,10 @@ struct HLSParserTests {
     @Test(
         "limits: lines, segments, attributes, variant-level and kept tags beyond the bounds are typed errors",
         arguments: [
-            ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n" + String(repeating: "a", count: 200) + ".ts\n", "line length"),
+            (
+                "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n" + String(repeating: "a", count: 200) + ".ts\n",
+                "line length"
+            ),
             ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + String(repeating: "#EXTINF:1,\na.ts\n", count: 3), "segments"),
             ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,A=1,B=2,C=3\nv.m3u8\n", "attributes"),
             ("#EXTM3U\n" + String(repeating: "#EXT-X-SESSION-DATA:DATA-ID=\"a\"\n", count: 3), "session data"),
@@ -217,7 +220,8 @@ struct HLSParserTests {
             ),
             ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + String(repeating: "#EXT-X-CUE:1\n", count: 4), "kept tags"),
             (
-                "#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + (0..<4).map { "#EXT-X-DEFINE:NAME=\"v\($0)\",VALUE=\"x\"\n" }.joined(),
+                "#EXTM3U\n#EXT-X-TARGETDURATION:10\n"
+                    + (0..<4).map { "#EXT-X-DEFINE:NAME=\"v\($0)\",VALUE=\"x\"\n" }.joined(),
                 "kept tags"
             ),
         ]
@@ -242,7 +246,8 @@ struct HLSParserTests {
     @Test("beyond the warning limit, one warning counts the rest")
     func warningLimit() throws {
         let text =
-            "#EXTM3U\n#EXT-X-TARGETDURATION:1\n" + String(repeating: "#EXTINF:5,\na.ts\n", count: 5) + "#EXT-X-ENDLIST\n"
+            "#EXTM3U\n#EXT-X-TARGETDURATION:1\n" + String(repeating: "#EXTINF:5,\na.ts\n", count: 5)
+            + "#EXT-X-ENDLIST\n"
         let result = try HLSParser(options: .init(limits: HLSParserLimits(maximumWarningCount: 2))).parse(text)
         #expect(result.warnings.count == 3)
         #expect(result.warnings.last == HLSWarning(.moreWarnings(count: 3), line: 0))

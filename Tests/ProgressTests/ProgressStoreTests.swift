@@ -69,7 +69,8 @@ struct ProgressFormatTests {
         } catch {
             switch (oversized, error) {
             case (.intervals, .tooManyIntervals(let count, let limit)):
-                #expect(count == ProgressFormat.maximumIntervalCount + 100 && limit == ProgressFormat.maximumIntervalCount)
+                #expect(
+                    count == ProgressFormat.maximumIntervalCount + 100 && limit == ProgressFormat.maximumIntervalCount)
             case (.devices, .tooManyDevices(_, let limit)): #expect(limit == ProgressFormat.maximumDeviceCount)
             case (.bytes, .tooLarge(let size, _)): #expect(size == data.count)
             default: Issue.record("\(error)")

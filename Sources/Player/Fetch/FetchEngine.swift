@@ -262,7 +262,11 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
 extension FetchEngine where C == ContinuousClock {
     /// Creates an engine over `URLSession`, cancellation bridged to the session's tasks.
     ///
-    /// - Parameter partTimeout: The longest one attempt at one part may take (2 minutes).
+    /// - Parameters:
+    ///   - concurrency: The most transfers in flight (at least 1; 2 by default).
+    ///   - retry: How transient failures are retried.
+    ///   - partTimeout: The longest one attempt at one part may take (2 minutes).
+    ///   - session: The session requests go through.
     public init(
         concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), partTimeout: Duration? = .seconds(120),
         session: URLSession = .shared
