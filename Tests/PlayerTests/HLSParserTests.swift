@@ -65,6 +65,43 @@ struct HLSParserTests {
         }
     }
 
+    @Test(
+        "durations are read exactly as the standard library rounds them, up to 19 digits and beyond", arguments: 0..<4)
+    func durationsRoundCorrectly(seed: UInt64) throws {
+        var generator = SplitMix64(seed: seed)
+        var texts = [
+            "10.007799999999996", "10.054245000000002", "0.1", "9007199254740993", "4503599627370495.5",
+            "4503599627370496.5", "0.30000000000000004", "1.0000000000000002", "12345678901234567.89",
+            "0.0000000000000000001", "99999999999999999999", "000000000000000000000010.5", ".5", "7.",
+        ]
+        for _ in 0..<2_000 {
+            let digitCount = Int.random(in: 1...21, using: &generator)
+            var digits = (0..<digitCount).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
+            let point = Int.random(in: 0...digitCount, using: &generator)
+            digits.insert(".", at: digits.index(digits.startIndex, offsetBy: point))
+            texts.append(digits)
+        }
+        // Exact halfway points between two doubles, with at most 19 digits, test ties-to-even:
+        // in [2⁵¹, 2⁵²) doubles are 0.5 apart, so n.25 and n.75 are ties; in [2⁵⁰, 2⁵¹), n.125….
+        for _ in 0..<200 {
+            let wide = UInt64.random(in: (1 << 51)..<(1 << 52), using: &generator)
+            let narrow = UInt64.random(in: (1 << 50)..<(1 << 51), using: &generator)
+            texts += ["\(wide).25", "\(wide).75", "\(narrow).125", "\(narrow).375", "\(narrow).625", "\(narrow).875"]
+        }
+        let playlist =
+            "#EXTM3U\n#EXT-X-TARGETDURATION:1\n" + texts.map { "#EXTINF:\($0),\nx.ts\n" }.joined() + "#EXT-X-ENDLIST\n"
+        let limits = HLSParserLimits(maximumWarningCount: 0)
+        guard case .media(let media) = try HLSParser(options: .init(limits: limits)).parse(playlist).playlist else {
+            Issue.record("not a media playlist")
+            return
+        }
+        #expect(media.segments.count == texts.count)
+        for (text, segment) in zip(texts, media.segments) {
+            let expected = try #require(Double(text))
+            #expect(segment.duration.bitPattern == expected.bitPattern, "\(text)")
+        }
+    }
+
     @Test("a dangling EXTINF is not a segment; an EXTINF without a comma is a warning")
     func danglingDuration() throws {
         let result = try HLSParser().parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10\na.ts\n#EXTINF:5,\n")

@@ -491,7 +491,9 @@ private struct ParserState {
     ///
     /// Most durations have at most 15 significant digits: their digits form an integer below
     /// 2⁵³, and dividing it by an exact power of ten is a single, correctly rounded operation
-    /// (Clinger's fast path). Longer numbers go through the standard library.
+    /// (Clinger's fast path). Encoders also write 17-digit durations (`10.007799999999996`):
+    /// up to 19 digits, ``roundedQuotient(_:powerOfTen:)`` divides exactly in integers. Anything
+    /// else goes through the standard library.
     static func decimal(_ digits: UnsafeBufferPointer<UInt8>) -> Double? {
         var significand: UInt64 = 0
         var significantDigits = 0
@@ -503,7 +505,7 @@ private struct ParserState {
             case 0x30...0x39:
                 sawDigit = true
                 if significantDigits > 0 || byte != 0x30 { significantDigits += 1 }
-                if significantDigits <= 18 { significand = significand &* 10 &+ UInt64(byte - 0x30) }
+                if significantDigits <= 19 { significand = significand &* 10 &+ UInt64(byte - 0x30) }
                 if inFraction { fractionDigits += 1 }
             case UInt8(ascii: ".") where !inFraction:
                 inFraction = true
@@ -515,7 +517,51 @@ private struct ParserState {
         if significantDigits <= 15, fractionDigits <= 22, significand < 1 << 53 {
             return Double(significand) / powersOfTen[fractionDigits]
         }
+        if significantDigits <= 19, fractionDigits <= 19,
+            let value = roundedQuotient(significand, powerOfTen: fractionDigits)
+        {
+            return value
+        }
         return Double(String(decoding: digits, as: UTF8.self)).flatMap { $0.isFinite ? $0 : nil }
+    }
+
+    /// `numerator ÷ 10^exponent`, correctly rounded (to nearest, ties to even), for quotients
+    /// below 2⁵²; `nil` otherwise.
+    ///
+    /// The numerator is shifted left so that the integer quotient has 53 or 54 bits; a 128-by-64
+    /// bit division then gives it exactly, with the remainder deciding the rounding.
+    ///
+    /// - Complexity: O(1).
+    static func roundedQuotient(_ numerator: UInt64, powerOfTen exponent: Int) -> Double? {
+        guard exponent >= 0, exponent <= 19 else { return nil }
+        if exponent == 0 { return Double(numerator) }  // the conversion rounds correctly
+        let divisor = integerPowersOfTen[exponent]
+        guard numerator > 0, numerator / divisor < 1 << 52 else { return numerator == 0 ? 0 : nil }
+        let numeratorBits = UInt64.bitWidth - numerator.leadingZeroBitCount
+        let divisorBits = UInt64.bitWidth - divisor.leadingZeroBitCount
+        // numerator × 2^shift ÷ divisor lies in (2⁵², 2⁵⁴); shift is at most 53 + 64 = 117.
+        var shift = 53 + divisorBits - numeratorBits
+        let high = shift >= 64 ? numerator << (shift - 64) : numerator >> (64 - shift)
+        let low = shift >= 64 ? 0 : numerator << shift
+        var (quotient, remainder) = divisor.dividingFullWidth((high: high, low: low))
+        var roundUp: Bool
+        if quotient >= 1 << 53 {
+            // One bit too many: the dropped bit is the half, the remainder the sticky rest.
+            let half = quotient & 1 == 1
+            quotient >>= 1
+            shift -= 1
+            roundUp = half && (remainder != 0 || quotient & 1 == 1)
+        } else {
+            let rest = divisor - remainder
+            roundUp = remainder > rest || (remainder == rest && quotient & 1 == 1)
+        }
+        if roundUp { quotient += 1 }
+        return Double(sign: .plus, exponent: -shift, significand: Double(quotient))
+    }
+
+    /// 10⁰ … 10¹⁹ as integers.
+    static let integerPowersOfTen: [UInt64] = (0...19).map { exponent in
+        (0..<exponent).reduce(UInt64(1)) { value, _ in value * 10 }
     }
 
     /// 10⁰ … 10²², all exactly representable.
