@@ -154,6 +154,17 @@ private struct PendingSegment {
     var isGap = false
     var precedingTags: [String] = []
     var durationLine = 0
+
+    /// Clears the fields for the next segment, touching the rarely set ones only when set.
+    mutating func reset() {
+        duration = nil
+        byteRange = nil
+        isDiscontinuity = false
+        isGap = false
+        if title != nil { title = nil }
+        if programDateTime != nil { programDateTime = nil }
+        if !precedingTags.isEmpty { precedingTags = [] }
+    }
 }
 
 private struct ParserState {
@@ -196,8 +207,9 @@ private struct ParserState {
     var map: HLSMap?
     /// The `#EXTINF` line of each segment, for warnings found after parsing.
     var segmentLines: [Int] = []
-    /// The last URI line's bytes and text, reused when the next URI is the same.
-    var previousURI: (start: Int, end: Int, text: String)?
+    /// Where the last segment's URI line is, to reuse that segment's URI when the next segment
+    /// names the same resource (byte-range playlists repeat one URI on every line).
+    var previousSegmentURI: (start: Int, end: Int)?
 
     init(bytes: UnsafeBufferPointer<UInt8>, options: HLSParser.Options) {
         self.bytes = bytes
@@ -249,6 +261,14 @@ private struct ParserState {
     }
 
     func text(_ start: Int, _ end: Int) -> String {
+        Self.text(start, end, in: bytes)
+    }
+
+    // The hot path calls static helpers with `bytes`: calling an instance method from a
+    // mutating one made the compiler copy the whole parser state (about 480 bytes) per line.
+
+    /// The text of `bytes[start..<end]`.
+    static func text(_ start: Int, _ end: Int, in bytes: UnsafeBufferPointer<UInt8>) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 
@@ -268,12 +288,12 @@ private struct ParserState {
         guard lineEnd > lineStart else { return }
         if bytes[lineStart] == hash {
             // The two tags of every segment take a path that creates no strings.
-            if matches("#EXTINF:", at: lineStart, end: lineEnd) {
+            if Self.matches("#EXTINF:", at: lineStart, end: lineEnd, in: bytes) {
                 try mediaTagSeen(lineStart, lineEnd)
                 try parseDuration(lineStart + 8, lineEnd, lineStart: lineStart)
                 return
             }
-            if matches("#EXT-X-BYTERANGE:", at: lineStart, end: lineEnd) {
+            if Self.matches("#EXT-X-BYTERANGE:", at: lineStart, end: lineEnd, in: bytes) {
                 try mediaTagSeen(lineStart, lineEnd)
                 pending.byteRange = try byteRange(from: lineStart + 17, to: lineEnd, lineStart: lineStart)
                 return
@@ -293,7 +313,9 @@ private struct ParserState {
     }
 
     /// Whether the line at `start` begins with `literal` (ASCII), compared 8 bytes at a time.
-    func matches(_ literal: StaticString, at start: Int, end: Int) -> Bool {
+    static func matches(
+        _ literal: StaticString, at start: Int, end: Int, in bytes: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
         let count = literal.utf8CodeUnitCount
         guard end - start >= count, let base = bytes.baseAddress else { return false }
         let line = UnsafeRawPointer(base + start)
@@ -481,7 +503,7 @@ private struct ParserState {
             warn(HLSWarning(.durationWithoutComma, line: lineNumber))
             pending.title = nil
         } else {
-            pending.title = commaIndex + 1 < end ? text(commaIndex + 1, end) : nil
+            pending.title = commaIndex + 1 < end ? Self.text(commaIndex + 1, end, in: bytes) : nil
         }
         pending.duration = duration
         pending.durationLine = lineNumber
@@ -570,20 +592,22 @@ private struct ParserState {
     }
 
     mutating func handleURI(_ start: Int, _ end: Int) throws(HLSParseError) {
-        // Byte-range playlists repeat one URI on every segment: share the previous string.
-        let raw: String
-        if let previous = previousURI, previous.end - previous.start == end - start, let base = bytes.baseAddress,
+        // Byte-range playlists repeat one URI on every segment: share the previous segment's
+        // string (already substituted) rather than making another.
+        var uri: String
+        if pendingVariant == nil, let previous = previousSegmentURI, previous.end - previous.start == end - start,
+            !segments.isEmpty, let base = bytes.baseAddress,
             memcmp(base + previous.start, base + start, end - start) == 0
         {
-            raw = previous.text
+            uri = segments[segments.count - 1].uri
         } else {
-            raw = text(start, end)
+            uri = Self.text(start, end, in: bytes)
+            // Only a URI with a "{" can hold a variable reference.
+            if let base = bytes.baseAddress, memchr(base + start, Int32(UInt8(ascii: "{")), end - start) != nil {
+                uri = try substitute(uri, line: uri)
+            }
         }
-        previousURI = (start, end, raw)
-        // Only a URI with a "{" can hold a variable reference.
-        let hasBrace =
-            bytes.baseAddress.map { memchr($0 + start, Int32(UInt8(ascii: "{")), end - start) != nil } ?? false
-        let uri = hasBrace ? try substitute(raw, line: raw) : raw
+        let raw = uri
         if let variant = pendingVariant {
             guard variants.count + renditions.count < options.limits.maximumVariantCount else {
                 throw HLSParseError(
@@ -591,6 +615,7 @@ private struct ParserState {
             }
             variants.append(HLSVariant(attributes: variant.attributes, uri: uri))
             pendingVariant = nil
+            previousSegmentURI = nil
             return
         }
         guard let duration = pending.duration else {
@@ -607,7 +632,9 @@ private struct ParserState {
             } else {
                 // RFC 8216 §4.3.2.2: the sub-range follows the previous segment's, which must be
                 // a sub-range of the same resource.
-                guard let previous = segments.last, previous.uri == uri, let previousRange = previous.byteRange else {
+                guard let last = segments.indices.last, segments[last].uri == uri,
+                    let previousRange = segments[last].byteRange
+                else {
                     throw HLSParseError(
                         .impossibleByteRange(reason: "no offset, and the previous segment is not a range of \(uri)"),
                         line: lineNumber, text: raw)
@@ -616,13 +643,14 @@ private struct ParserState {
             }
         }
         segmentLines.append(pending.durationLine)
-        segments.append(
-            HLSSegment(
-                uri: uri, duration: duration, title: pending.title, byteRange: resolvedRange,
-                isDiscontinuity: pending.isDiscontinuity, programDateTime: pending.programDateTime, keys: keys,
-                map: map,
-                isGap: pending.isGap, precedingTags: pending.precedingTags))
-        pending = PendingSegment()
+        let segment = HLSSegment(
+            uri: uri, duration: duration, title: pending.title, byteRange: resolvedRange,
+            isDiscontinuity: pending.isDiscontinuity, programDateTime: pending.programDateTime, keys: keys,
+            map: map,
+            isGap: pending.isGap, precedingTags: pending.precedingTags)
+        segments.append(consume segment)
+        previousSegmentURI = (start, end)
+        pending.reset()
     }
 
     // MARK: Values
