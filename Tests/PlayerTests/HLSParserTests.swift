@@ -291,6 +291,23 @@ struct HLSParserTests {
         #expect(try HLSParser().parse(text).warnings.count == 5)
     }
 
+    @Test(
+        "a byte that breaks UTF-8 is found wherever it sits; valid UTF-8 anywhere is read",
+        arguments: [0, 1, 7, 31, 32, 33, 63, 64, 100])
+    func utf8Anywhere(offset: Int) throws {
+        let title = String(repeating: "a", count: offset)
+        let head = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1,"
+        let valid = head + title + "é\nx.ts\n"
+        guard case .media(let media) = try HLSParser().parse(Data(valid.utf8)).playlist else {
+            Issue.record("not media")
+            return
+        }
+        #expect(media.segments.first?.title == title + "é")
+        var broken = Data((head + title).utf8)
+        broken.append(contentsOf: [0xC3, 0x28] + Array("\nx.ts\n".utf8))
+        #expect(throws: HLSParseError(.notUTF8, line: 0, text: "")) { try HLSParser().parse(broken) }
+    }
+
     @Test("text that is not UTF-8 is refused")
     func notUTF8() {
         var data = Data("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1,\n".utf8)

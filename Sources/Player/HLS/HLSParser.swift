@@ -226,7 +226,7 @@ private struct ParserState {
             warn(HLSWarning(.byteOrderMark, line: 1))
             position = 3
         }
-        if bytes[position...].contains(where: { $0 >= 0x80 }) {
+        if !Self.isASCII(UnsafeBufferPointer(rebasing: bytes[position...])) {
             guard String(validating: bytes[position...], as: UTF8.self) != nil else {
                 throw HLSParseError(.notUTF8, line: 0, text: "")
             }
@@ -258,6 +258,29 @@ private struct ParserState {
         }
         if first { throw HLSParseError(.missingHeader, line: 1, text: "") }
         return try finish()
+    }
+
+    /// Whether every byte is below 0x80, checked eight bytes at a time.
+    ///
+    /// - Complexity: O(*n*).
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var offset = 0
+        var highBits: UInt64 = 0
+        while offset + 32 <= bytes.count {
+            highBits |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            highBits |= raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
+            highBits |= raw.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self)
+            highBits |= raw.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self)
+            if highBits & 0x8080_8080_8080_8080 != 0 { return false }
+            offset += 32
+        }
+        while offset < bytes.count {
+            if bytes[offset] >= 0x80 { return false }
+            offset += 1
+        }
+        return true
     }
 
     func text(_ start: Int, _ end: Int) -> String {
