@@ -16,7 +16,35 @@ enum HLSBenchmarks {
             parsing(
                 name: "\(count.formatted)-segment real audio playlist (arkiva, tiled)", text: tiledArkiva(count: count),
                 segments: count),
+            reading(
+                name: "\(count.formatted)-segment VOD (keys, discontinuities)",
+                text: synthetic(count: count, byteRanges: false), segments: count),
         ]
+    }
+
+    /// Parsing, then building every segment with its URI string: what a client that reads the
+    /// whole list pays, against the Foundation baseline that builds its strings while parsing.
+    static func reading(name: String, text: String, segments: Int) -> Benchmark {
+        let data = Data(text.utf8)
+        let megabytes = Double(data.count) / 1_000_000
+        return Benchmark(
+            group: "HLS",
+            name: "\(name), \(String(format: "%.1f", megabytes)) MB, every segment read",
+            items: segments,
+            setup: {
+                {
+                    guard case .media(let media)? = try? HLSParser().parse(data).playlist else { return blackHole(0) }
+                    var bytes = 0
+                    for segment in media.segments { bytes &+= segment.uri.utf8.count &+ segment.keys.count }
+                    blackHole(bytes)
+                }
+            },
+            baselines: [
+                .init(name: "Foundation String per line", target: .atLeast(10)) {
+                    { blackHole(FoundationBaseline.parse(data)) }
+                }
+            ]
+        )
     }
 
     /// A VOD media playlist with a key every 1,000 segments and a discontinuity every 5,000.

@@ -308,6 +308,65 @@ struct HLSParserTests {
         #expect(throws: HLSParseError(.notUTF8, line: 0, text: "")) { try HLSParser().parse(broken) }
     }
 
+    @Test("a parsed segment list equals, hashes and mutates like the array it stands for")
+    func segmentListSemantics() throws {
+        var data = Data(
+            """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:10
+            #EXT-X-DEFINE:NAME="host",VALUE="cdn.example"
+            #EXT-X-MAP:URI="init.mp4"
+            #EXTINF:9.5,first
+            #EXT-X-BYTERANGE:100@0
+            https://{$host}/a.mp4
+            #EXT-X-KEY:METHOD=AES-128,URI="k1"
+            #EXT-X-BYTERANGE:50
+            #EXTINF:4,
+            https://{$host}/a.mp4
+            #EXT-X-GAP
+            #EXT-X-CUE:1
+            #EXTINF:3,
+            b.mp4
+            #EXT-X-ENDLIST
+
+            """.utf8)
+        let parsed = try HLSParser().parse(data)
+        data.replaceSubrange(0..<7, with: Data("garbage".utf8))  // the list keeps its own bytes
+        guard case .media(let media) = parsed.playlist else {
+            Issue.record("not media")
+            return
+        }
+        let segments = media.segments
+        let map = HLSMap(uri: "init.mp4")
+        let key = try #require(segments[1].keys.first)
+        let expected: [HLSSegment] = [
+            HLSSegment(
+                uri: "https://cdn.example/a.mp4", duration: 9.5, title: "first",
+                byteRange: HLSByteRange(length: 100, offset: 0), map: map),
+            HLSSegment(
+                uri: "https://cdn.example/a.mp4", duration: 4, byteRange: HLSByteRange(length: 50, offset: 100),
+                keys: [key], map: map),
+            HLSSegment(uri: "b.mp4", duration: 3, keys: [key], map: map, isGap: true, precedingTags: ["EXT-X-CUE:1"]),
+        ]
+        #expect(key.uri == "k1")
+        #expect(Array(segments) == expected)
+        #expect(segments == HLSSegmentList(expected))
+        #expect(segments.hashValue == HLSSegmentList(expected).hashValue)
+        #expect(segments.totalDuration == 16.5)
+        #expect(segments.description == expected.description)
+        // Mutation turns the list into an array; the parsed original is untouched.
+        var edited = segments
+        edited[2].uri = "c.mp4"
+        edited.append(HLSSegment(uri: "d.mp4", duration: 1))
+        edited.remove(at: 0)
+        #expect(edited.map(\.uri) == ["https://cdn.example/a.mp4", "c.mp4", "d.mp4"])
+        #expect(segments.map(\.uri) == ["https://cdn.example/a.mp4", "https://cdn.example/a.mp4", "b.mp4"])
+        #expect(edited != segments)
+        var playlist = media
+        playlist.segments = [HLSSegment(uri: "x.ts", duration: 2)]
+        #expect(playlist.totalDuration == 2)
+    }
+
     @Test("text that is not UTF-8 is refused")
     func notUTF8() {
         var data = Data("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1,\n".utf8)

@@ -89,7 +89,7 @@ public struct HLSParser: Sendable {
         data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             result = Result { () throws(HLSParseError) -> HLSParseResult in
-                var state = ParserState(bytes: bytes, options: options)
+                var state = ParserState(bytes: bytes, source: data, options: options)
                 return try state.run()
             }
         }
@@ -169,6 +169,8 @@ private struct PendingSegment {
 
 private struct ParserState {
     let bytes: UnsafeBufferPointer<UInt8>
+    /// The playlist, kept by the parsed segments (their URIs are read from it on demand).
+    let source: Data
     let options: HLSParser.Options
     var warnings: [HLSWarning] = []
     var droppedWarningCount = 0
@@ -201,18 +203,29 @@ private struct ParserState {
     var playlistType: HLSMediaPlaylist.PlaylistType?
     var endList = false
     var iFramesOnly = false
-    var segments: [HLSSegment] = []
+    // Segments, compact: nothing counted by reference per segment (see HLSSegmentList).
+    var records: [CompactSegments.Record] = []
+    var substitutedURIs: [String] = []
+    var keySets: [[HLSKey]] = [[]]
+    var keySetIndex: Int32 = 0
+    var maps: [HLSMap] = []
+    var mapIndex: Int32 = -1
+    var segmentExtras: [CompactSegments.Extras] = []
     var pending = PendingSegment()
-    var keys: [HLSKey] = []
-    var map: HLSMap?
+    /// The keys in effect; a change is recorded in `keySets` at the next segment.
+    var keys: [HLSKey] = [] {
+        didSet { keysChanged = true }
+    }
+    var keysChanged = false
+    var map: HLSMap? {
+        didSet { mapChanged = true }
+    }
+    var mapChanged = false
     /// The `#EXTINF` line of each segment, for warnings found after parsing.
     var segmentLines: [Int] = []
-    /// Where the last segment's URI line is, to reuse that segment's URI when the next segment
-    /// names the same resource (byte-range playlists repeat one URI on every line).
-    var previousSegmentURI: (start: Int, end: Int)?
-
-    init(bytes: UnsafeBufferPointer<UInt8>, options: HLSParser.Options) {
+    init(bytes: UnsafeBufferPointer<UInt8>, source: Data, options: HLSParser.Options) {
         self.bytes = bytes
+        self.source = source
         self.options = options
     }
 
@@ -220,7 +233,7 @@ private struct ParserState {
         var position = 0
         // A media segment takes at least ~20 bytes ("#EXTINF:1,\na.ts\n") and rarely under 32:
         // reserving for 32 avoids re-copying every segment when the array would grow.
-        segments.reserveCapacity(Swift.min(bytes.count / 32, options.limits.maximumSegmentCount))
+        records.reserveCapacity(Swift.min(bytes.count / 32, options.limits.maximumSegmentCount))
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
             guard options.allowsByteOrderMark else { throw HLSParseError(.byteOrderMark, line: 1, text: "") }
             warn(HLSWarning(.byteOrderMark, line: 1))
@@ -615,65 +628,104 @@ private struct ParserState {
     }
 
     mutating func handleURI(_ start: Int, _ end: Int) throws(HLSParseError) {
-        // Byte-range playlists repeat one URI on every segment: share the previous segment's
-        // string (already substituted) rather than making another.
-        var uri: String
-        if pendingVariant == nil, let previous = previousSegmentURI, previous.end - previous.start == end - start,
-            !segments.isEmpty, let base = bytes.baseAddress,
-            memcmp(base + previous.start, base + start, end - start) == 0
-        {
-            uri = segments[segments.count - 1].uri
-        } else {
-            uri = Self.text(start, end, in: bytes)
-            // Only a URI with a "{" can hold a variable reference.
-            if let base = bytes.baseAddress, memchr(base + start, Int32(UInt8(ascii: "{")), end - start) != nil {
-                uri = try substitute(uri, line: uri)
-            }
-        }
-        let raw = uri
+        // Only a URI with a "{" can hold a variable reference.
+        let hasBrace =
+            bytes.baseAddress.map { memchr($0 + start, Int32(UInt8(ascii: "{")), end - start) != nil } ?? false
         if let variant = pendingVariant {
+            let raw = Self.text(start, end, in: bytes)
+            let uri = hasBrace ? try substitute(raw, line: raw) : raw
             guard variants.count + renditions.count < options.limits.maximumVariantCount else {
                 throw HLSParseError(
                     .limitExceeded(limit: "variants", value: variants.count + 1), line: lineNumber, text: raw)
             }
             variants.append(HLSVariant(attributes: variant.attributes, uri: uri))
             pendingVariant = nil
-            previousSegmentURI = nil
             return
         }
         guard let duration = pending.duration else {
-            throw HLSParseError(.uriWithoutDuration, line: lineNumber, text: raw)
+            throw HLSParseError(.uriWithoutDuration, line: lineNumber, text: Self.text(start, end, in: bytes))
         }
-        guard segments.count < options.limits.maximumSegmentCount else {
+        guard records.count < options.limits.maximumSegmentCount else {
             throw HLSParseError(
-                .limitExceeded(limit: "segments", value: segments.count + 1), line: lineNumber, text: raw)
+                .limitExceeded(limit: "segments", value: records.count + 1), line: lineNumber,
+                text: Self.text(start, end, in: bytes))
         }
-        var resolvedRange: HLSByteRange?
+        // The URI stays in the bytes unless a variable changed it.
+        var uriStart = start
+        var uriLength = Int32(clamping: end - start)
+        if hasBrace || end - start > Int(Int32.max) {
+            let raw = Self.text(start, end, in: bytes)
+            substitutedURIs.append(hasBrace ? try substitute(raw, line: raw) : raw)
+            uriStart = substitutedURIs.count - 1
+            uriLength = -1
+        }
+        var record = CompactSegments.Record(
+            uriStart: uriStart, uriLength: uriLength, keySet: keySetIndex, map: mapIndex, extras: -1,
+            duration: duration, rangeLength: 0, rangeOffset: 0, hasRange: false,
+            isDiscontinuity: pending.isDiscontinuity)
         if let range = pending.byteRange {
+            record.hasRange = true
+            record.rangeLength = range.length
             if let offset = range.offset {
-                resolvedRange = HLSByteRange(length: range.length, offset: offset)
+                record.rangeOffset = offset
             } else {
                 // RFC 8216 §4.3.2.2: the sub-range follows the previous segment's, which must be
                 // a sub-range of the same resource.
-                guard let last = segments.indices.last, segments[last].uri == uri,
-                    let previousRange = segments[last].byteRange
-                else {
+                guard let previous = records.last, previous.hasRange, sameURI(previous, record) else {
+                    let uri = uri(of: record)
                     throw HLSParseError(
                         .impossibleByteRange(reason: "no offset, and the previous segment is not a range of \(uri)"),
-                        line: lineNumber, text: raw)
+                        line: lineNumber, text: Self.text(start, end, in: bytes))
                 }
-                resolvedRange = HLSByteRange(length: range.length, offset: previousRange.end)
+                record.rangeOffset = previous.rangeOffset + previous.rangeLength
             }
         }
+        if keysChanged {
+            keysChanged = false
+            if keys.isEmpty {
+                keySetIndex = 0
+            } else {
+                keySets.append(keys)
+                keySetIndex = Int32(keySets.count - 1)
+            }
+            record.keySet = keySetIndex
+        }
+        if mapChanged {
+            mapChanged = false
+            if let map {
+                maps.append(map)
+                mapIndex = Int32(maps.count - 1)
+            } else {
+                mapIndex = -1
+            }
+            record.map = mapIndex
+        }
+        if pending.title != nil || pending.programDateTime != nil || pending.isGap || !pending.precedingTags.isEmpty {
+            segmentExtras.append(
+                CompactSegments.Extras(
+                    title: pending.title, programDateTime: pending.programDateTime, isGap: pending.isGap,
+                    precedingTags: pending.precedingTags))
+            record.extras = Int32(segmentExtras.count - 1)
+        }
         segmentLines.append(pending.durationLine)
-        let segment = HLSSegment(
-            uri: uri, duration: duration, title: pending.title, byteRange: resolvedRange,
-            isDiscontinuity: pending.isDiscontinuity, programDateTime: pending.programDateTime, keys: keys,
-            map: map,
-            isGap: pending.isGap, precedingTags: pending.precedingTags)
-        segments.append(consume segment)
-        previousSegmentURI = (start, end)
+        records.append(record)
         pending.reset()
+    }
+
+    /// The URI of a segment being parsed.
+    func uri(of record: CompactSegments.Record) -> String {
+        record.uriLength < 0
+            ? substitutedURIs[record.uriStart]
+            : Self.text(record.uriStart, record.uriStart + Int(record.uriLength), in: bytes)
+    }
+
+    /// Whether two segments being parsed name the same URI.
+    func sameURI(_ first: CompactSegments.Record, _ second: CompactSegments.Record) -> Bool {
+        if first.uriLength >= 0, second.uriLength >= 0 {
+            guard first.uriLength == second.uriLength, let base = bytes.baseAddress else { return false }
+            return memcmp(base + first.uriStart, base + second.uriStart, Int(first.uriLength)) == 0
+        }
+        return uri(of: first) == uri(of: second)
     }
 
     // MARK: Values
@@ -933,13 +985,13 @@ private struct ParserState {
             warn(HLSWarning(.danglingDuration, line: pending.durationLine))
         }
         // §4.3.3.1: each duration, rounded to the nearest integer, is at most the target.
-        for (index, segment) in segments.enumerated() where segment.duration.rounded() > Double(targetDuration) {
+        for (index, record) in records.enumerated() where record.duration.rounded() > Double(targetDuration) {
             warn(
                 HLSWarning(
-                    .segmentLongerThanTarget(duration: segment.duration, target: targetDuration),
+                    .segmentLongerThanTarget(duration: record.duration, target: targetDuration),
                     line: segmentLines[index]))
         }
-        if let declared = version, declared < 4, segments.contains(where: { $0.byteRange != nil }) {
+        if let declared = version, declared < 4, records.contains(where: \.hasRange) {
             warn(
                 HLSWarning(.versionTooLow(feature: "EXT-X-BYTERANGE", required: 4, declared: declared), line: 0))
         }
@@ -948,7 +1000,11 @@ private struct ParserState {
             discontinuitySequence: discontinuitySequence, playlistType: playlistType, hasEndList: endList,
             isIFramesOnly: iFramesOnly, hasIndependentSegments: independentSegments, start: start,
             definitions: definitions,
-            segments: segments, trailingTags: pending.precedingTags)
+            segments: HLSSegmentList(
+                compact: CompactSegments(
+                    bytes: source, records: records, uris: substitutedURIs, keySets: keySets, maps: maps,
+                    extras: segmentExtras)),
+            trailingTags: pending.precedingTags)
         return HLSParseResult(playlist: .media(playlist), warnings: finalWarnings())
     }
 }

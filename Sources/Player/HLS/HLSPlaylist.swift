@@ -399,8 +399,8 @@ public struct HLSMediaPlaylist: Hashable, Sendable {
     public var start: HLSAttributeList?
     /// The variables defined.
     public var definitions: [HLSDefinition]
-    /// The segments, in order.
-    public var segments: [HLSSegment]
+    /// The segments, in order (compact when parsed; see ``HLSSegmentList``).
+    public var segments: HLSSegmentList
     /// Unknown tags after the last segment, verbatim.
     public var trailingTags: [String]
 
@@ -421,14 +421,28 @@ public struct HLSMediaPlaylist: Hashable, Sendable {
         self.hasIndependentSegments = hasIndependentSegments
         self.start = start
         self.definitions = definitions
-        self.segments = segments
+        self.segments = HLSSegmentList(segments)
         self.trailingTags = trailingTags
+    }
+
+    /// Creates a media playlist from a parsed segment list.
+    init(
+        version: Int?, targetDuration: Int, mediaSequence: UInt64, discontinuitySequence: UInt64,
+        playlistType: PlaylistType?, hasEndList: Bool, isIFramesOnly: Bool, hasIndependentSegments: Bool,
+        start: HLSAttributeList?, definitions: [HLSDefinition], segments: HLSSegmentList, trailingTags: [String]
+    ) {
+        self.init(
+            version: version, targetDuration: targetDuration, mediaSequence: mediaSequence,
+            discontinuitySequence: discontinuitySequence, playlistType: playlistType, hasEndList: hasEndList,
+            isIFramesOnly: isIFramesOnly, hasIndependentSegments: hasIndependentSegments, start: start,
+            definitions: definitions, trailingTags: trailingTags)
+        self.segments = segments
     }
 
     /// The total duration of the segments, in seconds.
     ///
-    /// - Complexity: O(*n*).
-    public var totalDuration: Double { segments.reduce(0) { $0 + $1.duration } }
+    /// - Complexity: O(*n*), without building the segments.
+    public var totalDuration: Double { segments.totalDuration }
 }
 
 /// Codec identifiers as they appear in `CODECS`.

@@ -1,0 +1,208 @@
+import Foundation
+
+/// The segments of a media playlist, in order: a random-access collection of ``HLSSegment``.
+///
+/// A parsed playlist keeps its segments compact: where each URI sits in the playlist's bytes,
+/// the duration and range as numbers, and indexes into shared tables for keys, maps and the rare
+/// fields. Nothing is allocated per segment while parsing; an ``HLSSegment`` (and its URI
+/// string) is built when an element is read. The list holds on to the playlist's bytes for as
+/// long as it lives.
+///
+/// Mutating the list (setting an element, appending, removing) first turns it into a plain array
+/// of segments, once; from then on it behaves as one.
+///
+/// - Complexity: Reading an element is O(*u*) for a URI of *u* bytes; `count` is O(1); the
+///   first mutation of a parsed list is O(*n*).
+public struct HLSSegmentList: Sendable {
+    private enum Storage: Sendable {
+        case compact(CompactSegments)
+        case array([HLSSegment])
+    }
+
+    private var storage: Storage
+
+    /// An empty list.
+    public init() {
+        storage = .array([])
+    }
+
+    /// A list of `segments`.
+    public init(_ segments: [HLSSegment]) {
+        storage = .array(segments)
+    }
+
+    init(compact: CompactSegments) {
+        storage = .compact(compact)
+    }
+
+    /// The sum of the segments' durations, in seconds, without building the segments.
+    ///
+    /// - Complexity: O(*n*).
+    public var totalDuration: Double {
+        switch storage {
+        case .compact(let compact): compact.records.reduce(0) { $0 + $1.duration }
+        case .array(let array): array.reduce(0) { $0 + $1.duration }
+        }
+    }
+
+    private mutating func materialize() {
+        guard case .compact(let compact) = storage else { return }
+        storage = .array((0..<compact.records.count).map { compact.segment(at: $0) })
+    }
+}
+
+extension HLSSegmentList: RandomAccessCollection, MutableCollection {
+    /// Positions are offsets from zero.
+    public typealias Index = Int
+
+    /// Always 0.
+    public var startIndex: Int { 0 }
+
+    /// The number of segments.
+    public var endIndex: Int {
+        switch storage {
+        case .compact(let compact): compact.records.count
+        case .array(let array): array.count
+        }
+    }
+
+    /// The segment at `position`, built from the compact form when the list was parsed.
+    ///
+    /// - Complexity: O(*u*) for a URI of *u* bytes when reading a parsed list; setting turns a
+    ///   parsed list into an array first (O(*n*), once).
+    public subscript(position: Int) -> HLSSegment {
+        get {
+            switch storage {
+            case .compact(let compact): compact.segment(at: position)
+            case .array(let array): array[position]
+            }
+        }
+        set {
+            materialize()
+            guard case .array(var array) = storage else { return }
+            storage = .array([])
+            array[position] = newValue
+            storage = .array(array)
+        }
+    }
+}
+
+extension HLSSegmentList: RangeReplaceableCollection {
+    /// Replaces the segments in `subrange` with `newElements`.
+    ///
+    /// - Complexity: O(*n* + *m*) for *m* new segments.
+    public mutating func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C)
+    where C.Element == HLSSegment {
+        materialize()
+        guard case .array(var array) = storage else { return }
+        storage = .array([])
+        array.replaceSubrange(subrange, with: newElements)
+        storage = .array(array)
+    }
+
+    /// Reserves room for `minimumCapacity` segments.
+    public mutating func reserveCapacity(_ minimumCapacity: Int) {
+        materialize()
+        guard case .array(var array) = storage else { return }
+        storage = .array([])
+        array.reserveCapacity(minimumCapacity)
+        storage = .array(array)
+    }
+}
+
+extension HLSSegmentList: ExpressibleByArrayLiteral {
+    /// A list of the literal's segments.
+    public init(arrayLiteral elements: HLSSegment...) {
+        self.init(elements)
+    }
+}
+
+extension HLSSegmentList: Hashable {
+    /// Whether the two lists hold equal segments in the same order, however each is stored.
+    ///
+    /// - Complexity: O(*n*); O(1) for two copies of one parsed list.
+    public static func == (lhs: HLSSegmentList, rhs: HLSSegmentList) -> Bool {
+        if case .compact(let left) = lhs.storage, case .compact(let right) = rhs.storage, left === right {
+            return true
+        }
+        return lhs.count == rhs.count && lhs.elementsEqual(rhs)
+    }
+
+    /// Hashes the segments in order.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for segment in self { hasher.combine(segment) }
+    }
+}
+
+extension HLSSegmentList: CustomStringConvertible {
+    /// The segments, as an array would print them.
+    public var description: String { Array(self).description }
+}
+
+/// The compact form of a parsed playlist's segments, shared by every copy of the list.
+final class CompactSegments: Sendable {
+    /// One segment, without a reference to count.
+    struct Record: Sendable {
+        /// The URI's first byte in ``CompactSegments/bytes``, or an index into
+        /// ``CompactSegments/uris`` when ``uriLength`` is negative (a substituted URI).
+        var uriStart: Int
+        var uriLength: Int32
+        /// An index into ``CompactSegments/keySets``.
+        var keySet: Int32
+        /// An index into ``CompactSegments/maps``, or -1.
+        var map: Int32
+        /// An index into ``CompactSegments/extras``, or -1.
+        var extras: Int32
+        var duration: Double
+        var rangeLength: UInt64
+        var rangeOffset: UInt64
+        var hasRange: Bool
+        var isDiscontinuity: Bool
+    }
+
+    /// The rare fields of one segment.
+    struct Extras: Sendable {
+        var title: String?
+        var programDateTime: String?
+        var isGap: Bool
+        var precedingTags: [String]
+    }
+
+    let bytes: Data
+    let records: [Record]
+    let uris: [String]
+    let keySets: [[HLSKey]]
+    let maps: [HLSMap]
+    let extras: [Extras]
+
+    init(bytes: Data, records: [Record], uris: [String], keySets: [[HLSKey]], maps: [HLSMap], extras: [Extras]) {
+        self.bytes = bytes
+        self.records = records
+        self.uris = uris
+        self.keySets = keySets
+        self.maps = maps
+        self.extras = extras
+    }
+
+    /// The URI of the segment at `index`.
+    func uri(at index: Int) -> String {
+        let record = records[index]
+        guard record.uriLength >= 0 else { return uris[record.uriStart] }
+        return bytes.withUnsafeBytes { raw in
+            String(decoding: raw[record.uriStart..<(record.uriStart + Int(record.uriLength))], as: UTF8.self)
+        }
+    }
+
+    /// The segment at `index`, built.
+    func segment(at index: Int) -> HLSSegment {
+        let record = records[index]
+        let extra = record.extras >= 0 ? extras[Int(record.extras)] : nil
+        return HLSSegment(
+            uri: uri(at: index), duration: record.duration, title: extra?.title,
+            byteRange: record.hasRange ? HLSByteRange(length: record.rangeLength, offset: record.rangeOffset) : nil,
+            isDiscontinuity: record.isDiscontinuity, programDateTime: extra?.programDateTime,
+            keys: keySets[Int(record.keySet)], map: record.map >= 0 ? maps[Int(record.map)] : nil,
+            isGap: extra?.isGap ?? false, precedingTags: extra?.precedingTags ?? [])
+    }
+}
