@@ -671,8 +671,10 @@ private struct ParserState {
             } else {
                 // RFC 8216 §4.3.2.2: the sub-range follows the previous segment's, which must be
                 // a sub-range of the same resource.
-                guard let previous = records.last, previous.hasRange, sameURI(previous, record) else {
-                    let uri = uri(of: record)
+                guard let previous = records.last, previous.hasRange,
+                    Self.sameURI(previous, record, in: bytes, substituted: substitutedURIs)
+                else {
+                    let uri = Self.uri(of: record, in: bytes, substituted: substitutedURIs)
                     throw HLSParseError(
                         .impossibleByteRange(reason: "no offset, and the previous segment is not a range of \(uri)"),
                         line: lineNumber, text: Self.text(start, end, in: bytes))
@@ -713,19 +715,25 @@ private struct ParserState {
     }
 
     /// The URI of a segment being parsed.
-    func uri(of record: CompactSegments.Record) -> String {
+    static func uri(
+        of record: CompactSegments.Record, in bytes: UnsafeBufferPointer<UInt8>, substituted: [String]
+    ) -> String {
         record.uriLength < 0
-            ? substitutedURIs[record.uriStart]
-            : Self.text(record.uriStart, record.uriStart + Int(record.uriLength), in: bytes)
+            ? substituted[record.uriStart]
+            : text(record.uriStart, record.uriStart + Int(record.uriLength), in: bytes)
     }
 
-    /// Whether two segments being parsed name the same URI.
-    func sameURI(_ first: CompactSegments.Record, _ second: CompactSegments.Record) -> Bool {
+    /// Whether two segments being parsed name the same URI (compared as bytes when both are).
+    static func sameURI(
+        _ first: CompactSegments.Record, _ second: CompactSegments.Record, in bytes: UnsafeBufferPointer<UInt8>,
+        substituted: [String]
+    ) -> Bool {
         if first.uriLength >= 0, second.uriLength >= 0 {
             guard first.uriLength == second.uriLength, let base = bytes.baseAddress else { return false }
             return memcmp(base + first.uriStart, base + second.uriStart, Int(first.uriLength)) == 0
         }
-        return uri(of: first) == uri(of: second)
+        return uri(of: first, in: bytes, substituted: substituted)
+            == uri(of: second, in: bytes, substituted: substituted)
     }
 
     // MARK: Values
