@@ -45,9 +45,17 @@ public struct HLSSegmentList: Sendable {
         }
     }
 
-    private mutating func materialize() {
-        guard case .compact(let compact) = storage else { return }
-        storage = .array((0..<compact.records.count).map { compact.segment(at: $0) })
+    /// Runs `body` on the segments as an array, turning a parsed list into one first; the
+    /// storage is emptied meanwhile so that the array stays uniquely referenced.
+    private mutating func mutateArray<Result>(_ body: (inout [HLSSegment]) -> Result) -> Result {
+        var array: [HLSSegment]
+        switch storage {
+        case .compact(let compact): array = (0..<compact.records.count).map { compact.segment(at: $0) }
+        case .array(let existing): array = existing
+        }
+        storage = .array([])
+        defer { storage = .array(array) }
+        return body(&array)
     }
 }
 
@@ -77,13 +85,7 @@ extension HLSSegmentList: RandomAccessCollection, MutableCollection {
             case .array(let array): array[position]
             }
         }
-        set {
-            materialize()
-            guard case .array(var array) = storage else { return }
-            storage = .array([])
-            array[position] = newValue
-            storage = .array(array)
-        }
+        set { mutateArray { $0[position] = newValue } }
     }
 }
 
@@ -93,20 +95,12 @@ extension HLSSegmentList: RangeReplaceableCollection {
     /// - Complexity: O(*n* + *m*) for *m* new segments.
     public mutating func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C)
     where C.Element == HLSSegment {
-        materialize()
-        guard case .array(var array) = storage else { return }
-        storage = .array([])
-        array.replaceSubrange(subrange, with: newElements)
-        storage = .array(array)
+        mutateArray { $0.replaceSubrange(subrange, with: newElements) }
     }
 
     /// Reserves room for `minimumCapacity` segments.
     public mutating func reserveCapacity(_ minimumCapacity: Int) {
-        materialize()
-        guard case .array(var array) = storage else { return }
-        storage = .array([])
-        array.reserveCapacity(minimumCapacity)
-        storage = .array(array)
+        mutateArray { $0.reserveCapacity(minimumCapacity) }
     }
 }
 
