@@ -22,23 +22,35 @@ let package = Package(
         .library(name: "Player", targets: ["Player"]),
         .library(name: "Gestures", targets: ["Gestures"]),
         .library(name: "SliderFlow", targets: ["SliderFlow"]),
+        .library(name: "HLS", targets: ["HLS"]),
+        .library(name: "Downloads", targets: ["Downloads"]),
         .library(name: "HTTPSupport", targets: ["HTTPSupport"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
     ],
     targets: [
         // MARK: Libraries
         .target(name: "Catalog", dependencies: ["HTTPSupport"], swiftSettings: upcomingFeatures),
-        .target(name: "Progress", swiftSettings: upcomingFeatures),
-        .target(name: "Player", dependencies: ["Progress", "HTTPSupport"], swiftSettings: upcomingFeatures),
+        .target(name: "Progress", dependencies: ["DecimalFormatting"], swiftSettings: upcomingFeatures),
+        .target(name: "Player", dependencies: ["Downloads", "Progress"], swiftSettings: upcomingFeatures),
         .target(name: "Gestures", swiftSettings: upcomingFeatures),
         .target(name: "SliderFlow", dependencies: ["HTTPSupport"], swiftSettings: upcomingFeatures),
-        // The HTTP vocabulary shared by the modules that talk to servers: the URLSession adapter
-        // with cancellation, deadlines on an injected clock, retry backoff. Transports themselves
-        // are plain function types, so any closure (or a test's fake) fits every module.
+        // HLS playlists: parse, write, resolve URIs, choose renditions. Imports only Foundation
+        // (and the package-internal decimal formatting it shares with Progress).
+        .target(name: "HLS", dependencies: ["DecimalFormatting"], swiftSettings: upcomingFeatures),
+        // The download engine, its jobs, staging files and journal, HLS download planning and
+        // the offline library.
+        .target(name: "Downloads", dependencies: ["HLS", "HTTPSupport"], swiftSettings: upcomingFeatures),
+        // The HTTP vocabulary shared by the modules that talk to servers: one transport
+        // protocol, the URLSession adapter with cancellation, one timed send on an injected
+        // clock, one retry loop.
         .target(name: "HTTPSupport", swiftSettings: upcomingFeatures),
+        // Plain decimal text for Doubles, shared by HLS and Progress; package-internal, no product.
+        .target(name: "DecimalFormatting", swiftSettings: upcomingFeatures),
 
         // MARK: Tests
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: upcomingFeatures),
+        .target(
+            name: "TestSupport", dependencies: ["HTTPSupport"], path: "Tests/TestSupport",
+            swiftSettings: upcomingFeatures),
         .testTarget(
             name: "TestSupportTests",
             dependencies: ["TestSupport"],
@@ -59,7 +71,19 @@ let package = Package(
         ),
         .testTarget(
             name: "PlayerTests",
-            dependencies: ["Player", "Progress", "HTTPSupport", "TestSupport"],
+            dependencies: ["Player", "Downloads", "HLS", "Progress", "HTTPSupport", "TestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "HLSTests",
+            dependencies: ["HLS", "TestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "DownloadsTests",
+            dependencies: ["Downloads", "HLS", "HTTPSupport", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),
@@ -91,7 +115,8 @@ let package = Package(
         .executableTarget(
             name: "benchmarks",
             dependencies: [
-                "BenchmarkHarness", "Progress", "Gestures", "Player", "Catalog", "SliderFlow", "TestSupport",
+                "BenchmarkHarness", "Progress", "Gestures", "Player", "HLS", "Downloads", "Catalog", "SliderFlow",
+                "HTTPSupport", "TestSupport",
             ],
             path: "Benchmarks/Runner",
             swiftSettings: upcomingFeatures

@@ -77,7 +77,7 @@ enum CatalogBenchmarks {
             "catalog-bench-\(ProcessInfo.processInfo.processIdentifier)")
         let body = (try? JSONEncoder().encode(catalog)) ?? Data()
         let key = "catalog:classes"
-        _ = FetchBenchmarks.runBlocking {
+        _ = DownloadBenchmarks.runBlocking {
             try await CatalogStore(directory: folder).store(body, for: key, at: Date())
         }
         return Benchmark(
@@ -86,7 +86,7 @@ enum CatalogBenchmarks {
             items: count,
             setup: {
                 {
-                    let first = FetchBenchmarks.runBlocking { () -> Int in
+                    let first = DownloadBenchmarks.runBlocking { () -> Int in
                         guard let entry = await CatalogStore(directory: folder).entry(for: key),
                             let lessons = try? JSONDecoder().decode([Lesson].self, from: entry.data)
                         else { return 0 }

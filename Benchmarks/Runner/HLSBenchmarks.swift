@@ -1,6 +1,6 @@
 import BenchmarkHarness
 import Foundation
-import Player
+import HLS
 
 /// The HLS parser's cases: synthetic VOD playlists and a large playlist built from a real one.
 enum HLSBenchmarks {

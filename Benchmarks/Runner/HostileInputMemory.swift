@@ -1,6 +1,6 @@
 import Catalog
 import Foundation
-import Player
+import HLS
 import Progress
 import SliderFlow
 

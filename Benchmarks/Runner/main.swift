@@ -4,7 +4,7 @@ import Foundation
 /// Every benchmark case, built for full or `--quick` sizes.
 func allBenchmarks(quick: Bool) -> [Benchmark] {
     ProgressBenchmarks.cases(quick: quick) + GesturesBenchmarks.cases(quick: quick)
-        + PlayerBenchmarks.cases(quick: quick) + HLSBenchmarks.cases(quick: quick) + FetchBenchmarks.cases(quick: quick)
+        + PlayerBenchmarks.cases(quick: quick) + HLSBenchmarks.cases(quick: quick) + DownloadBenchmarks.cases(quick: quick)
         + CatalogBenchmarks.cases(quick: quick)
 }
 
@@ -49,16 +49,16 @@ let results = runner.run(cases) { result in
 }
 print("")
 print(ResultTable.render(results))
-if options.selects("Fetch/memory") {
+if options.selects("Downloads/memory") {
     print("")
-    FetchBenchmarks.reportMemoryBound(quick: options.quick)
+    DownloadBenchmarks.reportMemoryBound(quick: options.quick)
 }
 if options.selects("Hostile/memory") {
     print("")
     HostileInputMemory.report(quick: options.quick)
 }
 
-if results.isEmpty && !options.selects("Fetch/memory") && !options.selects("Hostile/memory") {
+if results.isEmpty && !options.selects("Downloads/memory") && !options.selects("Hostile/memory") {
     writeStandardError("No benchmark matches the filter \(options.filters). Use --list to see the names.")
     exit(1)
 }

@@ -1,17 +1,22 @@
-/// Why an operation with a deadline did not return a value.
-public enum DeadlineError: Error, Equatable, Sendable {
-    /// The deadline passed first.
-    case timedOut(after: Duration)
+/// The deadline of ``withDeadline(_:on:operation:)`` passed before its operation finished.
+package struct DeadlineError: Error, Hashable, Sendable {
+    /// The time the operation was allowed.
+    package var timeout: Duration
+
+    /// Creates the error for an operation that was allowed `timeout`.
+    package init(timeout: Duration) {
+        self.timeout = timeout
+    }
 }
 
 /// Runs `operation`, cancelling it if it has not finished within `timeout` on `clock`.
 ///
 /// The timeout is measured on the injected clock, so a test drives it with a manual clock and
-/// never waits for real time.
+/// never waits for real time. ``HTTPTransport/send(_:timeout:on:)`` is built on it.
 ///
-/// - Throws: ``DeadlineError/timedOut(after:)`` when the deadline passes first, the operation's
-///   own error otherwise, or `CancellationError` when the calling task is cancelled.
-public func withDeadline<C: Clock, Value: Sendable>(
+/// - Throws: ``DeadlineError`` when the deadline passes first, the operation's own error
+///   otherwise, or `CancellationError` when the calling task is cancelled.
+package func withDeadline<C: Clock, Value: Sendable>(
     _ timeout: Duration,
     on clock: C,
     operation: @escaping @Sendable () async throws -> Value
@@ -27,7 +32,7 @@ public func withDeadline<C: Clock, Value: Sendable>(
         guard let first = try await group.next() else { throw CancellationError() }
         guard let value = first else {
             try Task.checkCancellation()
-            throw DeadlineError.timedOut(after: timeout)
+            throw DeadlineError(timeout: timeout)
         }
         return value
     }

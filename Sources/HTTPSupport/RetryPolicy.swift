@@ -45,6 +45,40 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 }
 
+extension RetryPolicy {
+    /// Runs `operation`, and runs it again after a backoff delay on `clock` while it fails with an
+    /// error that `isTransient` accepts and attempts remain.
+    ///
+    /// This is MediaCore's one retry loop. The delay before retry *n* is
+    /// ``delay(beforeRetry:unit:)`` with a fresh `randomUnit()`; the last failure is rethrown
+    /// unchanged when the attempts run out or the failure is not transient.
+    ///
+    /// - Parameters:
+    ///   - clock: The clock the backoff delays are slept on.
+    ///   - randomUnit: A random number in `0..<1` for the jitter.
+    ///   - isTransient: Whether a failure may go away if the operation runs again.
+    ///   - operation: The work to run; `attempt` counts from 1.
+    /// - Throws: The operation's last error, or `CancellationError` when the calling task is
+    ///   cancelled during a backoff delay.
+    /// - Complexity: At most ``maximumAttempts`` runs of `operation`.
+    public func run<C: Clock, Value>(
+        on clock: C,
+        randomUnit: () -> Double = { Double.random(in: 0..<1) },
+        isTransient: (any Error) -> Bool,
+        _ operation: (_ attempt: Int) async throws -> Value
+    ) async throws -> Value where C.Duration == Duration {
+        var attempt = 1
+        while true {
+            do {
+                return try await operation(attempt)
+            } catch where attempt < maximumAttempts && isTransient(error) {
+                try await clock.sleep(for: delay(beforeRetry: attempt, unit: randomUnit()))
+                attempt += 1
+            }
+        }
+    }
+}
+
 extension Duration {
     /// The duration in seconds as a floating-point number.
     public var secondsValue: Double {

@@ -9,7 +9,7 @@ public import Foundation
 /// `URLSession.data(for:)` is not available with the same behaviour on every platform MediaCore
 /// supports, so the adapter starts a data task itself and cancels it when the calling task is
 /// cancelled; the caller then sees `CancellationError`, not a `URLError`.
-public struct URLSessionTransport: Sendable {
+public struct URLSessionTransport: HTTPTransport {
     /// The session the requests go through.
     public let session: URLSession
 

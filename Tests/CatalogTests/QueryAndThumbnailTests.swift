@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import HTTPSupport
 import TestSupport
 import Testing
 
@@ -85,7 +86,7 @@ struct ThumbnailCacheTests {
     func cache(folder: URL = temporaryFolder(), memoryLimit: Int = 1 << 20) -> ThumbnailCache {
         let transport = transport
         return ThumbnailCache(
-            directory: folder, memoryLimit: memoryLimit, clock: clock, transport: { try await transport.send($0) })
+            directory: folder, memoryLimit: memoryLimit, clock: clock, transport: transport)
     }
 
     @Test("memory, then disk after a relaunch, then the network; concurrent requests share a download")
@@ -116,11 +117,11 @@ struct ThumbnailCacheTests {
     func failures() async throws {
         transport.stub(image, replies: [.response(status: 500), .response(status: 200, body: Data("ok".utf8))])
         let cache = cache()
-        await #expect(throws: ThumbnailError.httpStatus(url: image, status: 500)) { try await cache.data(for: image) }
+        await #expect(throws: ThumbnailError(.httpStatus(500), url: image)) { try await cache.data(for: image) }
         #expect(try await cache.data(for: image) == Data("ok".utf8))
         let empty = URL(literal: "https://i.example/empty.jpg")
         transport.stub(empty, reply: .response(status: 200, body: Data()))
-        await #expect(throws: ThumbnailError.unusableBody(url: empty, bytes: 0)) { try await cache.data(for: empty) }
+        await #expect(throws: ThumbnailError(.unusableBody(bytes: 0), url: empty)) { try await cache.data(for: empty) }
     }
 
     @Test("an image that drips slower than the timeout fails for its URL, and the next request tries again")
@@ -136,7 +137,9 @@ struct ThumbnailCacheTests {
         let first = Task { try await cache.data(for: image) }
         await clock.waitForSleeper(until: deadline)
         clock.advance(by: .seconds(30))
-        await #expect(throws: ThumbnailError.timedOut(url: image, after: .seconds(30))) { try await first.value }
+        let timedOut = ThumbnailError(.transport(HTTPTransportError(.timedOut(after: .seconds(30)), url: image)), url: image)
+        await #expect(throws: timedOut) { try await first.value }
+        #expect(timedOut.isTimeout)
         #expect(try await cache.data(for: image) == Data("jpeg".utf8))
         #expect(transport.requests.count == 2)
     }

@@ -1,11 +1,8 @@
 import Catalog
 import Foundation
+import HTTPSupport
 import TestSupport
 import Testing
-
-func temporaryFolder() -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString)")
-}
 
 @Suite("CatalogStore")
 struct CatalogStoreTests {
@@ -134,7 +131,7 @@ struct CatalogRepositoryTests {
         let transport = transport
         return CatalogRepository(
             store: store ?? CatalogStore(directory: temporaryFolder()), clock: clock,
-            transport: { try await transport.send($0) })
+            transport: transport)
     }
 
     @Test("launch without a cache: only the network snapshot; with a cache: the cache at once, then the network")
@@ -158,8 +155,9 @@ struct CatalogRepositoryTests {
         transport.stub(url, replies: [.response(status: 200, body: body), .response(status: 503)])
         let repository = repository()
         _ = try await repository.refresh(.videos(at: url))
-        await #expect(throws: CatalogError.httpStatus(503, url: url)) { try await repository.refresh(.videos(at: url)) }
-        #expect(await repository.lastError == .httpStatus(503, url: url))
+        let unavailable = CatalogError(.httpStatus(503), key: "videos:" + url.absoluteString, url: url)
+        await #expect(throws: unavailable) { try await repository.refresh(.videos(at: url)) }
+        #expect(await repository.lastError == unavailable)
         clock.advance(by: .seconds(10))
         let fallback = try await repository.value(.videos(at: url))
         #expect(fallback.origin == .cache)
@@ -201,7 +199,7 @@ struct CatalogRepositoryTests {
         _ = try await repository.value(.page(at: section))
         await repository.setOffline(true)
         #expect(try await repository.value(.page(at: section)).origin == .cache)
-        await #expect(throws: CatalogError.neverLoaded(key: "page:" + unopened.absoluteString)) {
+        await #expect(throws: CatalogError(.neverLoaded, key: "page:" + unopened.absoluteString, url: unopened)) {
             try await repository.value(.page(at: unopened))
         }
     }
@@ -221,12 +219,12 @@ struct CatalogRepositoryTests {
             _ = try await refreshed
             Issue.record("refreshed")
         } catch {
-            guard case .network(let code, let message) = error as? CatalogError else {
+            guard let error = error as? CatalogError, case .transport(let failure) = error.kind else {
                 Issue.record("\(error)")
                 return
             }
-            #expect(code == URLError.Code.timedOut.rawValue)
-            #expect(message.contains("60"))
+            #expect(failure == HTTPTransportError(.timedOut(after: .seconds(60)), url: url))
+            #expect(error.url == url)
         }
         // value() falls back to the cache when the network times out.
         transport.stub(url, reply: .response(status: 200, body: body, latency: .seconds(600)))
@@ -266,9 +264,8 @@ struct CatalogEndToEndTests {
         transport.stub(classesURL, reply: .response(status: 200, body: try fixtures.data("steezy-classes.csv")))
         transport.stub(videosURL, reply: .response(status: 200, body: try fixtures.data("ips-videos.json")))
         transport.stub(rootURL, reply: .response(status: 200, body: try fixtures.data("viaplay-root.json")))
-        let repository = CatalogRepository(store: CatalogStore(directory: temporaryFolder()), clock: clock) {
-            try await transport.send($0)
-        }
+        let repository = CatalogRepository(
+            store: CatalogStore(directory: temporaryFolder()), clock: clock, transport: transport)
         let classes = try await repository.value(.classes(at: classesURL))
         #expect(classes.value.count == 351)
         let index = LessonIndex(classes.value)
@@ -280,7 +277,7 @@ struct CatalogEndToEndTests {
         #expect(try await repository.value(.classes(at: classesURL)).origin == .cache)
         #expect(try await repository.value(.page(at: rootURL)).value == root)
         let sectionURL = try #require(root.sections.first?.url())
-        await #expect(throws: CatalogError.neverLoaded(key: "page:" + sectionURL.absoluteString)) {
+        await #expect(throws: CatalogError(.neverLoaded, key: "page:" + sectionURL.absoluteString, url: sectionURL)) {
             try await repository.value(.page(at: sectionURL))
         }
     }

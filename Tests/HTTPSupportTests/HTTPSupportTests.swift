@@ -3,6 +3,10 @@ import HTTPSupport
 import TestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite("RetryPolicy")
 struct RetryPolicyTests {
     @Test(
@@ -54,7 +58,7 @@ struct DeadlineTests {
         }
         await clock.waitForSleepers(count: 2)
         clock.advance(by: .seconds(5))
-        await #expect(throws: DeadlineError.timedOut(after: .seconds(5))) { try await operation.value }
+        await #expect(throws: DeadlineError(timeout: .seconds(5))) { try await operation.value }
         #expect(clock.sleeperCount == 0)
     }
 
@@ -77,6 +81,133 @@ struct DeadlineTests {
         await clock.waitForSleepers(count: 2)
         operation.cancel()
         await #expect(throws: CancellationError.self) { try await operation.value }
+    }
+}
+
+@Suite("RetryPolicy.run")
+struct RetryLoopTests {
+    struct Flaky: Error, Equatable {
+        var transient: Bool
+    }
+
+    /// Runs an operation that fails `failures` times (transient or not) and then returns its
+    /// attempt, advancing the manual clock through every backoff.
+    func run(policy: RetryPolicy, failures: Int, transient: Bool, clock: ManualClock) async throws -> Int {
+        let task = Task {
+            try await policy.run(on: clock, randomUnit: { 0 }, isTransient: { ($0 as? Flaky)?.transient == true }) {
+                attempt in
+                if attempt <= failures { throw Flaky(transient: transient) }
+                return attempt
+            }
+        }
+        for retry in 1..<policy.maximumAttempts where retry <= failures && transient {
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: policy.delay(beforeRetry: retry, unit: 0))
+        }
+        return try await task.value
+    }
+
+    @Test("transient failures are retried after the policy's delays until one attempt succeeds")
+    func retriesUntilSuccess() async throws {
+        let clock = ManualClock()
+        let attempt = try await run(policy: RetryPolicy(maximumAttempts: 4, jitter: 0), failures: 3, transient: true, clock: clock)
+        #expect(attempt == 4)
+        #expect(clock.now.offset == .milliseconds(500 + 1_000 + 2_000))
+    }
+
+    @Test("the last failure is rethrown when the attempts run out", arguments: [1, 2, 5])
+    func attemptsRunOut(attempts: Int) async {
+        let clock = ManualClock()
+        await #expect(throws: Flaky(transient: true)) {
+            try await run(policy: RetryPolicy(maximumAttempts: attempts, jitter: 0), failures: attempts, transient: true, clock: clock)
+        }
+    }
+
+    @Test("a failure that is not transient is thrown at once, with no delay")
+    func permanentFailure() async {
+        let clock = ManualClock()
+        await #expect(throws: Flaky(transient: false)) {
+            try await run(policy: RetryPolicy(maximumAttempts: 5), failures: 1, transient: false, clock: clock)
+        }
+        #expect(clock.now.offset == .zero)
+    }
+
+    @Test("cancelling the caller during a backoff delay ends the loop with CancellationError")
+    func cancelledDuringBackoff() async {
+        let clock = ManualClock()
+        let task = Task {
+            try await RetryPolicy(maximumAttempts: 5).run(on: clock, isTransient: { _ in true }) { _ -> Int in
+                throw Flaky(transient: true)
+            }
+        }
+        await clock.waitForSleepers(count: 1)
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+}
+
+@Suite("HTTPTransport.send(_:timeout:on:)")
+struct TimedSendTests {
+    let url = URL(literal: "https://api.example/x")
+
+    @Test("returns the transport's answer within the deadline")
+    func answers() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        transport.stub(url, reply: .response(status: 200, body: Data("ok".utf8)))
+        let (data, response) = try await transport.send(URLRequest(url: url), timeout: .seconds(5), on: clock)
+        #expect(data == Data("ok".utf8))
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+    }
+
+    @Test("a transport slower than the deadline fails as timedOut, naming the URL, on the injected clock")
+    func timesOut() async {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        transport.stub(url, reply: .response(status: 200, latency: .seconds(60)))
+        let request = URLRequest(url: url)
+        let task = Task { () throws(HTTPTransportError) -> Int in
+            _ = try await transport.send(request, timeout: .seconds(5), on: clock)
+            return 1
+        }
+        await clock.waitForSleepers(count: 2)
+        clock.advance(by: .seconds(5))
+        let result = await task.result
+        #expect(throws: HTTPTransportError(.timedOut(after: .seconds(5)), url: url)) { try result.get() }
+    }
+
+    @Test(
+        "every failure is typed, keeping the URLError",
+        arguments: [
+            (URLError(.notConnectedToInternet) as any Error & Sendable, HTTPTransportError.Kind.network(URLError(.notConnectedToInternet))),
+            (URLError(.cancelled), .cancelled),
+            (CancellationError(), .cancelled),
+        ]
+    )
+    func typedFailures(thrown: any Error & Sendable, expected: HTTPTransportError.Kind) async {
+        let clock = ManualClock()
+        let transport = AnyHTTPTransport { _ in throw thrown }
+        let url = url
+        await #expect(throws: HTTPTransportError(expected, url: url)) {
+            try await transport.send(URLRequest(url: url), timeout: nil, on: clock)
+        }
+    }
+
+    @Test("a custom transport's own error is kept as its description")
+    func otherError() async {
+        let transport = AnyHTTPTransport { _ in throw InMemoryHTTPTransport<ManualClock>.TransportError.missingURL }
+        let url = url
+        await #expect(throws: HTTPTransportError(.other("The request has no URL"), url: url)) {
+            try await transport.send(URLRequest(url: url), timeout: .seconds(1), on: ManualClock())
+        }
+    }
+
+    @Test("transient: timeouts and network failures; a cancellation is not")
+    func transience() {
+        #expect(HTTPTransportError(.timedOut(after: .seconds(1)), url: url).isTransient)
+        #expect(HTTPTransportError(.network(URLError(.networkConnectionLost)), url: url).isTransient)
+        #expect(!HTTPTransportError(.cancelled, url: url).isTransient)
+        #expect(HTTPTransportError(.timedOut(after: .seconds(1)), url: url).code == .timedOut)
     }
 }
 

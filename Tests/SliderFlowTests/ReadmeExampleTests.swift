@@ -8,25 +8,31 @@ import Testing
 @Suite("README examples")
 struct ReadmeExampleTests {
     @Test("the SliderFlow example runs a session against the in-process server")
-    func sliderFlowExample() async {
+    func sliderFlowExample() async throws {
         // README: begin SliderFlow
-        // The in-process server; use HTTPSliderService() alone for the real API.
+        // The in-process server stands in for the real API: an app passes its own base URL and
+        // leaves the transport to URLSession.
         let server = SliderReferenceServer(stepsPerSession: 2)
-        let service = HTTPSliderService(clock: ContinuousClock()) { try await server.respond(to: $0) }
-        let model = SliderSessionModel(service: service, locale: Locale(identifier: "en_US"))
+        let service = HTTPSliderService(
+            baseURL: SliderReferenceServer.baseURL, clock: ContinuousClock(), transport: server)
 
-        model.start()
-        await model.waitUntilSettled()
-        model.selectedIndex = 3
-        let shown = model.displayedValue  // "-89.04" (the server sent -89.03999999999999)
-        model.submit()
-        await model.waitUntilSettled()
-        model.submit()
-        await model.waitUntilSettled()
-        let summary = model.summaryRows.map(\.displayedValue)  // ["-89.04", "-71.32"]: step 2 kept the middle tick
+        let first = try await service.start()  // .step: session 3448, step 1, fifteen ticks
+        let second = try await service.next(sessionID: first.sessionID, choice: 3)  // .step: step 2
+        let end = try await service.next(sessionID: second.sessionID, choice: 7)  // .complete(sessionID: 3448)
+
+        // A screen binds SliderSessionModel instead, which runs the same calls through a state machine.
+        let model = SliderSessionModel(service: service, locale: Locale(identifier: "en_US"))
+        model.start()  // the model shows a spinner until the first step arrives
         // README: end SliderFlow
-        #expect(shown == "-89.04")
-        #expect(summary == ["-89.04", "-71.32"])
-        #expect(model.isFinished)
+        guard case .step(let step) = first else {
+            Issue.record("expected a step, got \(first)")
+            return
+        }
+        #expect(step.ticks == SliderReferenceServer.sampleTicks)
+        #expect(second == .step(SliderStep(sessionID: 3448, stepCount: 2, ticks: SliderReferenceServer.sampleTicks)))
+        #expect(end == .complete(sessionID: 3448))
+        #expect(model.isBusy)
+        await model.waitUntilSettled()
+        #expect(model.displayedValue == "-71.32")  // the middle tick is selected first
     }
 }

@@ -15,7 +15,7 @@ struct SliderReferenceServerTests {
         var request = URLRequest(url: base.appendingPathComponent(path))
         request.httpMethod = "POST"
         request.httpBody = Data(body.utf8)
-        let (data, response) = try await server.respond(to: request)
+        let (data, response) = try await server.send(request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? SliderWireFormat.decode(data))
     }
 
@@ -25,12 +25,12 @@ struct SliderReferenceServerTests {
         var request = URLRequest(url: base.appendingPathComponent("test_start"))
         request.httpMethod = "POST"
         request.httpBody = SliderWireFormat.startRequestBody()
-        let (data, _) = try await object.respond(to: request)
+        let (data, _) = try await object.send(request)
         let expected = try FixtureLoader(bundle: .module).data("test_start-response.json")
         // Same fields and values as the recorded body (key order aside).
         #expect(try SliderWireFormat.decode(data) == SliderWireFormat.decode(expected))
         let doubled = SliderReferenceServer(encoding: .doubleEncoded)
-        let (quoted, _) = try await doubled.respond(to: request)
+        let (quoted, _) = try await doubled.send(request)
         #expect(quoted.first == UInt8(ascii: "\""))
         #expect(try SliderWireFormat.decode(quoted) == SliderWireFormat.decode(expected))
     }

@@ -1,3 +1,5 @@
+import Foundation
+import HTTPSupport
 import SliderFlow
 import TestSupport
 import Testing
@@ -87,8 +89,10 @@ struct SliderSessionMachineTests {
     func startFailure() throws {
         var machine = Machine()
         let start = try #require(request(of: machine.handle(.start)))
-        machine.handle(.startFailed(.transport(code: -1009, message: "offline"), start))
-        #expect(machine.state == .idle(error: .transport(code: -1009, message: "offline")))
+        let offline = SliderServiceError.transport(
+            HTTPTransportError(.network(URLError(.notConnectedToInternet)), url: URL(string: "https://slider.example")))
+        machine.handle(.startFailed(offline, start))
+        #expect(machine.state == .idle(error: offline))
         #expect(request(of: machine.handle(.start)) != nil)
     }
 

@@ -15,7 +15,7 @@ struct SliderSessionModelTests {
     ) -> SliderSessionModel {
         let service = HTTPSliderService(
             baseURL: URL(literal: "https://slider.example"), timeout: .seconds(30), startRetry: .none, clock: clock,
-            transport: { try await server.respond(to: $0) })
+            transport: server)
         return SliderSessionModel(service: service, locale: locale)
     }
 
@@ -30,7 +30,7 @@ struct SliderSessionModelTests {
         #expect(model.isBusy)
         await model.waitUntilSettled()
         #expect(model.stepNumber == 1)
-        #expect(model.ticks == SliderReferenceServer.briefTicks)
+        #expect(model.ticks == SliderReferenceServer.sampleTicks)
         #expect(model.sliderUpperBound == 14)
         for index in [3, 0, 14] {
             model.selectedIndex = index

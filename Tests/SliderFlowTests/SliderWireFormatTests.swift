@@ -6,7 +6,7 @@ import Testing
 @Suite("Slider wire format")
 struct SliderWireFormatTests {
     static let fixtures = FixtureLoader(bundle: .module)
-    static let briefTicks = SliderReferenceServer.briefTicks
+    static let briefTicks = SliderReferenceServer.sampleTicks
 
     /// The brief's three bodies (shared/fixtures/slider, from the challenge-conchalabs-ios brief),
     /// each as a JSON object and as a double-encoded JSON string.

@@ -71,11 +71,11 @@ struct URLSessionSliderServiceTests {
             _ = try await service.start()
             Issue.record("no error")
         } catch {
-            guard case .transport(let code, _) = error else {
+            guard case .transport(let failure) = error else {
                 Issue.record("unexpected \(error)")
                 return
             }
-            #expect(code == URLError.Code.notConnectedToInternet.rawValue)
+            #expect(failure.code == .notConnectedToInternet)
         }
     }
 

@@ -1,4 +1,5 @@
 public import Foundation
+public import HTTPSupport
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -13,7 +14,7 @@ public import Foundation
 ///
 /// The transport records every request and the highest number of requests it served at once,
 /// so a test can check what a client sent and how many transfers it ran in parallel.
-public final class InMemoryHTTPTransport<C: Clock>: Sendable where C.Duration == Duration {
+public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Duration == Duration {
     /// One scripted answer to a request.
     public enum Reply: Sendable {
         /// A complete HTTP response after `latency`.

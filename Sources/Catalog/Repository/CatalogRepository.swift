@@ -1,31 +1,53 @@
 public import Foundation
-import HTTPSupport
+public import HTTPSupport
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
 #endif
 
-/// Why a catalog could not be served.
-public enum CatalogError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The network failed.
-    case network(code: Int?, message: String)
-    /// The server answered with a status other than 200.
-    case httpStatus(Int, url: URL)
-    /// The body could not be read.
-    case decoding(CatalogDecodingError)
-    /// Offline, and this page was never loaded: there is nothing to show.
-    case neverLoaded(key: String)
-    /// The cache could not be written (the data was still served).
-    case store(reason: String)
+/// Why a catalog could not be served, and which resource it was.
+public struct CatalogError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Hashable, Sendable {
+        /// The request failed before a response arrived (network, timeout), with the
+        /// transport's own error.
+        case transport(HTTPTransportError)
+        /// The server answered with a status other than 200.
+        case httpStatus(Int)
+        /// The body could not be read.
+        case decoding(CatalogDecodingError)
+        /// The app is offline (``CatalogRepository/setOffline(_:)``), so the network was not asked.
+        case offline
+        /// Offline, and this resource was never loaded: there is nothing to show.
+        case neverLoaded
+        /// The cache could not be written (the data was still served).
+        case store(CatalogStore.WriteError)
+    }
 
-    /// A sentence for logs; apps show their own wording.
+    /// What went wrong.
+    public var kind: Kind
+    /// The resource's cache key.
+    public var key: String
+    /// The resource's URL.
+    public var url: URL?
+
+    /// Creates an error.
+    public init(_ kind: Kind, key: String, url: URL?) {
+        self.kind = kind
+        self.key = key
+        self.url = url
+    }
+
+    /// A sentence for logs, naming the resource; apps show their own wording.
     public var description: String {
-        switch self {
-        case .network(let code, let message): "The network failed\(code.map { " (\($0))" } ?? ""): \(message)"
-        case .httpStatus(let status, let url): "\(url.absoluteString) answered HTTP \(status)"
-        case .decoding(let error): error.description
-        case .neverLoaded(let key): "'\(key)' was never loaded, and the app is offline"
-        case .store(let reason): "The cache could not be written: \(reason)"
+        let place = url?.absoluteString ?? key
+        return switch kind {
+        case .transport(let error): "\(place): the request failed: \(error)"
+        case .httpStatus(let status): "\(place) answered HTTP \(status)"
+        case .decoding(let error): "\(place): \(error)"
+        case .offline: "\(place): the app is offline"
+        case .neverLoaded: "'\(key)' was never loaded, and the app is offline"
+        case .store(let error): "\(place): the cache could not be written: \(error.reason)"
         }
     }
 }
@@ -59,7 +81,7 @@ public struct CatalogResource<Value: Sendable>: Sendable {
             do throws(CSVError) {
                 return try ClassSpreadsheet.lessons(from: data, policy: .skip).lessons
             } catch {
-                throw CatalogDecodingError(source: "class spreadsheet", reason: error.description)
+                throw CatalogDecodingError(.spreadsheet(error), source: "class spreadsheet")
             }
         }
     }
@@ -102,12 +124,9 @@ public struct CatalogSnapshot<Value: Sendable>: Sendable {
 ///   ``CatalogError/neverLoaded(key:)``.
 /// - **Coalescing**: concurrent requests for the same resource share one network call.
 /// - **Timeout**: a request that has not delivered its whole body within ``requestTimeout``
-///   (60 s by default) on the injected clock fails as `URLError.timedOut` would, so a server
-///   that drips its answer cannot hold a catalog screen's spinner forever.
+///   (60 s by default) on the injected clock fails with ``CatalogError/transport(_:)`` of kind
+///   `timedOut`, so a server that drips its answer cannot hold a catalog screen's spinner forever.
 public actor CatalogRepository<C: Clock> where C.Duration == Duration {
-    /// A function shaped like `URLSession.data(for:)`.
-    public typealias Transport = @Sendable (URLRequest) async throws -> (Data, URLResponse)
-
     /// The cache.
     public let store: CatalogStore
     /// How long after a successful fetch the cache is served without asking the network.
@@ -122,7 +141,7 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     public private(set) var networkRequestCount = 0
 
     private let clock: C
-    private let transport: Transport
+    private let transport: any HTTPTransport
     private let now: @Sendable () -> Date
     private var lastSuccess: [String: C.Instant] = [:]
     private var inFlight: [String: Task<Data, any Error>] = [:]
@@ -136,11 +155,11 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     ///   - requestTimeout: The longest one request may take, body included (60 s); `nil`
     ///     leaves timing to the transport.
     ///   - now: The wall-clock date recorded with each fetch.
-    ///   - transport: Sends a request (`URLSession` in the convenience initializer).
+    ///   - transport: Sends the requests (``URLSessionTransport`` in the convenience initializer).
     public init(
         store: CatalogStore, clock: C, throttle: Duration = .seconds(6), requestTimeout: Duration? = .seconds(60),
         now: @escaping @Sendable () -> Date = { Date() },
-        transport: @escaping Transport
+        transport: any HTTPTransport
     ) {
         self.store = store
         self.clock = clock
@@ -180,8 +199,9 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     public func refresh<Value>(_ resource: CatalogResource<Value>) async throws(CatalogError) -> CatalogSnapshot<Value>
     {
         if isOffline {
-            lastError = .network(code: URLError.Code.notConnectedToInternet.rawValue, message: "offline")
-            throw lastError ?? .neverLoaded(key: resource.key)
+            let failure = CatalogError(.offline, key: resource.key, url: resource.url)
+            lastError = failure
+            throw failure
         }
         return try await fetchFromNetwork(resource)
     }
@@ -194,7 +214,7 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     public func value<Value>(_ resource: CatalogResource<Value>) async throws(CatalogError) -> CatalogSnapshot<Value> {
         let cached = await cached(resource)
         if isOffline {
-            guard let cached else { throw .neverLoaded(key: resource.key) }
+            guard let cached else { throw CatalogError(.neverLoaded, key: resource.key, url: resource.url) }
             return cached
         }
         if let cached, let last = lastSuccess[resource.key], last.duration(to: clock.now) < throttle {
@@ -225,7 +245,7 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
         do {
             data = try await sharedFetch(resource)
         } catch {
-            let failure = Self.map(error, url: resource.url)
+            let failure = Self.map(error, resource: resource)
             lastError = failure
             throw failure
         }
@@ -233,8 +253,9 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
         do {
             value = try resource.decode(data)
         } catch {
-            lastError = .decoding(error)
-            throw .decoding(error)
+            let failure = CatalogError(.decoding(error), key: resource.key, url: resource.url)
+            lastError = failure
+            throw failure
         }
         let fetchedAt = now()
         lastSuccess[resource.key] = clock.now
@@ -242,7 +263,7 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
         do {
             try await store.store(data, for: resource.key, at: fetchedAt)
         } catch {
-            lastError = .store(reason: error.reason)
+            lastError = CatalogError(.store(error), key: resource.key, url: resource.url)
         }
         return CatalogSnapshot(value: value, origin: .network, fetchedAt: fetchedAt)
     }
@@ -252,23 +273,16 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
         if let running = inFlight[resource.key] { return try await running.value }
         networkRequestCount += 1
         let (transport, clock, timeout) = (transport, clock, requestTimeout)
-        let url = resource.url
+        let (url, key) = (resource.url, resource.key)
         let task = Task { () throws -> Data in
-            let request = URLRequest(url: url)
-            let data: Data
-            let response: URLResponse
-            if let timeout {
-                do {
-                    (data, response) = try await withDeadline(timeout, on: clock) { try await transport(request) }
-                } catch is DeadlineError {
-                    throw CatalogError.network(
-                        code: URLError.Code.timedOut.rawValue, message: "no complete answer within \(timeout)")
-                }
-            } else {
-                (data, response) = try await transport(request)
+            let (data, response): (Data, URLResponse)
+            do throws(HTTPTransportError) {
+                (data, response) = try await transport.send(URLRequest(url: url), timeout: timeout, on: clock)
+            } catch {
+                throw CatalogError(.transport(error), key: key, url: url)
             }
             let status = (response as? HTTPURLResponse)?.statusCode ?? 200
-            guard status == 200 else { throw CatalogError.httpStatus(status, url: url) }
+            guard status == 200 else { throw CatalogError(.httpStatus(status), key: key, url: url) }
             return data
         }
         inFlight[resource.key] = task
@@ -276,11 +290,10 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
         return try await task.value
     }
 
-    static func map(_ error: any Error, url: URL) -> CatalogError {
+    static func map<Value>(_ error: any Error, resource: CatalogResource<Value>) -> CatalogError {
         switch error {
         case let error as CatalogError: error
-        case let error as URLError: .network(code: error.code.rawValue, message: error.localizedDescription)
-        default: .network(code: nil, message: String(describing: error))
+        default: CatalogError(.transport(.from(error, url: resource.url)), key: resource.key, url: resource.url)
         }
     }
 }
@@ -297,9 +310,8 @@ extension CatalogRepository where C == ContinuousClock {
         store: CatalogStore, throttle: Duration = .seconds(6), requestTimeout: Duration? = .seconds(60),
         session: URLSession = .shared
     ) {
-        let transport = URLSessionTransport(session: session)
-        self.init(store: store, clock: ContinuousClock(), throttle: throttle, requestTimeout: requestTimeout) {
-            try await transport.send($0)
-        }
+        self.init(
+            store: store, clock: ContinuousClock(), throttle: throttle, requestTimeout: requestTimeout,
+            transport: URLSessionTransport(session: session))
     }
 }

@@ -1,11 +1,50 @@
 public import Foundation
 
-/// Why a catalog body could not be read.
+/// Why a catalog body could not be read, and which source it was meant to be.
 public struct CatalogDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What the body was supposed to be.
+    /// What was wrong.
+    public enum Kind: Hashable, Sendable {
+        /// The body is larger than ``CatalogJSONLimits/maximumBodySize``.
+        case tooLarge(bytes: Int, limit: Int)
+        /// Arrays and objects nest deeper than the limit.
+        case tooDeep(limit: Int)
+        /// The body holds more objects than the limit.
+        case tooManyObjects(limit: Int)
+        /// The body holds more values than the limit.
+        case tooManyValues(limit: Int)
+        /// The JSON does not have the expected shape: the decoder's finding with its key path
+        /// (`DecodingError` itself is neither `Sendable` nor `Hashable`, so its description is
+        /// kept).
+        case invalidJSON(String)
+        /// A HAL section's `href` is not a valid URI template.
+        case invalidTemplate(section: String, URITemplate.TemplateError)
+        /// The class spreadsheet could not be read.
+        case spreadsheet(CSVError)
+    }
+
+    /// What was wrong.
+    public var kind: Kind
+    /// What the body was supposed to be ("videos API", "HAL page", "class spreadsheet").
     public var source: String
-    /// What was wrong, with the key path.
-    public var reason: String
+
+    /// Creates an error.
+    public init(_ kind: Kind, source: String) {
+        self.kind = kind
+        self.source = source
+    }
+
+    /// What was wrong, as a phrase.
+    public var reason: String {
+        switch kind {
+        case .tooLarge(let bytes, let limit): "the body is \(bytes) bytes, more than the \(limit) allowed"
+        case .tooDeep(let limit): "arrays and objects nest deeper than \(limit) levels"
+        case .tooManyObjects(let limit): "the body holds more than \(limit) objects"
+        case .tooManyValues(let limit): "the body holds more than \(limit) values"
+        case .invalidJSON(let finding): finding
+        case .invalidTemplate(let section, let error): "section \(section) has a malformed href: \(error)"
+        case .spreadsheet(let error): error.description
+        }
+    }
 
     /// A sentence naming the source and the problem.
     public var description: String { "\(source): \(reason)" }
@@ -49,8 +88,7 @@ public enum CatalogJSONLimits {
     /// - Complexity: O(*n*) in the body's size, one pass that skips string contents.
     static func check(_ data: Data, source: String) throws(CatalogDecodingError) {
         guard data.count <= maximumBodySize else {
-            throw CatalogDecodingError(
-                source: source, reason: "the body is \(data.count) bytes, more than the \(maximumBodySize) allowed")
+            throw CatalogDecodingError(.tooLarge(bytes: data.count, limit: maximumBodySize), source: source)
         }
         var depth = 0
         var objects = 0
@@ -74,25 +112,21 @@ public enum CatalogJSONLimits {
                 depth += 1
                 values += 1
                 guard depth <= maximumNestingDepth else {
-                    throw CatalogDecodingError(
-                        source: source, reason: "arrays and objects nest deeper than \(maximumNestingDepth) levels")
+                    throw CatalogDecodingError(.tooDeep(limit: maximumNestingDepth), source: source)
                 }
                 if byte == UInt8(ascii: "{") {
                     objects += 1
                     guard objects <= maximumObjectCount else {
-                        throw CatalogDecodingError(
-                            source: source, reason: "the body holds more than \(maximumObjectCount) objects")
+                        throw CatalogDecodingError(.tooManyObjects(limit: maximumObjectCount), source: source)
                     }
                 }
                 guard values <= maximumValueCount else {
-                    throw CatalogDecodingError(
-                        source: source, reason: "the body holds more than \(maximumValueCount) values")
+                    throw CatalogDecodingError(.tooManyValues(limit: maximumValueCount), source: source)
                 }
             case UInt8(ascii: ","):
                 values += 1
                 guard values <= maximumValueCount else {
-                    throw CatalogDecodingError(
-                        source: source, reason: "the body holds more than \(maximumValueCount) values")
+                    throw CatalogDecodingError(.tooManyValues(limit: maximumValueCount), source: source)
                 }
             case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
             default: break
@@ -146,7 +180,7 @@ public enum VideosAPI {
                     mediaURL: video.videoLink.flatMap(URL.init(string:)), thumbnail: video.thumbnail)
             }
         } catch {
-            throw CatalogDecodingError(source: "videos API", reason: CatalogDecodingError.describe(error))
+            throw CatalogDecodingError(.invalidJSON(CatalogDecodingError.describe(error)), source: "videos API")
         }
     }
 }
@@ -227,16 +261,15 @@ public struct HALPage: Hashable, Sendable {
         do {
             body = try JSONDecoder().decode(Body.self, from: data)
         } catch {
-            throw CatalogDecodingError(source: "HAL page", reason: CatalogDecodingError.describe(error))
+            throw CatalogDecodingError(.invalidJSON(CatalogDecodingError.describe(error)), source: "HAL page")
         }
         var sections: [(offset: Int, section: Section)] = []
         for (offset, raw) in (body.links?.sections ?? []).enumerated() {
             let template: URITemplate
-            do {
+            do throws(URITemplate.TemplateError) {
                 template = try URITemplate(raw.href)
             } catch {
-                throw CatalogDecodingError(
-                    source: "HAL page", reason: "section \(raw.id) has a malformed href '\(raw.href)'")
+                throw CatalogDecodingError(.invalidTemplate(section: raw.id, error), source: "HAL page")
             }
             sections.append(
                 (

@@ -6,12 +6,38 @@
 /// operators `+ # . / ; ? &` behave as the RFC's table says. Stripping the braces, as a public
 /// solution did, breaks every link the moment the template changes.
 public struct URITemplate: Hashable, Sendable, CustomStringConvertible {
-    /// Why a template cannot be expanded.
-    public enum TemplateError: Error, Hashable, Sendable {
-        /// A `{` without its `}`.
-        case unclosedExpression(position: Int)
-        /// An expression with an operator or variable name the RFC does not allow.
-        case invalidExpression(String)
+    /// Why a template cannot be read, and where.
+    public struct TemplateError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// What was wrong.
+        public enum Kind: Hashable, Sendable {
+            /// A `{` without its `}`.
+            case unclosedExpression
+            /// An expression with an operator or variable name the RFC does not allow; the
+            /// expression as written.
+            case invalidExpression(String)
+        }
+
+        /// What was wrong.
+        public var kind: Kind
+        /// The template as written.
+        public var template: String
+        /// The offset in characters of the expression's `{`.
+        public var position: Int
+
+        /// Creates an error.
+        public init(_ kind: Kind, template: String, position: Int) {
+            self.kind = kind
+            self.template = template
+            self.position = position
+        }
+
+        /// A sentence naming the template and the position.
+        public var description: String {
+            switch kind {
+            case .unclosedExpression: "'\(template)': the '{' at \(position) is never closed"
+            case .invalidExpression(let expression): "'\(template)': invalid expression \(expression) at \(position)"
+            }
+        }
     }
 
     private enum Part: Hashable, Sendable {
@@ -54,8 +80,9 @@ public struct URITemplate: Hashable, Sendable, CustomStringConvertible {
         var rest = Substring(template)
         while let open = rest.firstIndex(of: "{") {
             literal += rest[..<open]
+            let position = template.distance(from: template.startIndex, to: open)
             guard let close = rest[open...].firstIndex(of: "}") else {
-                throw .unclosedExpression(position: template.distance(from: template.startIndex, to: open))
+                throw TemplateError(.unclosedExpression, template: template, position: position)
             }
             if !literal.isEmpty { parts.append(.literal(literal)) }
             literal = ""
@@ -71,7 +98,8 @@ public struct URITemplate: Hashable, Sendable, CustomStringConvertible {
                 var prefix: Int?
                 if let colon = spec.firstIndex(of: ":") {
                     guard let length = Int(spec[spec.index(after: colon)...]), (1..<10_000).contains(length) else {
-                        throw .invalidExpression(String(rest[open...close]))
+                        throw TemplateError(
+                            .invalidExpression(String(rest[open...close])), template: template, position: position)
                     }
                     prefix = length
                     name = spec[..<colon]
@@ -80,7 +108,10 @@ public struct URITemplate: Hashable, Sendable, CustomStringConvertible {
                     name.allSatisfy({
                         $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "%")
                     })
-                else { throw .invalidExpression(String(rest[open...close])) }
+                else {
+                    throw TemplateError(
+                        .invalidExpression(String(rest[open...close])), template: template, position: position)
+                }
                 variables.append((String(name), prefix))
             }
             parts.append(.expression(operator: op, variables: variables))

@@ -28,12 +28,16 @@ public actor CatalogStore {
         public var description: String { "\(file): \(reason)" }
     }
 
-    /// Why the store could not write.
-    public struct WriteError: Error, Sendable, Hashable {
+    /// Why the store could not write an entry (the only way a write fails: the file system
+    /// refused it).
+    public struct WriteError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The key being written.
         public var key: String
         /// What the file system said.
         public var reason: String
+
+        /// A sentence naming the key.
+        public var description: String { "Could not store '\(key)': \(reason)" }
     }
 
     private struct Envelope: Codable {

@@ -1,20 +1,48 @@
 public import Foundation
-import HTTPSupport
+public import HTTPSupport
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
 #endif
 
-/// Why a thumbnail could not be loaded.
-public enum ThumbnailError: Error, Hashable, Sendable {
-    /// The network failed.
-    case network(url: URL, message: String)
-    /// The server answered with a status other than 200.
-    case httpStatus(url: URL, status: Int)
-    /// The body is empty or larger than the cache accepts.
-    case unusableBody(url: URL, bytes: Int)
-    /// The whole image did not arrive within the cache's request timeout.
-    case timedOut(url: URL, after: Duration)
+/// Why a thumbnail could not be loaded, and which.
+public struct ThumbnailError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Hashable, Sendable {
+        /// The request failed before a response arrived (network, timeout, cancellation), with
+        /// the transport's own error.
+        case transport(HTTPTransportError)
+        /// The server answered with a status other than 200.
+        case httpStatus(Int)
+        /// The body is empty or larger than the cache accepts; its size.
+        case unusableBody(bytes: Int)
+    }
+
+    /// What went wrong.
+    public var kind: Kind
+    /// The thumbnail's URL.
+    public var url: URL
+
+    /// Creates an error.
+    public init(_ kind: Kind, url: URL) {
+        self.kind = kind
+        self.url = url
+    }
+
+    /// Whether the whole image failed to arrive within the cache's request timeout.
+    public var isTimeout: Bool {
+        if case .transport(let error) = kind, case .timedOut = error.kind { return true }
+        return false
+    }
+
+    /// A sentence naming the URL.
+    public var description: String {
+        switch kind {
+        case .transport(let error): "\(error)"
+        case .httpStatus(let status): "\(url.absoluteString) answered HTTP \(status)"
+        case .unusableBody(let bytes): "\(url.absoluteString): an image of \(bytes) bytes is not accepted"
+        }
+    }
 }
 
 /// Image bytes for thumbnail URLs, kept in memory and on disk, each bounded.
@@ -23,12 +51,10 @@ public enum ThumbnailError: Error, Hashable, Sendable {
 /// disk layer is a ``CatalogStore`` (files named by a hash, never by the URL; least recently used
 /// evicted). A failure is reported for its URL only and never cached, so the next request
 /// tries again. A download that has not finished within ``requestTimeout`` (30 s by default,
-/// measured on the injected clock) fails with ``ThumbnailError/timedOut(url:after:)``, so a
+/// measured on the injected clock) fails with a ``ThumbnailError`` whose transport error is a
+/// timeout (``ThumbnailError/isTimeout``), so a
 /// server that drips an image cannot hold a cell's placeholder forever.
 public actor ThumbnailCache {
-    /// A function shaped like `URLSession.data(for:)`.
-    public typealias Transport = @Sendable (URLRequest) async throws -> (Data, URLResponse)
-
     /// The most bytes kept in memory.
     public let memoryLimit: Int
     /// The largest image accepted.
@@ -39,7 +65,8 @@ public actor ThumbnailCache {
     public private(set) var downloadCount = 0
 
     private let disk: CatalogStore
-    private let transport: Transport
+    private let transport: any HTTPTransport
+    private let clock: any Clock<Duration>
     private let now: @Sendable () -> Date
     private var memory: [URL: (data: Data, lastUse: UInt64)] = [:]
     private var memoryBytes = 0
@@ -57,29 +84,38 @@ public actor ThumbnailCache {
     ///     timing to the transport.
     ///   - clock: The clock the timeout is measured on.
     ///   - now: The wall-clock date recorded with each image on disk.
-    ///   - transport: Sends a request, shaped like `URLSession.data(for:)`.
-    public init<C: Clock>(
+    ///   - transport: Sends the requests.
+    public init(
         directory: URL, memoryLimit: Int = 16 << 20, diskLimit: Int = 128 << 20, maximumImageBytes: Int = 8 << 20,
-        requestTimeout: Duration? = .seconds(30), clock: C = ContinuousClock(),
-        now: @escaping @Sendable () -> Date = { Date() }, transport: @escaping Transport
-    ) where C.Duration == Duration {
+        requestTimeout: Duration? = .seconds(30), clock: any Clock<Duration> = ContinuousClock(),
+        now: @escaping @Sendable () -> Date = { Date() }, transport: any HTTPTransport
+    ) {
         self.memoryLimit = memoryLimit
         self.maximumImageBytes = maximumImageBytes
         disk = CatalogStore(directory: directory, maximumBytes: diskLimit)
         self.now = now
-        let timeout = requestTimeout.map { max($0, .zero) }
-        self.requestTimeout = timeout
-        if let timeout {
-            self.transport = { request in
-                do {
-                    return try await withDeadline(timeout, on: clock) { try await transport(request) }
-                } catch is DeadlineError {
-                    throw ThumbnailError.timedOut(url: request.url ?? URL(fileURLWithPath: "/"), after: timeout)
-                }
-            }
-        } else {
-            self.transport = transport
-        }
+        self.requestTimeout = requestTimeout.map { max($0, .zero) }
+        self.clock = clock
+        self.transport = transport
+    }
+
+    /// Creates a cache that downloads through `session` (cancellation bridged) on the
+    /// continuous clock.
+    ///
+    /// - Parameters:
+    ///   - directory: The folder of the disk layer.
+    ///   - memoryLimit: The most bytes kept in memory (16 MiB).
+    ///   - diskLimit: The most bytes kept on disk (128 MiB).
+    ///   - maximumImageBytes: The largest image accepted (8 MiB).
+    ///   - requestTimeout: The longest one download may take, body included (30 s).
+    ///   - session: The session requests go through.
+    public init(
+        directory: URL, memoryLimit: Int = 16 << 20, diskLimit: Int = 128 << 20, maximumImageBytes: Int = 8 << 20,
+        requestTimeout: Duration? = .seconds(30), session: URLSession = .shared
+    ) {
+        self.init(
+            directory: directory, memoryLimit: memoryLimit, diskLimit: diskLimit, maximumImageBytes: maximumImageBytes,
+            requestTimeout: requestTimeout, transport: URLSessionTransport(session: session))
     }
 
     /// The image bytes for `url`.
@@ -101,7 +137,7 @@ public actor ThumbnailCache {
         } catch let error as ThumbnailError {
             throw error
         } catch {
-            throw .network(url: url, message: String(describing: error))
+            throw ThumbnailError(.transport(.from(error, url: url)), url: url)
         }
         remember(data, for: url)
         try? await disk.store(data, for: url.absoluteString, at: now())
@@ -114,22 +150,19 @@ public actor ThumbnailCache {
     private func download(_ url: URL) async throws -> Data {
         if let running = inFlight[url] { return try await running.value }
         downloadCount += 1
-        let transport = transport
+        let (transport, clock, timeout) = (transport, clock, requestTimeout)
         let limit = maximumImageBytes
         let task = Task { () throws -> Data in
-            let data: Data
-            let response: URLResponse
-            do {
-                (data, response) = try await transport(URLRequest(url: url))
-            } catch let error as ThumbnailError {
-                throw error
+            let (data, response): (Data, URLResponse)
+            do throws(HTTPTransportError) {
+                (data, response) = try await transport.send(URLRequest(url: url), timeout: timeout, on: clock)
             } catch {
-                throw ThumbnailError.network(url: url, message: String(describing: error))
+                throw ThumbnailError(.transport(error), url: url)
             }
             let status = (response as? HTTPURLResponse)?.statusCode ?? 200
-            guard status == 200 else { throw ThumbnailError.httpStatus(url: url, status: status) }
+            guard status == 200 else { throw ThumbnailError(.httpStatus(status), url: url) }
             guard !data.isEmpty, data.count <= limit else {
-                throw ThumbnailError.unusableBody(url: url, bytes: data.count)
+                throw ThumbnailError(.unusableBody(bytes: data.count), url: url)
             }
             return data
         }

@@ -60,8 +60,8 @@ public final class CirclePlayerModel {
     /// The learner left: stop playback, cancel the download, delete the cached file.
     public func exit() { send(.exit) }
 
-    /// Waits until no fetch or clean-up is running; for tests and previews.
-    public func waitUntilSettled() async {
+    /// Waits until no fetch or clean-up is running; tests in the package use it.
+    package func waitUntilSettled() async {
         while true {
             if let fetch = fetchTask {
                 await fetch.task.value

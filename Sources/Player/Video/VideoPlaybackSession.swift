@@ -26,8 +26,8 @@ public final class VideoPlaybackSession {
     public private(set) var currentTime: Double = 0
     /// The last save error, if the last save failed; progress is still held and saved next time.
     public private(set) var lastSaveError: ProgressStoreError?
-    /// How many saves have completed, for diagnostics.
-    public private(set) var saveCount = 0
+    /// How many saves have completed; tests in the package read it.
+    package private(set) var saveCount = 0
 
     @ObservationIgnored private let engine: any PlaybackEngine
     @ObservationIgnored private let store: ProgressStore
@@ -154,8 +154,9 @@ public final class VideoPlaybackSession {
         await waitUntilSettled()
     }
 
-    /// Waits for pending seeks and saves; for tests and for leaving cleanly.
-    public func waitUntilSettled() async {
+    /// Waits for pending seeks and saves (``exit()`` uses it to leave cleanly; tests in the
+    /// package use it too).
+    package func waitUntilSettled() async {
         while !work.isEmpty {
             let task = work.removeFirst()
             await task.value

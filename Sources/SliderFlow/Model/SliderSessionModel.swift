@@ -155,8 +155,8 @@ public final class SliderSessionModel {
     /// Abandons the session and returns to the start screen.
     public func startOver() { send(.startOver) }
 
-    /// Waits until no request is in flight; for tests and previews.
-    public func waitUntilSettled() async {
+    /// Waits until no request is in flight; tests in the package use it.
+    package func waitUntilSettled() async {
         while let task = requests.values.first {
             await task.value
         }

@@ -15,40 +15,32 @@ public import HTTPSupport
 /// repeat, so a transient failure of `test_start` is retried with exponential backoff and jitter;
 /// a choice is never retried automatically, because the server may have applied it already.
 public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Duration {
-    /// The brief's server.
-    public static var defaultBaseURL: URL {
-        URL(string: "https://iostestserver-su6iqkb5pq-uc.a.run.app") ?? URL(fileURLWithPath: "/")
-    }
-
-    /// A function that sends a request and returns the body and response.
-    public typealias Transport = @Sendable (URLRequest) async throws -> (Data, URLResponse)
-
     /// The server's base URL; the endpoints are appended to it.
     public let baseURL: URL
     /// How long one request may take.
     public let timeout: Duration
     /// How `test_start` is retried after a transient failure.
     public let startRetry: RetryPolicy
-    private let transport: Transport
+    private let transport: any HTTPTransport
     private let clock: C
     private let randomUnit: @Sendable () -> Double
 
     /// Creates a service that sends through `transport` and measures time on `clock`.
     ///
     /// - Parameters:
-    ///   - baseURL: The server (the brief's by default).
+    ///   - baseURL: The server; `test_start` and `test_next` are appended to it.
     ///   - timeout: The longest one request may take.
     ///   - startRetry: How `test_start` is retried; choices are never retried.
     ///   - clock: Measures timeouts and backoff delays.
     ///   - randomUnit: A random number in `0..<1` for backoff jitter.
-    ///   - transport: Sends a request; `URLSession` in the convenience initializer.
+    ///   - transport: Sends the requests (``URLSessionTransport`` in the convenience initializer).
     public init(
-        baseURL: URL = Self.defaultBaseURL,
+        baseURL: URL,
         timeout: Duration = .seconds(15),
         startRetry: RetryPolicy = RetryPolicy(),
         clock: C,
         randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        transport: @escaping Transport
+        transport: any HTTPTransport
     ) {
         self.baseURL = baseURL
         self.timeout = timeout
@@ -60,20 +52,17 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
 
     /// Starts a session, retrying transient failures as ``startRetry`` says.
     public func start() async throws(SliderServiceError) -> SliderReply {
-        var attempt = 1
-        while true {
-            do {
-                return try await send(path: "test_start", body: SliderWireFormat.startRequestBody())
-            } catch {
-                guard error.isTransient, attempt < startRetry.maximumAttempts else { throw error }
-                let delay = startRetry.delay(beforeRetry: attempt, unit: randomUnit())
-                do {
-                    try await clock.sleep(for: delay)
-                } catch {
-                    throw .cancelled
-                }
-                attempt += 1
+        do {
+            return try await startRetry.run(
+                on: clock, randomUnit: randomUnit, isTransient: { ($0 as? SliderServiceError)?.isTransient == true }
+            ) { _ in
+                try await send(path: "test_start", body: SliderWireFormat.startRequestBody())
             }
+        } catch let error as SliderServiceError {
+            throw error
+        } catch {
+            // The only other failure is the backoff sleep, which throws only when cancelled.
+            throw .cancelled
         }
     }
 
@@ -94,12 +83,9 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
     }
 
     private func send(path: String, body: Data) async throws(SliderServiceError) -> SliderReply {
-        let request = request(path: path, body: body)
-        let transport = transport
-        let data: Data
-        let response: URLResponse
+        let (data, response): (Data, URLResponse)
         do {
-            (data, response) = try await withDeadline(timeout, on: clock) { try await transport(request) }
+            (data, response) = try await transport.send(request(path: path, body: body), timeout: timeout, on: clock)
         } catch {
             throw Self.map(error)
         }
@@ -118,34 +104,33 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
         }
     }
 
-    /// Maps whatever the transport threw to the service's error.
-    static func map(_ error: any Error) -> SliderServiceError {
-        switch error {
-        case is CancellationError: return .cancelled
-        case is DeadlineError: return .timedOut
-        case let error as URLError:
-            switch error.code {
-            case .cancelled: return .cancelled
-            case .timedOut: return .timedOut
-            default: return .transport(code: error.code.rawValue, message: error.localizedDescription)
-            }
-        default:
-            return .transport(code: nil, message: String(describing: error))
+    /// Maps a transport failure to the service's error.
+    static func map(_ error: HTTPTransportError) -> SliderServiceError {
+        switch error.kind {
+        case .cancelled: .cancelled
+        case .timedOut: .timedOut
+        case .network(let underlying) where underlying.code == .timedOut: .timedOut
+        case .network, .other: .transport(error)
         }
     }
 }
 
 extension HTTPSliderService where C == ContinuousClock {
     /// Creates a service over `URLSession` that measures time on the continuous clock.
+    ///
+    /// - Parameters:
+    ///   - baseURL: The server; `test_start` and `test_next` are appended to it.
+    ///   - timeout: The longest one request may take.
+    ///   - startRetry: How `test_start` is retried; choices are never retried.
+    ///   - session: The session requests go through.
     public init(
-        baseURL: URL = Self.defaultBaseURL,
+        baseURL: URL,
         timeout: Duration = .seconds(15),
         startRetry: RetryPolicy = RetryPolicy(),
         session: URLSession = .shared
     ) {
-        let transport = URLSessionTransport(session: session)
-        self.init(baseURL: baseURL, timeout: timeout, startRetry: startRetry, clock: ContinuousClock()) {
-            try await transport.send($0)
-        }
+        self.init(
+            baseURL: baseURL, timeout: timeout, startRetry: startRetry, clock: ContinuousClock(),
+            transport: URLSessionTransport(session: session))
     }
 }

@@ -1,17 +1,18 @@
 public import Foundation
+public import HTTPSupport
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
 #endif
 
-/// An in-process implementation of the slider REST API, as the brief documents it.
+/// An in-process implementation of the slider REST API, as the API's documentation describes it.
 ///
-/// Use ``respond(to:)`` as the transport of an ``HTTPSliderService`` and the whole client runs:
+/// Pass the server as the transport of an ``HTTPSliderService`` and the whole client runs:
 /// request building, body encodings, status handling and decoding, with no network. It keeps
 /// sessions, validates requests as the real server should (`choice` must be a string of an
 /// index into the step's ticks), answers with JSON objects or double-encoded strings, and
 /// injects faults on demand. Tests use it; so can a SwiftUI preview.
-public actor SliderReferenceServer {
+public actor SliderReferenceServer: HTTPTransport {
     /// How bodies are written.
     public enum BodyEncoding: Sendable, Hashable {
         /// A JSON object: `{"session_id": 3448, …}`.
@@ -44,11 +45,16 @@ public actor SliderReferenceServer {
         case next = "test_next"
     }
 
+    /// A base URL for an ``HTTPSliderService`` whose transport is a reference server: the server
+    /// answers whatever the host, so this one only names it (`.invalid` never resolves, RFC 6761).
+    public static let baseURL = URL(string: "https://slider-reference.invalid") ?? URL(fileURLWithPath: "/")
+
     /// A function returning the ticks for a session's step (counting steps from 1).
     public typealias TickGenerator = @Sendable (_ sessionID: Int, _ step: Int) -> [Double]
 
-    /// The brief's ticks: fifteen values from -96.33 to -40.31, float noise and duplicate included.
-    public static let briefTicks: [Double] = [
+    /// Sample ticks like the real API's: fifteen values from -96.33 to -40.31, with a duplicate
+    /// and the float noise a server's JSON encoder leaves (`-89.03999999999999`).
+    public static let sampleTicks: [Double] = [
         -96.33, -96.33, -93.47, -89.03999999999999, -84.61, -80.18, -75.75, -71.32, -66.89, -62.46, -58.03,
         -53.6, -49.17, -44.74, -40.31,
     ]
@@ -76,13 +82,13 @@ public actor SliderReferenceServer {
     ///   - firstSessionID: The id of the first session started; later ones count up.
     ///   - encoding: How bodies are written.
     ///   - clock: The clock that ``Fault/delay(_:)`` sleeps on.
-    ///   - ticks: The ticks of each step (the brief's fifteen values by default).
+    ///   - ticks: The ticks of each step (``sampleTicks`` by default).
     public init(
         stepsPerSession: Int = 3,
         firstSessionID: Int = 3448,
         encoding: BodyEncoding = .doubleEncoded,
         clock: some Clock<Duration> = ContinuousClock(),
-        ticks: @escaping TickGenerator = { _, _ in SliderReferenceServer.briefTicks }
+        ticks: @escaping TickGenerator = { _, _ in SliderReferenceServer.sampleTicks }
     ) {
         self.stepsPerSession = max(1, stepsPerSession)
         self.nextSessionID = firstSessionID
@@ -106,11 +112,11 @@ public actor SliderReferenceServer {
         requestCount[endpoint, default: 0]
     }
 
-    /// Answers an HTTP request as the slider server: pass it as a transport function.
+    /// Answers an HTTP request as the slider server would.
     ///
     /// - Throws: A `URLError` for an injected transport fault, or `CancellationError` when
     ///   cancelled during an injected delay.
-    public func respond(to request: URLRequest) async throws -> (Data, URLResponse) {
+    public func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
         let url = request.url ?? URL(fileURLWithPath: "/")
         guard request.httpMethod == "POST", let endpoint = Endpoint(rawValue: url.lastPathComponent) else {
             return reply(url: url, status: 404, fields: ["error": "No such endpoint"])

@@ -1,3 +1,5 @@
+public import HTTPSupport
+
 /// The slider session's server, as the flow needs it: start a session, then submit choices.
 ///
 /// ``HTTPSliderService`` talks to the real REST API; ``SliderReferenceServer`` simulates it in
@@ -21,9 +23,8 @@ public protocol SliderService: Sendable {
 public enum SliderServiceError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The request did not finish within the configured timeout.
     case timedOut
-    /// The network failed (no connection, connection lost, DNS…); `code` is the `URLError` code
-    /// when there is one.
-    case transport(code: Int?, message: String)
+    /// The network failed (no connection, connection lost, DNS…), with the transport's own error.
+    case transport(HTTPTransportError)
     /// The server answered with a status other than 2xx.
     case httpStatus(Int, bodyPreview: String)
     /// The server answered 2xx with its own error body.
@@ -37,7 +38,7 @@ public enum SliderServiceError: Error, Hashable, Sendable, CustomStringConvertib
     public var description: String {
         switch self {
         case .timedOut: "The server did not answer in time"
-        case .transport(let code, let message): "The network failed\(code.map { " (\($0))" } ?? ""): \(message)"
+        case .transport(let error): "The network failed: \(error)"
         case .httpStatus(let status, let preview): "The server answered HTTP \(status): \(preview)"
         case .server(let message): "The server reported an error: \(message)"
         case .decoding(let error): error.description

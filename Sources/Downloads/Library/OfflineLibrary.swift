@@ -48,6 +48,8 @@ public actor OfflineLibrary {
     private let start: Starter
     private var entries: [String: Entry] = [:]
     private var jobs: [String: DownloadJob] = [:]
+    /// Per downloading item, the task that records the job's outcome.
+    private var outcomes: [String: Task<Void, Never>] = [:]
     private let continuation: AsyncStream<(id: String, state: ItemState)>.Continuation
     /// Every change of any item's state, as it happens.
     public nonisolated let updates: AsyncStream<(id: String, state: ItemState)>
@@ -136,12 +138,12 @@ public actor OfflineLibrary {
         Task {
             for await progress in job.progress { self.progressed(id, job: job, fraction: progress.fraction) }
         }
-        Task {
+        outcomes[id] = Task {
             do throws(DownloadError) {
                 let result = try await job.result()
                 self.finished(id, job: job, state: .downloaded(fileName: fileName, byteCount: result.byteCount))
             } catch {
-                switch error {
+                switch error.kind {
                 case .cancelled, .paused: self.finished(id, job: job, state: .cancelled)
                 default: self.finished(id, job: job, state: .failed(message: error.description))
                 }
@@ -154,12 +156,13 @@ public actor OfflineLibrary {
         jobs[id]?.cancel()
     }
 
-    /// Waits until item `id` is no longer downloading; for tests and previews.
-    public func waitForDownload(_ id: String) async {
-        guard let job = jobs[id] else { return }
-        _ = try? await job.result()
-        // Let the result's state update land.
-        while jobs[id] != nil { await Task.yield() }
+    /// Waits until item `id`'s current download has ended and its state is recorded; tests in
+    /// the package use it.
+    package func waitForDownload(_ id: String) async {
+        while let outcome = outcomes[id] {
+            await outcome.value
+            if outcomes[id] == outcome { outcomes[id] = nil }
+        }
     }
 
     /// Deletes item `id`'s file and forgets it.
@@ -181,6 +184,7 @@ public actor OfflineLibrary {
     private func finished(_ id: String, job: DownloadJob, state: ItemState) {
         guard jobs[id] === job else { return }
         jobs[id] = nil
+        outcomes[id] = nil
         guard entries[id] != nil else { return }
         set(id, state)
         try? save()

@@ -1,4 +1,6 @@
 public import Foundation
+public import HLS
+import HTTPSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -19,10 +21,10 @@ public struct HLSAudioPlan: Hashable, Sendable {
 /// Downloads media for offline use: an HLS stream's best audio track, or a single large file.
 public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// The engine that moves the bytes.
-    public let engine: FetchEngine<C>
+    public let engine: DownloadEngine<C>
 
     /// Creates a downloader over `engine`.
-    public init(engine: FetchEngine<C>) {
+    public init(engine: DownloadEngine<C>) {
         self.engine = engine
     }
 
@@ -41,7 +43,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         DownloadJob { job in
             let plan = try await planHLSAudio(
                 from: masterURL, preferredLanguages: preferredLanguages, decryptor: decryptor)
-            let transform: FetchEngine<C>.Transform? = decryptor.map { decryptor in
+            let transform: DownloadEngine<C>.Transform? = decryptor.map { decryptor in
                 let keys = plan.keys
                 return { data, index in
                     keys[index].contains(where: \.encrypts)
@@ -73,38 +75,41 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 playlistURL: masterFinalURL, preferredLanguages: preferredLanguages,
                 measuringWith: { url in try await MediaDownloader.get(url, with: engine).0 })
             guard let chosen else {
-                throw DownloadError.playlist(url: masterURL, reason: "it has no audio and no variants")
+                throw DownloadError(.unusablePlaylist(reason: "it has no audio and no variants"), url: masterURL)
             }
             selection = chosen
             let uri = try resolve(chosen.uri, against: masterFinalURL, playlist: masterURL)
             let (mediaData, finalURL) = try await fetchPlaylist(uri)
             mediaURL = finalURL
             guard case .media(let parsed) = try parse(mediaData, url: finalURL) else {
-                throw DownloadError.playlist(url: finalURL, reason: "the audio rendition's URI is not a media playlist")
+                throw DownloadError(
+                    .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"), url: finalURL)
             }
             media = parsed
         }
-        guard media.hasEndList else { throw DownloadError.liveStream(url: mediaURL) }
+        guard media.hasEndList else { throw DownloadError(.liveStream, url: mediaURL) }
         if decryptor == nil, let key = media.segments.lazy.flatMap(\.keys).first(where: \.encrypts) {
-            throw DownloadError.encrypted(method: key.method)
+            throw DownloadError(.encrypted(method: key.method), url: mediaURL)
         }
         let maps = Set(media.segments.compactMap(\.map))
         guard maps.count <= 1 else {
-            throw DownloadError.playlist(
-                url: mediaURL, reason: "\(maps.count) initialisation sections cannot share one file")
+            throw DownloadError(
+                .unusablePlaylist(reason: "\(maps.count) initialisation sections cannot share one file"), url: mediaURL)
         }
         var parts: [DownloadPart] = []
         var keys: [[HLSKey]] = []
         if let map = maps.first {
             parts.append(
-                DownloadPart(url: try resolve(map.uri, against: mediaURL, playlist: mediaURL), byteRange: map.byteRange)
+                DownloadPart(
+                    url: try resolve(map.uri, against: mediaURL, playlist: mediaURL), byteRange: map.byteRange.map(ByteRange.init))
             )
             keys.append([])
         }
         for segment in media.segments where !segment.isGap {
             parts.append(
                 DownloadPart(
-                    url: try resolve(segment.uri, against: mediaURL, playlist: mediaURL), byteRange: segment.byteRange))
+                    url: try resolve(segment.uri, against: mediaURL, playlist: mediaURL),
+                    byteRange: segment.byteRange.map(ByteRange.init)))
             keys.append(segment.keys)
         }
         return HLSAudioPlan(selection: selection, mediaPlaylistURL: mediaURL, parts: parts, keys: keys)
@@ -132,11 +137,12 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 guard let header = http?.value(forHTTPHeaderField: "Content-Range"),
                     let total = ContentRange(header)?.total
                 else {
-                    throw DownloadError.wrongRange(part: 0, url: url, reason: "a partial answer without the total size")
+                    throw DownloadError(
+                        .wrongRange(expected: "bytes=0-0 with the total size", received: "no total size"), part: 0, url: url)
                 }
                 let size = max(chunkSize, 1)
                 let parts = stride(from: UInt64(0), to: total, by: Int(size)).map { offset in
-                    DownloadPart(url: url, byteRange: HLSByteRange(length: min(size, total - offset), offset: offset))
+                    DownloadPart(url: url, byteRange: ByteRange(length: min(size, total - offset), offset: offset))
                 }
                 return try await engine.run(parts, to: destination, transform: nil, job: job)
             case 200:
@@ -145,14 +151,13 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 do {
                     try data.write(to: destination, options: .atomic)
                 } catch {
-                    throw DownloadError.file(
-                        operation: "write", path: destination.path, reason: error.localizedDescription)
+                    throw DownloadError(.file(operation: "write", reason: error.localizedDescription), path: destination.path)
                 }
                 let total = UInt64(data.count)
                 job.report(DownloadProgress(bytesWritten: total, partsCompleted: 1, partCount: 1, bytesExpected: total))
                 return DownloadResult(file: destination, byteCount: total, partsFetched: 1, peakBufferedBytes: total)
             case let status:
-                throw DownloadError.httpStatus(part: 0, url: url, status: status)
+                throw DownloadError(.httpStatus(status), part: 0, url: url)
             }
         }
     }
@@ -169,17 +174,18 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         let requested = url.scheme?.lowercased()
         let landed = final.scheme?.lowercased()
         if requested != landed, landed != "http", landed != "https" {
-            throw DownloadError.playlist(
-                url: url, reason: "it redirected to \(final.absoluteString), whose scheme is not followed")
+            throw DownloadError(
+                .unusablePlaylist(reason: "it redirected to \(final.absoluteString), whose scheme is not followed"),
+                url: url)
         }
         return (data, final)
     }
 
     /// A GET under the engine's part timeout that must answer 200.
-    static func get(_ url: URL, with engine: FetchEngine<C>) async throws -> (Data, URLResponse) {
-        let (data, response) = try await engine.send(URLRequest(url: url), part: 0)
+    static func get(_ url: URL, with engine: DownloadEngine<C>) async throws -> (Data, URLResponse) {
+        let (data, response) = try await engine.send(URLRequest(url: url), part: nil)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 200
-        guard status == 200 else { throw DownloadError.httpStatus(part: 0, url: url, status: status) }
+        guard status == 200 else { throw DownloadError(.httpStatus(status), url: url) }
         return (data, response)
     }
 
@@ -187,7 +193,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         do {
             return try HLSParser(options: .init(playlistURL: url)).parse(data).playlist
         } catch {
-            throw DownloadError.playlist(url: url, reason: error.description)
+            throw DownloadError(.playlist(error), url: url)
         }
     }
 
@@ -195,55 +201,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         do {
             return try HLSURIResolver.resolve(uri, against: base)
         } catch {
-            throw DownloadError.playlist(url: playlist, reason: error.description)
+            throw DownloadError(.uri(error), url: playlist)
         }
-    }
-}
-
-/// The circle player's fetcher, backed by the download engine: the circle fills from real
-/// progress, and a tap that cancels the fetch cancels the transfers.
-public struct HLSAudioFetcher<C: Clock>: AudioFetcher where C.Duration == Duration {
-    /// The stream to fetch.
-    public let masterURL: URL
-    /// Where the audio file goes.
-    public let destination: URL
-    /// The downloader.
-    public let downloader: MediaDownloader<C>
-    /// Preferred audio languages, best first.
-    public let preferredLanguages: [String]
-
-    /// Creates a fetcher of `masterURL`'s best audio track into `destination`.
-    public init(masterURL: URL, destination: URL, downloader: MediaDownloader<C>, preferredLanguages: [String] = []) {
-        self.masterURL = masterURL
-        self.destination = destination
-        self.downloader = downloader
-        self.preferredLanguages = preferredLanguages
-    }
-
-    /// Starts the download and streams its progress, then the file.
-    public func fetch() -> AsyncThrowingStream<FetchUpdate, any Error> {
-        let job = downloader.downloadHLSAudio(from: masterURL, to: destination, preferredLanguages: preferredLanguages)
-        let (stream, continuation) = AsyncThrowingStream<FetchUpdate, any Error>.makeStream()
-        let forwarding = Task {
-            for await progress in job.progress { continuation.yield(.progress(progress.fraction)) }
-        }
-        let finishing = Task {
-            do {
-                let result = try await job.result()
-                await forwarding.value
-                continuation.yield(.finished(result.file))
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        continuation.onTermination = { termination in
-            if case .cancelled = termination {
-                job.cancel()
-                forwarding.cancel()
-                finishing.cancel()
-            }
-        }
-        return stream
     }
 }

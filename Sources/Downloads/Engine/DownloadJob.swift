@@ -30,7 +30,8 @@ public final class DownloadJob: Sendable {
     init(_ body: @escaping @Sendable (DownloadJob) async throws -> DownloadResult) {
         (progress, continuation) = AsyncStream.makeStream(of: DownloadProgress.self)
         task = LockedTask()
-        let created = Task { [unowned self] () -> Result<DownloadResult, DownloadError> in
+        // The task holds the job until the download ends, so a caller may drop its handle.
+        let created = Task { () -> Result<DownloadResult, DownloadError> in
             defer { continuation.finish() }
             do {
                 return .success(try await body(self))
@@ -57,9 +58,10 @@ public final class DownloadJob: Sendable {
 
     /// Waits for the download to end.
     ///
-    /// - Throws: ``DownloadError``, `.cancelled` or `.paused` when it was stopped.
+    /// - Throws: ``DownloadError``; of kind ``DownloadError/Kind/cancelled`` or
+    ///   ``DownloadError/Kind/paused`` when it was stopped.
     public func result() async throws(DownloadError) -> DownloadResult {
-        guard let running = currentTask() else { throw .cancelled }
+        guard let running = currentTask() else { throw DownloadError(.cancelled) }
         let outcome = await withTaskCancellationHandler {
             await running.value
         } onCancel: {
@@ -95,9 +97,9 @@ public final class DownloadJob: Sendable {
         let wasCancelled = error is CancellationError || Task.isCancelled
         if let failure = error as? DownloadError, !wasCancelled { return failure }
         if wasCancelled || request != .none {
-            return request == .pause ? .paused : .cancelled
+            return DownloadError(request == .pause ? .paused : .cancelled)
         }
-        return .file(operation: "download", path: "", reason: String(describing: error))
+        return DownloadError(.file(operation: "download", reason: String(describing: error)))
     }
 
     /// Whether a pause (rather than a cancellation) stopped the job.

@@ -57,7 +57,7 @@ struct StagingFiles: Sendable {
         remove()
         try createFolder()
         guard FileManager.default.createFile(atPath: journalURL.path, contents: Data((header + "\n").utf8)) else {
-            throw DownloadError.file(operation: "create", path: journalURL.path, reason: "the folder is not writable")
+            throw DownloadError(.file(operation: "create", reason: "the folder is not writable"), path: journalURL.path)
         }
         return Journal(handle: try open(journalURL, append: true), completed: [], bytesWritten: 0)
     }
@@ -67,7 +67,7 @@ struct StagingFiles: Sendable {
     func openStaging(truncatingTo bytes: UInt64) throws -> FileHandle {
         if !FileManager.default.fileExists(atPath: staging.path) {
             guard FileManager.default.createFile(atPath: staging.path, contents: nil) else {
-                throw DownloadError.file(operation: "create", path: staging.path, reason: "the folder is not writable")
+                throw DownloadError(.file(operation: "create", reason: "the folder is not writable"), path: staging.path)
             }
         }
         let handle = try open(staging, append: false)
@@ -79,7 +79,7 @@ struct StagingFiles: Sendable {
             try handle.seek(toOffset: offset)
             try handle.write(contentsOf: data)
         } catch {
-            throw DownloadError.file(operation: "write", path: staging.path, reason: error.localizedDescription)
+            throw DownloadError(.file(operation: "write", reason: error.localizedDescription), path: staging.path)
         }
     }
 
@@ -89,12 +89,11 @@ struct StagingFiles: Sendable {
             try handle.truncate(atOffset: byteCount)
             try handle.synchronize()
         } catch {
-            throw DownloadError.file(operation: "flush", path: staging.path, reason: error.localizedDescription)
+            throw DownloadError(.file(operation: "flush", reason: error.localizedDescription), path: staging.path)
         }
         // rename(2) replaces the destination atomically: readers see the old file or the new one.
         guard rename(staging.path, destination.path) == 0 else {
-            throw DownloadError.file(
-                operation: "move into place", path: destination.path, reason: "rename failed (\(errno))")
+            throw DownloadError(.file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
         }
         try? FileManager.default.removeItem(at: journalURL)
     }
@@ -110,8 +109,7 @@ struct StagingFiles: Sendable {
             try FileManager.default.createDirectory(
                 at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
-            throw DownloadError.file(
-                operation: "create the folder for", path: destination.path, reason: error.localizedDescription)
+            throw DownloadError(.file(operation: "create the folder for", reason: error.localizedDescription), path: destination.path)
         }
     }
 
@@ -121,7 +119,7 @@ struct StagingFiles: Sendable {
             if append { try handle.seekToEnd() }
             return handle
         } catch {
-            throw DownloadError.file(operation: "open", path: url.path, reason: error.localizedDescription)
+            throw DownloadError(.file(operation: "open", reason: error.localizedDescription), path: url.path)
         }
     }
 }
@@ -136,8 +134,7 @@ struct Journal {
         do {
             try handle.write(contentsOf: Data("\(index) \(length)\n".utf8))
         } catch {
-            throw DownloadError.file(
-                operation: "record progress in", path: "journal", reason: error.localizedDescription)
+            throw DownloadError(.file(operation: "record progress in", reason: error.localizedDescription), path: "journal")
         }
         completed.insert(index)
         bytesWritten += length

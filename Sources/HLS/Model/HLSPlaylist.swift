@@ -46,11 +46,6 @@ public struct HLSByteRange: Hashable, Sendable, CustomStringConvertible {
     /// The offset just past the range.
     public var end: UInt64 { offset &+ length }
 
-    /// The HTTP `Range` header value: `bytes=first-last` (inclusive, as RFC 9110 says).
-    public var httpRangeHeader: String {
-        length == 0 ? "bytes=\(offset)-\(offset)" : "bytes=\(offset)-\(offset + length - 1)"
-    }
-
     /// `length@offset`.
     public var description: String { "\(length)@\(offset)" }
 }

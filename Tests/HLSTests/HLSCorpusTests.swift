@@ -1,5 +1,5 @@
 import Foundation
-import Player
+import HLS
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPSupport
-import Player
+import Downloads
+import HLS
 import TestSupport
 import Testing
 
@@ -8,24 +9,8 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// Deterministic bytes for a fake resource.
-func resourceBytes(_ count: Int, seed: UInt64 = 1) -> Data {
-    var generator = SplitMix64(seed: seed)
-    return Data((0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
-}
-
-/// A fresh folder for a test's files.
-func temporaryFolder() -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("fetch-\(UUID().uuidString)")
-}
-
-/// Files in `folder`, hidden ones included.
-func files(in folder: URL) -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-}
-
-@Suite("FetchEngine")
-struct FetchEngineTests {
+@Suite("DownloadEngine")
+struct DownloadEngineTests {
     let clock = ManualClock()
     let resourceURL = URL(literal: "https://cdn.example/media.ts")
     let resource = resourceBytes(100_000)
@@ -37,18 +22,18 @@ struct FetchEngineTests {
     }
 
     func engine(concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(initialDelay: .seconds(1), jitter: 0))
-        -> FetchEngine<ManualClock>
+        -> DownloadEngine<ManualClock>
     {
         let transport = transport
-        return FetchEngine(
+        return DownloadEngine(
             concurrency: concurrency, retry: retry, clock: clock, randomUnit: { 0 },
-            transport: { try await transport.send($0) })
+            transport: transport)
     }
 
     /// Ten ranges of 10,000 bytes covering the resource.
     var rangedParts: [DownloadPart] {
         (0..<10).map {
-            DownloadPart(url: resourceURL, byteRange: HLSByteRange(length: 10_000, offset: UInt64($0) * 10_000))
+            DownloadPart(url: resourceURL, byteRange: ByteRange(length: 10_000, offset: UInt64($0) * 10_000))
         }
     }
 
@@ -159,10 +144,10 @@ struct FetchEngineTests {
             _ = try await engine(concurrency: 2).download(parts, to: destination)
             #expect(fault == .wholeBody)
         } catch {
-            switch (fault, error) {
-            case (.notFound, .httpStatus(let part, _, 404)), (.shortBody, .wrongLength(let part, _, _, _)),
-                (.wrongRange, .wrongRange(let part, _, _)):
-                #expect(part == index)
+            switch (fault, error.kind) {
+            case (.notFound, .httpStatus(404)), (.shortBody, .wrongLength), (.wrongRange, .wrongRange):
+                #expect(error.part == index)
+                #expect(error.url == faulty)
             default: Issue.record("\(fault) at \(index): \(error)")
             }
             #expect(!FileManager.default.fileExists(atPath: destination.path))
@@ -188,7 +173,7 @@ struct FetchEngineTests {
         }
         await clock.waitForSleepers(count: 1)
         job.cancel()
-        await #expect(throws: DownloadError.cancelled) { try await job.result() }
+        await #expect(throws: DownloadError(.cancelled)) { try await job.result() }
         #expect(files(in: folder).isEmpty)
     }
 
@@ -198,9 +183,9 @@ struct FetchEngineTests {
         // The whole answer takes ten minutes to arrive: a drip, as the transport sees it.
         transport.stub(drip, reply: .resource(resource, latency: .seconds(600)))
         let transport = transport
-        let engine = FetchEngine(
+        let engine = DownloadEngine(
             concurrency: 1, retry: RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(1), jitter: 0),
-            partTimeout: .seconds(30), clock: clock, randomUnit: { 0 }, transport: { try await transport.send($0) })
+            partTimeout: .seconds(30), clock: clock, randomUnit: { 0 }, transport: transport)
         let job = engine.start([DownloadPart(url: drip)], to: temporaryFolder().appendingPathComponent("d.ts"))
         // The first deadline at 30 s, the backoff until 31 s, the second deadline at 61 s.
         let start = clock.now
@@ -212,12 +197,13 @@ struct FetchEngineTests {
             _ = try await job.result()
             Issue.record("downloaded")
         } catch {
-            guard case .transport(0, drip, let code, let message) = error else {
+            guard case .transport(let failure) = error.kind else {
                 Issue.record("\(error)")
                 return
             }
-            #expect(code == URLError.Code.timedOut.rawValue)
-            #expect(message.contains("30"))
+            #expect(error.part == 0)
+            #expect(error.url == drip)
+            #expect(failure.kind == .timedOut(after: .seconds(30)))
         }
         // Two attempts, each given up after 30 s of the ten-minute drip.
         #expect(transport.requests.count == 2)
@@ -237,7 +223,7 @@ struct FetchEngineTests {
         }
         await clock.waitForSleepers(count: 2)
         first.pause()
-        await #expect(throws: DownloadError.paused) { try await first.result() }
+        await #expect(throws: DownloadError(.paused)) { try await first.result() }
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         #expect(files(in: folder).count == 2)  // the staging file and its journal
         let requestsBefore = transport.requests.count
@@ -304,8 +290,8 @@ final class LockedCounter: @unchecked Sendable {
     }
 }
 
-@Suite("FetchEngine over URLSession")
-struct URLSessionFetchEngineTests {
+@Suite("DownloadEngine over URLSession")
+struct URLSessionDownloadEngineTests {
     @Test("a real URLSession fetches byte ranges, and a 404 is a typed error")
     func session() async throws {
         let file = resourceBytes(30_000, seed: 3)
@@ -322,11 +308,11 @@ struct URLSessionFetchEngineTests {
         }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [StubURLProtocol.self]
-        let engine = FetchEngine(concurrency: 2, session: URLSession(configuration: configuration))
+        let engine = DownloadEngine(concurrency: 2, session: URLSession(configuration: configuration))
         let parts = (0..<3).map {
             DownloadPart(
                 url: URL(literal: "https://fetch.test/file.bin"),
-                byteRange: HLSByteRange(length: 10_000, offset: UInt64($0) * 10_000))
+                byteRange: ByteRange(length: 10_000, offset: UInt64($0) * 10_000))
         }
         let destination = temporaryFolder().appendingPathComponent("session.bin")
         _ = try await engine.download(parts, to: destination)
@@ -335,5 +321,33 @@ struct URLSessionFetchEngineTests {
             try await engine.download(
                 [DownloadPart(url: URL(literal: "https://fetch.test/missing.bin"))], to: destination)
         }
+    }
+}
+
+@Suite("ByteRange")
+struct ByteRangeTests {
+    @Test(
+        "RFC 9110 §14.1.2: the Range header names the first and last byte, both inclusive",
+        arguments: [
+            (ByteRange(length: 363_780, offset: 0), "bytes=0-363779"),
+            (ByteRange(length: 1, offset: 10), "bytes=10-10"),
+            (ByteRange(length: 4, offset: 1_000), "bytes=1000-1003"),
+        ]
+    )
+    func rangeHeader(range: ByteRange, expected: String) {
+        #expect(range.httpRangeHeader == expected)
+    }
+
+    @Test("a playlist's range converts to the same bytes, and encodes as length and offset")
+    func conversionAndCoding() throws {
+        let range = ByteRange(HLSByteRange(length: 500, offset: 1_500))
+        #expect(range == ByteRange(length: 500, offset: 1_500))
+        #expect(range.end == 2_000)
+        #expect(range.description == "500@1500")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = try encoder.encode(range)
+        #expect(String(decoding: json, as: UTF8.self) == #"{"length":500,"offset":1500}"#)
+        #expect(try JSONDecoder().decode(ByteRange.self, from: json) == range)
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Progress
+import DecimalFormatting
 
 /// Writes playlists back to text, so that parsing the text gives the same playlist.
 ///

@@ -1,11 +1,12 @@
 import BenchmarkHarness
 import Dispatch
 import Foundation
-import Player
+import Downloads
+import HTTPSupport
 import TestSupport
 
 /// The fetch engine's cases: throughput to disk, latency hiding, and the memory bound.
-enum FetchBenchmarks {
+enum DownloadBenchmarks {
     static func cases(quick: Bool) -> [Benchmark] {
         [
             throughput(parts: quick ? 64 : 1_000, partSize: 256 << 10),
@@ -23,7 +24,7 @@ enum FetchBenchmarks {
         let resource = Data((0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
         let url = URL(string: "https://bench.example/file.bin") ?? folder
         let parts = (0..<count).map {
-            DownloadPart(url: url, byteRange: HLSByteRange(length: UInt64(partSize), offset: UInt64($0 * partSize)))
+            DownloadPart(url: url, byteRange: ByteRange(length: UInt64(partSize), offset: UInt64($0 * partSize)))
         }
         return Benchmark(
             group: "Fetch",
@@ -33,7 +34,7 @@ enum FetchBenchmarks {
             setup: {
                 let transport = InMemoryHTTPTransport(clock: ContinuousClock())
                 transport.stub(url, reply: .resource(resource))
-                let engine = FetchEngine(concurrency: 2, clock: ContinuousClock()) { try await transport.send($0) }
+                let engine = DownloadEngine(concurrency: 2, clock: ContinuousClock(), transport: transport)
                 return {
                     let destination = folder.appendingPathComponent("throughput.bin")
                     blackHole(runBlocking { try await engine.download(parts, to: destination).byteCount })
@@ -66,12 +67,12 @@ enum FetchBenchmarks {
         let url = URL(string: "https://bench.example/slow.bin") ?? folder
         let resource = Data(repeating: 7, count: count * 1_024)
         let parts = (0..<count).map {
-            DownloadPart(url: url, byteRange: HLSByteRange(length: 1_024, offset: UInt64($0 * 1_024)))
+            DownloadPart(url: url, byteRange: ByteRange(length: 1_024, offset: UInt64($0 * 1_024)))
         }
-        @Sendable func engine(_ concurrency: Int) -> FetchEngine<ContinuousClock> {
+        @Sendable func engine(_ concurrency: Int) -> DownloadEngine<ContinuousClock> {
             let transport = InMemoryHTTPTransport(clock: ContinuousClock())
             transport.stub(url, reply: .resource(resource, latency: latency))
-            return FetchEngine(concurrency: concurrency, clock: ContinuousClock()) { try await transport.send($0) }
+            return DownloadEngine(concurrency: concurrency, clock: ContinuousClock(), transport: transport)
         }
         let ideal = latency * count / 2
         return Benchmark(
@@ -118,9 +119,7 @@ enum FetchBenchmarks {
         }
         let allParts = parts
         for concurrency in [2, 4] {
-            let engine = FetchEngine(concurrency: concurrency, clock: ContinuousClock()) {
-                try await transport.send($0)
-            }
+            let engine = DownloadEngine(concurrency: concurrency, clock: ContinuousClock(), transport: transport)
             let destination = folder.appendingPathComponent("memory.bin")
             let peak = runBlocking { try await engine.download(allParts, to: destination).peakBufferedBytes } ?? 0
             let bound = UInt64((concurrency + 1) * largest)

@@ -26,9 +26,7 @@ public import HTTPSupport
 ///   complete. A cancelled job removes both; a paused, failed or killed one leaves them, and the
 ///   next ``start(_:to:transform:)`` with the same parts resumes from the parts not yet
 ///   written, byte for byte identical to an uninterrupted download.
-public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
-    /// A function shaped like `URLSession.data(for:)`.
-    public typealias Transport = @Sendable (URLRequest) async throws -> (Data, URLResponse)
+public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// Turns a part's fetched bytes into the bytes to write (for example, a decryptor).
     public typealias Transform = @Sendable (_ data: Data, _ partIndex: Int) async throws -> Data
 
@@ -40,7 +38,7 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// leaves timing to the transport.
     public let partTimeout: Duration?
     let clock: C
-    let transport: Transport
+    let transport: any HTTPTransport
     let randomUnit: @Sendable () -> Double
 
     /// Creates an engine.
@@ -52,10 +50,10 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
     ///     leaves timing to the transport.
     ///   - clock: The clock backoff delays and timeouts are measured on.
     ///   - randomUnit: A random number in `0..<1` for backoff jitter.
-    ///   - transport: Sends a request (`URLSession` in the convenience initializer).
+    ///   - transport: Sends the requests (``URLSessionTransport`` in the convenience initializer).
     public init(
         concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), partTimeout: Duration? = nil, clock: C,
-        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, transport: @escaping Transport
+        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, transport: any HTTPTransport
     ) {
         self.concurrency = max(1, concurrency)
         self.retry = retry
@@ -186,37 +184,21 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Fetches a part, retrying transient failures with backoff on the engine's clock.
     func fetchWithRetry(_ part: DownloadPart, index: Int) async throws -> Data {
-        var attempt = 1
-        while true {
-            do {
-                return try await fetch(part, index: index)
-            } catch let error as DownloadError where error.isTransient && attempt < retry.maximumAttempts {
-                try await clock.sleep(for: retry.delay(beforeRetry: attempt, unit: randomUnit()))
-                attempt += 1
-            }
+        try await retry.run(on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true }) {
+            _ in try await fetch(part, index: index)
         }
     }
 
     /// Sends one request, under ``partTimeout`` when `timed`, and types its failure.
     ///
-    /// - Throws: ``DownloadError/transport(part:url:code:message:)`` (`timedOut` when the
-    ///   deadline passes), or `CancellationError`.
-    func send(_ request: URLRequest, part: Int, timed: Bool = true) async throws -> (Data, URLResponse) {
-        let url = request.url ?? URL(fileURLWithPath: "/")
+    /// - Parameter part: The part the request fetches, or `nil` for a playlist.
+    /// - Throws: ``DownloadError/Kind/transport(_:)`` naming the part, or `CancellationError`.
+    func send(_ request: URLRequest, part: Int?, timed: Bool = true) async throws -> (Data, URLResponse) {
         do {
-            if timed, let partTimeout {
-                let transport = transport
-                return try await withDeadline(partTimeout, on: clock) { try await transport(request) }
-            }
-            return try await transport(request)
-        } catch is DeadlineError {
-            throw DownloadError.transport(
-                part: part, url: url, code: URLError.Code.timedOut.rawValue,
-                message: "no complete answer within \(partTimeout.map { "\($0)" } ?? "the time allowed")")
-        } catch let error as URLError {
-            if error.code == .cancelled { throw CancellationError() }
-            throw DownloadError.transport(
-                part: part, url: url, code: error.code.rawValue, message: error.localizedDescription)
+            return try await transport.send(request, timeout: timed ? partTimeout : nil, on: clock)
+        } catch {
+            if error.kind == .cancelled { throw CancellationError() }
+            throw DownloadError(.transport(error), part: part, url: request.url)
         }
     }
 
@@ -232,34 +214,35 @@ public struct FetchEngine<C: Clock>: Sendable where C.Duration == Duration {
             if let header = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range"),
                 let served = ContentRange(header), served.first != range.offset || served.last != range.end - 1
             {
-                throw DownloadError.wrongRange(
-                    part: index, url: part.url, reason: "asked for \(range.httpRangeHeader), got \(header)")
+                throw DownloadError(
+                    .wrongRange(expected: range.httpRangeHeader, received: header), part: index, url: part.url)
             }
             guard UInt64(data.count) == range.length else {
-                throw DownloadError.wrongLength(
-                    part: index, url: part.url, expected: range.length, received: UInt64(data.count))
+                throw DownloadError(
+                    .wrongLength(expected: range.length, received: UInt64(data.count)), part: index, url: part.url)
             }
             return data
         case (200, let range?):
             // The server ignored the range and sent the whole resource: take the slice.
             guard UInt64(data.count) >= range.end else {
-                throw DownloadError.wrongLength(
-                    part: index, url: part.url, expected: range.end, received: UInt64(data.count))
+                throw DownloadError(
+                    .wrongLength(expected: range.end, received: UInt64(data.count)), part: index, url: part.url)
             }
             let start = data.startIndex + Int(range.offset)
             return data.subdata(in: start..<(start + Int(range.length)))
         case (200, nil):
             return data
         case (206, nil):
-            throw DownloadError.wrongRange(
-                part: index, url: part.url, reason: "partial content for a whole-resource request")
+            throw DownloadError(
+                .wrongRange(expected: "the whole resource", received: "206 Partial Content"), part: index,
+                url: part.url)
         default:
-            throw DownloadError.httpStatus(part: index, url: part.url, status: status)
+            throw DownloadError(.httpStatus(status), part: index, url: part.url)
         }
     }
 }
 
-extension FetchEngine where C == ContinuousClock {
+extension DownloadEngine where C == ContinuousClock {
     /// Creates an engine over `URLSession`, cancellation bridged to the session's tasks.
     ///
     /// - Parameters:
@@ -271,10 +254,9 @@ extension FetchEngine where C == ContinuousClock {
         concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), partTimeout: Duration? = .seconds(120),
         session: URLSession = .shared
     ) {
-        let transport = URLSessionTransport(session: session)
-        self.init(concurrency: concurrency, retry: retry, partTimeout: partTimeout, clock: ContinuousClock()) {
-            try await transport.send($0)
-        }
+        self.init(
+            concurrency: concurrency, retry: retry, partTimeout: partTimeout, clock: ContinuousClock(),
+            transport: URLSessionTransport(session: session))
     }
 }
 

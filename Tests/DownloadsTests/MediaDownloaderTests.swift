@@ -1,6 +1,7 @@
 import Foundation
 import HTTPSupport
-import Player
+import Downloads
+import HLS
 import TestSupport
 import Testing
 
@@ -30,7 +31,7 @@ struct MediaDownloaderTests {
     func downloader(concurrency: Int = 2) -> MediaDownloader<ManualClock> {
         let transport = transport
         return MediaDownloader(
-            engine: FetchEngine(concurrency: concurrency, clock: clock) { try await transport.send($0) })
+            engine: DownloadEngine(concurrency: concurrency, clock: clock, transport: transport))
     }
 
     /// Serves the arkiva master and media playlists, and synthetic `.ts` files of their exact sizes.
@@ -96,13 +97,13 @@ struct MediaDownloaderTests {
             plan.parts == [
                 DownloadPart(
                     url: URL(literal: "https://media.example/fmp4/init.mp4"),
-                    byteRange: HLSByteRange(length: 800, offset: 0)),
+                    byteRange: ByteRange(length: 800, offset: 0)),
                 DownloadPart(
                     url: URL(literal: "https://media.example/fmp4/seg.m4s"),
-                    byteRange: HLSByteRange(length: 1_000, offset: 800)),
+                    byteRange: ByteRange(length: 1_000, offset: 800)),
                 DownloadPart(
                     url: URL(literal: "https://media.example/fmp4/seg.m4s"),
-                    byteRange: HLSByteRange(length: 1_000, offset: 1_800)),
+                    byteRange: ByteRange(length: 1_000, offset: 1_800)),
             ])
     }
 
@@ -114,8 +115,8 @@ struct MediaDownloaderTests {
                 "encrypted"
             ),
             ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n", "liveStream"),
-            ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n", "playlist"),
-            ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\ndata:,hello\n#EXT-X-ENDLIST\n", "playlist"),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n", "uri"),
+            ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\ndata:,hello\n#EXT-X-ENDLIST\n", "uri"),
             ("not a playlist", "playlist"),
         ]
     )
@@ -127,8 +128,9 @@ struct MediaDownloaderTests {
             Issue.record("planned")
         } catch let error as DownloadError {
             #expect(!error.description.isEmpty)
-            switch (kind, error) {
-            case ("encrypted", .encrypted), ("liveStream", .liveStream), ("playlist", .playlist): break
+            #expect(error.url == url)
+            switch (kind, error.kind) {
+            case ("encrypted", .encrypted), ("liveStream", .liveStream), ("playlist", .playlist), ("uri", .uri): break
             default: Issue.record("\(error)")
             }
         } catch {
@@ -147,20 +149,22 @@ struct MediaDownloaderTests {
         let final = try #require(URL(string: landing))
         let text = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nlocal.ts\n#EXT-X-ENDLIST\n"
         // A transport (or a proxy) that reports the redirect's final URL on the response.
-        let engine = FetchEngine(clock: clock) { request in
-            guard request.url == requested,
-                let response = HTTPURLResponse(
-                    url: final, statusCode: 200, httpVersion: nil, headerFields: nil)
-            else { throw URLError(.unsupportedURL) }
-            return (Data(text.utf8), response)
-        }
+        let engine = DownloadEngine(
+            clock: clock,
+            transport: AnyHTTPTransport { request in
+                guard request.url == requested,
+                    let response = HTTPURLResponse(
+                        url: final, statusCode: 200, httpVersion: nil, headerFields: nil)
+                else { throw URLError(.unsupportedURL) }
+                return (Data(text.utf8), response)
+            })
         do {
             let plan = try await MediaDownloader(engine: engine).planHLSAudio(from: requested)
             #expect(followed)
             #expect(plan.parts.first?.url.absoluteString == "http://cdn.example/a/local.ts")
         } catch let error as DownloadError {
             #expect(!followed, "\(error)")
-            guard case .playlist(_, let reason) = error else {
+            guard case .unusablePlaylist(let reason) = error.kind else {
                 Issue.record("\(error)")
                 return
             }
@@ -174,7 +178,7 @@ struct MediaDownloaderTests {
         let text = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n"
         transport.stub(url, reply: .response(status: 200, body: Data(text.utf8), latency: .seconds(600)))
         let transport = transport
-        let engine = FetchEngine(partTimeout: .seconds(30), clock: clock) { try await transport.send($0) }
+        let engine = DownloadEngine(partTimeout: .seconds(30), clock: clock, transport: transport)
         let start = clock.now
         async let plan = MediaDownloader(engine: engine).planHLSAudio(from: url)
         await clock.waitForSleeper(until: start.advanced(by: .seconds(30)))
@@ -183,11 +187,13 @@ struct MediaDownloaderTests {
             _ = try await plan
             Issue.record("planned")
         } catch {
-            guard case .transport(0, url, let code, _) = error as? DownloadError else {
+            guard let error = error as? DownloadError, case .transport(let failure) = error.kind else {
                 Issue.record("\(error)")
                 return
             }
-            #expect(code == URLError.Code.timedOut.rawValue)
+            #expect(error.url == url)
+            #expect(error.part == nil)
+            #expect(failure.code == .timedOut)
         }
     }
 
@@ -244,7 +250,7 @@ struct OfflineLibraryTests {
 
     func library(in folder: URL) -> OfflineLibrary {
         let transport = transport
-        let downloader = MediaDownloader(engine: FetchEngine(clock: clock) { try await transport.send($0) })
+        let downloader = MediaDownloader(engine: DownloadEngine(clock: clock, transport: transport))
         return OfflineLibrary(directory: folder) { remote, destination in
             downloader.downloadFile(from: remote, to: destination, chunkSize: 2_000)
         }
@@ -374,45 +380,5 @@ struct OfflineLibraryTests {
         let relaunched = self.library(in: folder)
         try await relaunched.load()
         #expect(await relaunched.localFile(of: "13") != nil)
-    }
-}
-
-@MainActor
-@Suite("Circle player with the real fetcher")
-struct CirclePlayerFetchTests {
-    @Test("the circle fills from the download's real progress and then plays the file")
-    func realProgress() async throws {
-        let clock = ManualClock()
-        let transport = InMemoryHTTPTransport(clock: clock)
-        let base = URL(literal: "https://media.example/arkiva/")
-        let fixtures = FixtureLoader(bundle: .module)
-        for name in ["hls_index.m3u8", "hls_a256K_v4.m3u8"] {
-            transport.stub(
-                base.appendingPathComponent(name),
-                reply: .response(status: 200, body: try fixtures.data("hls/arkiva/\(name)")))
-        }
-        transport.stub(
-            base.appendingPathComponent("hls_a192K_v4.m3u8"),
-            reply: .response(status: 200, body: try fixtures.data("hls/arkiva/hls_a192K_v4.m3u8")))
-        transport.stub(
-            base.appendingPathComponent("hls_a256K.ts"),
-            reply: .resource(resourceBytes(8_209_772, seed: 2), latency: .milliseconds(100)))
-        let downloader = MediaDownloader(engine: FetchEngine(clock: clock) { try await transport.send($0) })
-        let destination = temporaryFolder().appendingPathComponent("circle.ts")
-        let fetcher = HLSAudioFetcher(
-            masterURL: base.appendingPathComponent("hls_index.m3u8"), destination: destination, downloader: downloader)
-        let output = FakeAudioOutput()
-        let model = CirclePlayerModel(fetcher: fetcher, output: output, cache: FakeAudioCache())
-        model.tap()
-        var fills: [Double] = []
-        while case .fetching(_, let fraction) = model.state {
-            fills.append(fraction)
-            if !clock.advanceToNextDeadline() { await Task.yield() }
-        }
-        await model.waitUntilSettled()
-        #expect(model.state == .playing(file: destination))
-        #expect(output.calls == ["play circle.ts"])
-        #expect(Set(fills).count > 5)
-        #expect(zip(fills, fills.dropFirst()).allSatisfy { $0 <= $1 })
     }
 }

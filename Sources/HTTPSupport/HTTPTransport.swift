@@ -1,0 +1,144 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+/// Sends an HTTP request and returns the body and response: the one seam between MediaCore and
+/// the network.
+///
+/// Every networked module (catalogs, thumbnails, downloads, the slider service) takes an
+/// `HTTPTransport`. ``URLSessionTransport`` is the default; a test passes a fake, and an app may
+/// pass its own client.
+///
+/// It is a small `Sendable` protocol rather than a function type because a protocol can grow
+/// without breaking its conformers (a requirement added later comes with a default
+/// implementation, as a streaming variant would), because a conforming type can carry state that
+/// a reader finds by name (a session, a log of requests), and because one spelling serves every
+/// module's initializer. A closure still fits through ``AnyHTTPTransport``.
+public protocol HTTPTransport: Sendable {
+    /// Sends `request` and returns the body and the response.
+    ///
+    /// A conformer must stop promptly when the calling task is cancelled, and should then throw
+    /// `CancellationError` (or `URLError(.cancelled)`).
+    func send(_ request: URLRequest) async throws -> (Data, URLResponse)
+}
+
+/// A transport made from a function shaped like `URLSession.data(for:)`.
+///
+/// ```swift
+/// let transport = AnyHTTPTransport { request in try await myClient.data(for: request) }
+/// ```
+public struct AnyHTTPTransport: HTTPTransport {
+    private let body: @Sendable (URLRequest) async throws -> (Data, URLResponse)
+
+    /// Creates a transport that sends every request through `send`.
+    public init(_ send: @escaping @Sendable (URLRequest) async throws -> (Data, URLResponse)) {
+        body = send
+    }
+
+    /// Sends `request` through the function this transport was made from.
+    public func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        try await body(request)
+    }
+}
+
+/// Why a request sent through ``HTTPTransport/send(_:timeout:on:)`` returned no response.
+///
+/// It keeps the transport's own `URLError` when there was one, so an app can tell "offline"
+/// from "connection lost" without parsing a message.
+public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Hashable, Sendable {
+        /// The whole response had not arrived within the timeout.
+        case timedOut(after: Duration)
+        /// The transport failed with this `URLError` (no connection, connection lost, DNS…).
+        case network(URLError)
+        /// A custom transport failed with an error that is not a `URLError`; its description.
+        case other(String)
+        /// The calling task was cancelled (or the transport reported `URLError.cancelled`).
+        case cancelled
+    }
+
+    /// What went wrong.
+    public var kind: Kind
+    /// The request's URL.
+    public var url: URL?
+
+    /// Creates an error.
+    public init(_ kind: Kind, url: URL?) {
+        self.kind = kind
+        self.url = url
+    }
+
+    /// The `URLError` code, when the transport reported one (`timedOut` for a deadline).
+    public var code: URLError.Code? {
+        switch kind {
+        case .timedOut: .timedOut
+        case .network(let error): error.code
+        case .other, .cancelled: nil
+        }
+    }
+
+    /// Whether the same request may succeed if sent again: timeouts and network failures.
+    public var isTransient: Bool {
+        switch kind {
+        case .timedOut, .network, .other: true
+        case .cancelled: false
+        }
+    }
+
+    /// A sentence naming the URL and what went wrong.
+    public var description: String {
+        let place = url?.absoluteString ?? "a request without a URL"
+        return switch kind {
+        case .timedOut(let after): "\(place): no complete answer within \(after)"
+        case .network(let error): "\(place): network failure \(error.code.rawValue): \(error.localizedDescription)"
+        case .other(let message): "\(place): \(message)"
+        case .cancelled: "\(place): cancelled"
+        }
+    }
+
+    /// Types whatever a transport threw for `url`.
+    package static func from(_ error: any Error, url: URL?) -> HTTPTransportError {
+        switch error {
+        case let error as HTTPTransportError: error
+        case is CancellationError: HTTPTransportError(.cancelled, url: url)
+        case let error as URLError where error.code == .cancelled: HTTPTransportError(.cancelled, url: url)
+        case let error as URLError: HTTPTransportError(.network(error), url: url)
+        default: HTTPTransportError(.other(String(describing: error)), url: url)
+        }
+    }
+}
+
+extension HTTPTransport {
+    /// Sends `request`, giving up when the whole response has not arrived within `timeout` on
+    /// `clock`, and types every failure.
+    ///
+    /// This is the one place MediaCore applies a request deadline: the timeout is measured on
+    /// the injected clock, so a test drives it with a manual clock and never waits for real time.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - timeout: The longest the request may take, body included; `nil` leaves timing to the
+    ///     transport.
+    ///   - clock: The clock the timeout is measured on.
+    /// - Throws: ``HTTPTransportError``: ``HTTPTransportError/Kind/timedOut(after:)`` when the
+    ///   deadline passes, ``HTTPTransportError/Kind/cancelled`` when the calling task is
+    ///   cancelled, and the transport's own failure otherwise.
+    public func send<C: Clock>(_ request: URLRequest, timeout: Duration?, on clock: C)
+        async throws(HTTPTransportError) -> (Data, URLResponse)
+    where C.Duration == Duration {
+        do {
+            if let timeout {
+                return try await withDeadline(max(timeout, .zero), on: clock) { try await self.send(request) }
+            }
+            return try await send(request)
+        } catch let error as DeadlineError {
+            if Task.isCancelled { throw HTTPTransportError(.cancelled, url: request.url) }
+            throw HTTPTransportError(.timedOut(after: error.timeout), url: request.url)
+        } catch {
+            throw .from(error, url: request.url)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import Player
+import TestSupport
+import Testing
+
+@MainActor
+@Suite("Circle player with the real fetcher")
+struct CirclePlayerFetchTests {
+    @Test("the circle fills from the download's real progress and then plays the file")
+    func realProgress() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let base = URL(literal: "https://media.example/arkiva/")
+        let fixtures = FixtureLoader(bundle: .module)
+        for name in ["hls_index.m3u8", "hls_a256K_v4.m3u8"] {
+            transport.stub(
+                base.appendingPathComponent(name),
+                reply: .response(status: 200, body: try fixtures.data("hls/arkiva/\(name)")))
+        }
+        transport.stub(
+            base.appendingPathComponent("hls_a192K_v4.m3u8"),
+            reply: .response(status: 200, body: try fixtures.data("hls/arkiva/hls_a192K_v4.m3u8")))
+        transport.stub(
+            base.appendingPathComponent("hls_a256K.ts"),
+            reply: .resource(resourceBytes(8_209_772, seed: 2), latency: .milliseconds(100)))
+        let downloader = MediaDownloader(engine: DownloadEngine(clock: clock, transport: transport))
+        let destination = temporaryFolder().appendingPathComponent("circle.ts")
+        let fetcher = HLSAudioFetcher(
+            masterURL: base.appendingPathComponent("hls_index.m3u8"), destination: destination, downloader: downloader)
+        let output = FakeAudioOutput()
+        let model = CirclePlayerModel(fetcher: fetcher, output: output, cache: FakeAudioCache())
+        model.tap()
+        var fills: [Double] = []
+        while case .fetching(_, let fraction) = model.state {
+            fills.append(fraction)
+            if !clock.advanceToNextDeadline() { await Task.yield() }
+        }
+        await model.waitUntilSettled()
+        #expect(model.state == .playing(file: destination))
+        #expect(output.calls == ["play circle.ts"])
+        #expect(Set(fills).count > 5)
+        #expect(zip(fills, fills.dropFirst()).allSatisfy { $0 <= $1 })
+    }
+}
