@@ -37,7 +37,7 @@ enum PlayerBenchmarks {
                             case .tap: .tap
                             case .progress: .fetchProgressed(fetch, fraction: 0.5)
                             case .finished: .fetchFinished(fetch, file: file)
-                            case .failed: .fetchFailed(fetch, .fetchFailed(message: "x"))
+                            case .failed: .fetchFailed(fetch, PlayerError(.fetchFailed(message: "x")))
                             case .ended: .playbackEnded
                             case .deleted: .cacheDeleted
                             case .exit: .exit

@@ -539,7 +539,8 @@ struct HLSURIResolverTests {
             let url = try HLSURIResolver.resolve(reference, against: URL(literal: "https://cdn.example/p.m3u8"))
             Issue.record("followed \(url)")
         } catch {
-            switch error {
+            #expect(error.reference == reference)
+            switch error.kind {
             case .localFileFromRemotePlaylist: #expect(kind == "localFile")
             case .disallowedScheme: #expect(kind == "scheme")
             case .malformed: Issue.record("\(error)")

@@ -36,7 +36,7 @@ struct Replay {
             case .event(let e): event = e
             case .progress(let f): event = .fetchProgressed(fetches.last ?? .init(rawValue: 0), fraction: f)
             case .finished: event = .fetchFinished(fetches.last ?? .init(rawValue: 0), file: audioFile)
-            case .failed: event = .fetchFailed(fetches.last ?? .init(rawValue: 0), .fetchFailed(message: "offline"))
+            case .failed: event = .fetchFailed(fetches.last ?? .init(rawValue: 0), PlayerError(.fetchFailed(message: "offline")))
             case .staleFinished: event = .fetchFinished(fetches.first ?? .init(rawValue: 0), file: audioFile)
             }
             let transition = machine.handle(event)
@@ -67,7 +67,7 @@ struct CirclePlayerMachineTests {
             // Cancel, start again: the first fetch's result arrives late and is dropped.
             ([.event(.tap), .event(.tap), .event(.tap), .staleFinished], .fetching(.init(rawValue: 2), fraction: 0)),
             // A failed fetch keeps the error; a tap retries.
-            ([.event(.tap), .failed], .uninitialized(error: .fetchFailed(message: "offline"))),
+            ([.event(.tap), .failed], .uninitialized(error: PlayerError(.fetchFailed(message: "offline")))),
             ([.event(.tap), .failed, .event(.tap)], .fetching(.init(rawValue: 2), fraction: 0)),
             // A double end completes once.
             ([.event(.tap), .finished, .event(.playbackEnded), .event(.playbackEnded)], .completed(file: audioFile)),
@@ -80,8 +80,8 @@ struct CirclePlayerMachineTests {
             ),
             // An unplayable file is discarded, then the error shows.
             (
-                [.event(.tap), .finished, .event(.playbackFailed(.unplayable(message: "bad"))), .event(.cacheDeleted)],
-                .uninitialized(error: .unplayable(message: "bad"))
+                [.event(.tap), .finished, .event(.playbackFailed(PlayerError(.unplayable(message: "bad")))), .event(.cacheDeleted)],
+                .uninitialized(error: PlayerError(.unplayable(message: "bad")))
             ),
             // Exit while playing stops and cleans up.
             ([.event(.tap), .finished, .event(.exit), .event(.cacheDeleted)], .uninitialized(error: nil)),
@@ -89,9 +89,9 @@ struct CirclePlayerMachineTests {
             (
                 [
                     .event(.tap), .finished, .event(.playbackEnded),
-                    .event(.cacheDeletionFailed(.deleteFailed(message: "busy"))),
+                    .event(.cacheDeletionFailed(PlayerError(.deleteFailed(message: "busy")))),
                 ],
-                .uninitialized(error: .deleteFailed(message: "busy"))
+                .uninitialized(error: PlayerError(.deleteFailed(message: "busy")))
             ),
         ]
     )
@@ -140,8 +140,8 @@ struct CirclePlayerMachineTests {
             (.playing(file: audioFile), .pause, nil, false),
             (.paused(file: audioFile), .play, nil, false),
             (.completed(file: audioFile), .spinner, nil, false),
-            (.uninitialized(error: .fetchFailed(message: "x")), .play, nil, true),
-            (.uninitialized(error: .deleteFailed(message: "x")), .play, nil, false),
+            (.uninitialized(error: PlayerError(.fetchFailed(message: "x"))), .play, nil, true),
+            (.uninitialized(error: PlayerError(.deleteFailed(message: "x"))), .play, nil, false),
         ]
     )
     func presentation(state: Machine.State, icon: CirclePresentation.Icon, fill: Double?, showsError: Bool) {
@@ -183,15 +183,15 @@ struct CirclePlayerExhaustiveTests {
             if case .fetching(let id, _) = node.machine.state { id } else { nil }
         let stale = Machine.FetchID(rawValue: 1)
         var events: [Machine.Event] = [
-            .tap, .exit, .playbackEnded, .playbackFailed(.unplayable(message: "x")), .cacheDeleted,
-            .cacheDeletionFailed(.deleteFailed(message: "x")),
+            .tap, .exit, .playbackEnded, .playbackFailed(PlayerError(.unplayable(message: "x"))), .cacheDeleted,
+            .cacheDeletionFailed(PlayerError(.deleteFailed(message: "x"))),
             .fetchProgressed(stale, fraction: 0.9), .fetchFinished(stale, file: audioFile),
-            .fetchFailed(stale, .fetchFailed(message: "x")),
+            .fetchFailed(stale, PlayerError(.fetchFailed(message: "x"))),
         ]
         if let current {
             events += [
                 .fetchProgressed(current, fraction: 0.3), .fetchProgressed(current, fraction: 0.6),
-                .fetchFinished(current, file: audioFile), .fetchFailed(current, .fetchFailed(message: "x")),
+                .fetchFinished(current, file: audioFile), .fetchFailed(current, PlayerError(.fetchFailed(message: "x"))),
             ]
         }
         return events

@@ -196,7 +196,7 @@ struct CirclePlayerModelTests {
         await advanceFetch()
         await model.waitUntilSettled()
         #expect(cache.deleted == [file])
-        guard case .uninitialized(let error?) = model.state, case .unplayable = error else {
+        guard case .uninitialized(let error?) = model.state, case .unplayable = error.kind else {
             Issue.record("not reported: \(model.state)")
             return
         }

@@ -22,17 +22,17 @@ struct PlayedSegmentsTests {
     @Test(
         "a malformed string names the offending segment",
         arguments: [
-            ("0[.]5[,]7", PlayedSegments.ParseError.missingSeparator(segment: 1, text: "7")),
-            ("0[.]5[,]", .missingSeparator(segment: 1, text: "")),
-            ("0[.]5[.]9", .missingSeparator(segment: 0, text: "0[.]5[.]9")),
-            ("-1[.]5", .invalidNumber(segment: 0, text: "-1[.]5", number: "-1")),
-            ("0[.]nan", .invalidNumber(segment: 0, text: "0[.]nan", number: "nan")),
-            ("0[.]inf", .invalidNumber(segment: 0, text: "0[.]inf", number: "inf")),
-            ("0[.]1e3", .invalidNumber(segment: 0, text: "0[.]1e3", number: "1e3")),
-            ("0[.]1.2.3", .invalidNumber(segment: 0, text: "0[.]1.2.3", number: "1.2.3")),
-            ("0[.] 5", .invalidNumber(segment: 0, text: "0[.] 5", number: " 5")),
-            ("1[.]2[,]9[.]3", .reversed(segment: 1, text: "9[.]3")),
-            ("[.]", .invalidNumber(segment: 0, text: "[.]", number: "")),
+            ("0[.]5[,]7", PlayedSegments.ParseError(.missingSeparator, segment: 1, text: "7")),
+            ("0[.]5[,]", .init(.missingSeparator, segment: 1, text: "")),
+            ("0[.]5[.]9", .init(.missingSeparator, segment: 0, text: "0[.]5[.]9")),
+            ("-1[.]5", .init(.invalidNumber("-1"), segment: 0, text: "-1[.]5")),
+            ("0[.]nan", .init(.invalidNumber("nan"), segment: 0, text: "0[.]nan")),
+            ("0[.]inf", .init(.invalidNumber("inf"), segment: 0, text: "0[.]inf")),
+            ("0[.]1e3", .init(.invalidNumber("1e3"), segment: 0, text: "0[.]1e3")),
+            ("0[.]1.2.3", .init(.invalidNumber("1.2.3"), segment: 0, text: "0[.]1.2.3")),
+            ("0[.] 5", .init(.invalidNumber(" 5"), segment: 0, text: "0[.] 5")),
+            ("1[.]2[,]9[.]3", .init(.reversed, segment: 1, text: "9[.]3")),
+            ("[.]", .init(.invalidNumber(""), segment: 0, text: "[.]")),
         ]
     )
     func rejects(text: String, error: PlayedSegments.ParseError) {
@@ -45,7 +45,7 @@ struct PlayedSegmentsTests {
         let limit = PlayedSegments.maximumSegmentCount
         let atLimit = "0[.]1" + String(repeating: "[,]1[.]2", count: limit - 1)
         #expect(try PlayedSegments.parse(atLimit).intervals == [0..<2])
-        #expect(throws: PlayedSegments.ParseError.tooManySegments(count: limit + 1, limit: limit)) {
+        #expect(throws: PlayedSegments.ParseError(.tooManySegments(count: limit + 1, limit: limit), segment: nil, text: "")) {
             try PlayedSegments.parse(atLimit + "[,]2[.]3")
         }
     }

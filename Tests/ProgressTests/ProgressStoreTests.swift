@@ -67,7 +67,7 @@ struct ProgressFormatTests {
             _ = try ProgressFormat.decode(data)
             Issue.record("decoded")
         } catch {
-            switch (oversized, error) {
+            switch (oversized, error.kind) {
             case (.intervals, .tooManyIntervals(let count, let limit)):
                 #expect(
                     count == ProgressFormat.maximumIntervalCount + 100 && limit == ProgressFormat.maximumIntervalCount)
@@ -86,7 +86,7 @@ struct ProgressFormatTests {
         }
         let limit = ProgressFormat.maximumDeviceCount
         #expect(try ProgressFormat.decode(document(devices: limit)).timeSpentByDevice.count == limit)
-        #expect(throws: ProgressFormat.DecodingFailure.tooManyDevices(count: limit + 1, limit: limit)) {
+        #expect(throws: ProgressFormat.DecodingFailure(.tooManyDevices(count: limit + 1, limit: limit))) {
             try ProgressFormat.decode(document(devices: limit + 1))
         }
     }
@@ -114,7 +114,7 @@ struct ProgressFormatTests {
             _ = try ProgressFormat.decode(Data(json.utf8))
             Issue.record("decoded \(json)")
         } catch {
-            switch error {
+            switch error.kind {
             case .corrupted: #expect(kind == "corrupted")
             case .unsupportedVersion(let found, let newest):
                 #expect(kind == "unsupportedVersion")
@@ -198,9 +198,9 @@ struct ProgressStoreTests {
         } catch {
             #expect(
                 error
-                    == .corrupted(
-                        lessonID: "future", file: futureFile,
-                        failure: .unsupportedVersion(found: 7, newestSupported: 1)))
+                    == ProgressStoreError(
+                        .corrupted(.init(.unsupportedVersion(found: 7, newestSupported: 1))), lessonID: "future",
+                        file: futureFile))
         }
         let contents = await store.loadAll()
         #expect(contents.progress.keys.sorted() == ["good"])

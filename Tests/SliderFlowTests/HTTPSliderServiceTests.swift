@@ -53,18 +53,20 @@ struct HTTPSliderServiceTests {
         arguments: [
             (
                 InMemoryHTTPTransport<ManualClock>.Reply.response(status: 404, body: Data("gone".utf8)),
-                SliderServiceError.httpStatus(404, bodyPreview: "gone")
+                SliderServiceError.Kind.httpStatus(404, bodyPreview: "gone")
             ),
             (.response(status: 500, body: Data()), .httpStatus(500, bodyPreview: "")),
             (.response(status: 200, body: Data(#"{"error": "no"}"#.utf8)), .server(message: "no")),
-            (.response(status: 200, body: Data("oops".utf8)), .decoding(.notJSON(preview: "oops"))),
+            (.response(status: 200, body: Data("oops".utf8)), .decoding(SliderDecodingError(.notJSON, preview: "oops"))),
             (.failure(URLError(.timedOut)), .timedOut),
             (.failure(URLError(.cancelled)), .cancelled),
         ]
     )
-    func errorMapping(reply: InMemoryHTTPTransport<ManualClock>.Reply, expected: SliderServiceError) async {
+    func errorMapping(reply: InMemoryHTTPTransport<ManualClock>.Reply, expected: SliderServiceError.Kind) async {
         transport.stub(nextURL, method: "POST", reply: reply)
-        await #expect(throws: expected) { try await service().next(sessionID: 1, choice: 0) }
+        await #expect(throws: SliderServiceError(expected, url: nextURL)) {
+            try await service().next(sessionID: 1, choice: 0)
+        }
     }
 
     @Test("a network failure keeps its URLError code")
@@ -74,7 +76,7 @@ struct HTTPSliderServiceTests {
             _ = try await service().next(sessionID: 1, choice: 0)
             Issue.record("no error")
         } catch {
-            guard case .transport(let failure) = error else {
+            guard case .transport(let failure) = error.kind else {
                 Issue.record("unexpected \(error)")
                 return
             }
@@ -93,7 +95,7 @@ struct HTTPSliderServiceTests {
         // The transport's latency and the deadline both sleep on the clock.
         await clock.waitForSleepers(count: 2)
         clock.advance(by: .seconds(10))
-        await #expect(throws: SliderServiceError.timedOut) { try await request.value }
+        await #expect(throws: SliderServiceError(.timedOut, url: nextURL)) { try await request.value }
     }
 
     @Test("starting retries transient failures with backoff, then succeeds")
@@ -119,21 +121,25 @@ struct HTTPSliderServiceTests {
     @Test("starting gives up after the last attempt, and never retries a 4xx")
     func startGivesUp() async {
         transport.stub(startURL, method: "POST", reply: .response(status: 400))
-        await #expect(throws: SliderServiceError.httpStatus(400, bodyPreview: "")) { try await service().start() }
+        await #expect(throws: SliderServiceError(.httpStatus(400, bodyPreview: ""), url: startURL)) {
+            try await service().start()
+        }
         #expect(transport.requests.count == 1)
         transport.stub(startURL, method: "POST", reply: .response(status: 502))
         let patient = service(retry: RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(1), jitter: 0))
         let start = Task { try await patient.start() }
         await clock.waitForSleeper(until: clock.now.advanced(by: .seconds(1)))
         clock.advance(by: .seconds(1))
-        await #expect(throws: SliderServiceError.httpStatus(502, bodyPreview: "")) { try await start.value }
+        await #expect(throws: SliderServiceError(.httpStatus(502, bodyPreview: ""), url: startURL)) {
+            try await start.value
+        }
         #expect(transport.requests.count == 3)
     }
 
     @Test("a choice is never retried: the server may have applied it")
     func nextNotRetried() async {
         transport.stub(nextURL, method: "POST", reply: .response(status: 503))
-        await #expect(throws: SliderServiceError.httpStatus(503, bodyPreview: "")) {
+        await #expect(throws: SliderServiceError(.httpStatus(503, bodyPreview: ""), url: nextURL)) {
             try await service().next(sessionID: 1, choice: 2)
         }
         #expect(transport.requests.count == 1)
@@ -147,6 +153,6 @@ struct HTTPSliderServiceTests {
         let start = Task { try await service.start() }
         await clock.waitForSleepers(count: 2)
         start.cancel()
-        await #expect(throws: SliderServiceError.cancelled) { try await start.value }
+        await #expect(throws: SliderServiceError(.cancelled, url: startURL)) { try await start.value }
     }
 }

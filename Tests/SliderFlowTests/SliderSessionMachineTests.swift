@@ -77,9 +77,9 @@ struct SliderSessionMachineTests {
         var machine = choosing()
         machine.handle(.select(1))
         let first = try #require(request(of: machine.handle(.submit)))
-        machine.handle(.submitFailed(.timedOut, first))
+        machine.handle(.submitFailed(SliderServiceError(.timedOut), first))
         #expect(machine.state.choosing?.selectedIndex == 1)
-        #expect(machine.state.choosing?.error == .timedOut)
+        #expect(machine.state.choosing?.error == SliderServiceError(.timedOut))
         let retry = try #require(request(of: machine.handle(.submit)))
         #expect(retry > first)
         #expect(machine.state.choosing?.error == nil)
@@ -89,8 +89,8 @@ struct SliderSessionMachineTests {
     func startFailure() throws {
         var machine = Machine()
         let start = try #require(request(of: machine.handle(.start)))
-        let offline = SliderServiceError.transport(
-            HTTPTransportError(.network(URLError(.notConnectedToInternet)), url: URL(string: "https://slider.example")))
+        let offline = SliderServiceError(
+            .transport(HTTPTransportError(.network(URLError(.notConnectedToInternet)), url: URL(string: "https://s.example"))))
         machine.handle(.startFailed(offline, start))
         #expect(machine.state == .idle(error: offline))
         #expect(request(of: machine.handle(.start)) != nil)
@@ -107,7 +107,7 @@ struct SliderSessionMachineTests {
 
         let again = try #require(request(of: machine.handle(.submit)))
         #expect(machine.handle(.startOver) == .accepted([.cancelRequest(again)]))
-        #expect(machine.handle(.submitFailed(.timedOut, again)) == .rejected(.staleResponse(again)))
+        #expect(machine.handle(.submitFailed(SliderServiceError(.timedOut), again)) == .rejected(.staleResponse(again)))
         #expect(machine.state == .idle(error: nil))
 
         let start = try #require(request(of: machine.handle(.start)))
@@ -188,9 +188,9 @@ struct SliderSessionMachineTests {
         case 3: return .cancel
         case 4: return .startOver
         case 5: return request.map { .startSucceeded(reply, $0) } ?? .start
-        case 6: return request.map { .startFailed(.timedOut, $0) } ?? .submit
+        case 6: return request.map { .startFailed(SliderServiceError(.timedOut), $0) } ?? .submit
         case 7: return request.map { .submitSucceeded(reply, $0) } ?? .cancel
-        default: return request.map { .submitFailed(.httpStatus(500, bodyPreview: ""), $0) } ?? .startOver
+        default: return request.map { .submitFailed(SliderServiceError(.httpStatus(500, bodyPreview: "")), $0) } ?? .startOver
         }
     }
 

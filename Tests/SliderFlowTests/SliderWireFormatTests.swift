@@ -82,13 +82,13 @@ struct SliderWireFormatTests {
             let decoded = try SliderWireFormat.decode(Data(json.utf8))
             Issue.record("decoded \(decoded) from \(json)")
         } catch {
-            switch error {
-            case .notJSON(let preview):
+            switch error.kind {
+            case .notJSON:
                 #expect(kind == "notJSON")
-                #expect(preview == String(json.prefix(80)))
-            case .unexpectedShape(_, let preview):
+                #expect(error.preview == String(json.prefix(80)))
+            case .unexpectedShape:
                 #expect(kind == "unexpectedShape")
-                #expect(preview == String(json.prefix(80)))
+                #expect(error.preview == String(json.prefix(80)))
             case .bodyTooLarge:
                 Issue.record("unexpected \(error)")
             }
@@ -99,7 +99,9 @@ struct SliderWireFormatTests {
     @Test("an oversized body is refused before parsing")
     func oversized() {
         let body = Data(repeating: 0x20, count: SliderWireFormat.maximumBodySize + 1)
-        #expect(throws: SliderDecodingError.bodyTooLarge(size: body.count, limit: SliderWireFormat.maximumBodySize)) {
+        let tooLarge = SliderDecodingError(
+            .bodyTooLarge(size: body.count, limit: SliderWireFormat.maximumBodySize), preview: "")
+        #expect(throws: tooLarge) {
             try SliderWireFormat.decode(body)
         }
     }

@@ -51,17 +51,18 @@ struct URLSessionSliderServiceTests {
         arguments: [
             (
                 StubURLProtocol.Answer.respond(status: 500, body: Data("down".utf8)),
-                SliderServiceError.httpStatus(500, bodyPreview: "down")
+                SliderServiceError.Kind.httpStatus(500, bodyPreview: "down")
             ),
             (.respond(status: 200, body: Data(#"{"error":"nope"}"#.utf8)), .server(message: "nope")),
-            (.respond(status: 200, body: Data("{".utf8)), .decoding(.notJSON(preview: "{"))),
+            (.respond(status: 200, body: Data("{".utf8)), .decoding(SliderDecodingError(.notJSON, preview: "{"))),
             (.fail(.timedOut), .timedOut),
         ]
     )
-    func errors(answer: StubURLProtocol.Answer, expected: SliderServiceError) async {
+    func errors(answer: StubURLProtocol.Answer, expected: SliderServiceError.Kind) async {
         let host = "errors-\(UUID().uuidString.prefix(8).lowercased()).test"
         let service = service(host: host) { _ in answer }
-        await #expect(throws: expected) { try await service.next(sessionID: 1, choice: 1) }
+        let url = URL(string: "https://\(host)/test_next")
+        await #expect(throws: SliderServiceError(expected, url: url)) { try await service.next(sessionID: 1, choice: 1) }
     }
 
     @Test("a network failure maps to a transport error with its code")
@@ -71,7 +72,7 @@ struct URLSessionSliderServiceTests {
             _ = try await service.start()
             Issue.record("no error")
         } catch {
-            guard case .transport(let failure) = error else {
+            guard case .transport(let failure) = error.kind else {
                 Issue.record("unexpected \(error)")
                 return
             }
@@ -89,6 +90,8 @@ struct URLSessionSliderServiceTests {
             await Task.yield()
         }
         request.cancel()
-        await #expect(throws: SliderServiceError.cancelled) { try await request.value }
+        await #expect(throws: SliderServiceError(.cancelled, url: URL(string: "https://hang.test/test_start"))) {
+            try await request.value
+        }
     }
 }

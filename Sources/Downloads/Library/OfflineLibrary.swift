@@ -22,12 +22,35 @@ public actor OfflineLibrary {
         case cancelled
     }
 
-    /// Why the library could not load or save its states.
-    public enum LibraryError: Error, Hashable, Sendable {
-        /// The state file exists but is not a library file of a known version.
-        case corruptedStateFile(path: String, reason: String)
-        /// The state file could not be written.
-        case saveFailed(path: String, reason: String)
+    /// Why the library could not load or save its states, naming the state file.
+    public struct LibraryError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// What went wrong.
+        public enum Kind: Hashable, Sendable {
+            /// The state file exists but is not a library file of a known version; the reason
+            /// says what the decoder found.
+            case corruptedStateFile(reason: String)
+            /// The state file could not be written; the file system's message.
+            case saveFailed(reason: String)
+        }
+
+        /// What went wrong.
+        public var kind: Kind
+        /// The state file's path.
+        public var path: String
+
+        /// Creates an error.
+        public init(_ kind: Kind, path: String) {
+            self.kind = kind
+            self.path = path
+        }
+
+        /// A sentence naming the file.
+        public var description: String {
+            switch kind {
+            case .corruptedStateFile(let reason): "The offline library's state file \(path) is unreadable: \(reason)"
+            case .saveFailed(let reason): "The offline library's state file \(path) could not be written: \(reason)"
+            }
+        }
     }
 
     /// Starts a download of `remote` into `destination` (usually a `MediaDownloader` method).
@@ -65,18 +88,19 @@ public actor OfflineLibrary {
 
     /// Loads the saved states and reconciles them with the files on disk.
     ///
-    /// - Throws: ``LibraryError/corruptedStateFile(path:reason:)``; the file is left as it is.
+    /// - Throws: ``LibraryError`` of kind ``LibraryError/Kind/corruptedStateFile(reason:)``; the
+    ///   file is left as it is.
     public func load() throws(LibraryError) {
         guard let data = try? Data(contentsOf: stateFile) else { return }
         let saved: StateFile
         do {
             saved = try JSONDecoder().decode(StateFile.self, from: data)
         } catch {
-            throw .corruptedStateFile(path: stateFile.path, reason: String(describing: error))
+            throw LibraryError(.corruptedStateFile(reason: String(describing: error)), path: stateFile.path)
         }
         guard saved.version == 1 else {
-            throw .corruptedStateFile(
-                path: stateFile.path, reason: "version \(saved.version) is newer than this app reads")
+            throw LibraryError(
+                .corruptedStateFile(reason: "version \(saved.version) is newer than this app reads"), path: stateFile.path)
         }
         entries = saved.items
         for (id, entry) in entries {
@@ -206,7 +230,7 @@ public actor OfflineLibrary {
             encoder.outputFormatting = [.sortedKeys]
             try encoder.encode(StateFile(version: 1, items: entries)).write(to: stateFile, options: .atomic)
         } catch {
-            throw .saveFailed(path: stateFile.path, reason: error.localizedDescription)
+            throw LibraryError(.saveFailed(reason: error.localizedDescription), path: stateFile.path)
         }
     }
 

@@ -5,10 +5,19 @@
 /// parameter `t` by Newton's method, falling back to bisection where the slope is too flat for
 /// Newton to converge, to within 1e-7 in `x`, then returns `By(t)`.
 public struct CubicBezierTiming: Sendable, Hashable {
-    /// Why control points cannot make a timing curve.
-    public enum InvalidControlPoints: Error, Hashable, Sendable {
-        /// `x1` and `x2` must lie in 0…1 (so time never runs backwards), and every value must be finite.
-        case outOfRange(x1: Double, y1: Double, x2: Double, y2: Double)
+    /// Why control points cannot make a timing curve: `x1` and `x2` must lie in 0…1 (so time
+    /// never runs backwards), and every value must be finite. The one kind of failure, so the
+    /// error is the offending points themselves.
+    public struct InvalidControlPoints: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The first control point as given.
+        public var x1: Double, y1: Double
+        /// The second control point as given.
+        public var x2: Double, y2: Double
+
+        /// A sentence naming the points.
+        public var description: String {
+            "cubic-bezier(\(x1), \(y1), \(x2), \(y2)): x1 and x2 must lie in 0…1 and every value must be finite"
+        }
     }
 
     /// The first control point.
@@ -25,7 +34,7 @@ public struct CubicBezierTiming: Sendable, Hashable {
     /// - Throws: ``InvalidControlPoints`` when `x1` or `x2` is outside 0…1 or a value is not finite.
     public init(x1: Double, y1: Double, x2: Double, y2: Double) throws(InvalidControlPoints) {
         guard [x1, y1, x2, y2].allSatisfy(\.isFinite), (0...1).contains(x1), (0...1).contains(x2) else {
-            throw .outOfRange(x1: x1, y1: y1, x2: x2, y2: y2)
+            throw InvalidControlPoints(x1: x1, y1: y1, x2: x2, y2: y2)
         }
         self.init(valid: x1, y1, x2, y2)
     }

@@ -1,22 +1,34 @@
 public import Foundation
 
-/// Why a URI in a playlist cannot be followed.
-public enum HLSURIError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The reference is not a URI, even after escaping.
-    case malformed(reference: String)
-    /// The reference resolves to a scheme MediaCore never follows from a playlist.
-    case disallowedScheme(scheme: String, reference: String)
-    /// A remote playlist points at a local file.
-    case localFileFromRemotePlaylist(reference: String)
+/// Why a URI in a playlist cannot be followed, with the reference as written.
+public struct HLSURIError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What was wrong.
+    public enum Kind: Hashable, Sendable {
+        /// The reference is not a URI, even after escaping.
+        case malformed
+        /// The reference resolves to this scheme, which MediaCore never follows from a playlist.
+        case disallowedScheme(String)
+        /// A remote playlist points at a local file.
+        case localFileFromRemotePlaylist
+    }
+
+    /// What was wrong.
+    public var kind: Kind
+    /// The reference as the playlist writes it.
+    public var reference: String
+
+    /// Creates an error.
+    public init(_ kind: Kind, reference: String) {
+        self.kind = kind
+        self.reference = reference
+    }
 
     /// A sentence naming the reference.
     public var description: String {
-        switch self {
-        case .malformed(let reference): "'\(reference)' is not a URI"
-        case .disallowedScheme(let scheme, let reference):
-            "'\(reference)' uses the scheme '\(scheme)', which is not followed"
-        case .localFileFromRemotePlaylist(let reference):
-            "A remote playlist may not point at the local file '\(reference)'"
+        switch kind {
+        case .malformed: "'\(reference)' is not a URI"
+        case .disallowedScheme(let scheme): "'\(reference)' uses the scheme '\(scheme)', which is not followed"
+        case .localFileFromRemotePlaylist: "A remote playlist may not point at the local file '\(reference)'"
         }
     }
 }
@@ -35,7 +47,7 @@ public enum HLSURIResolver {
     public static func resolve(_ reference: String, against base: URL) throws(HLSURIError) -> URL {
         let target = resolveString(escape(reference), against: base.absoluteString)
         guard let url = URL(string: target), let scheme = url.scheme?.lowercased() else {
-            throw .malformed(reference: reference)
+            throw HLSURIError(.malformed, reference: reference)
         }
         let baseScheme = base.scheme?.lowercased() ?? ""
         switch scheme {
@@ -44,9 +56,9 @@ public enum HLSURIResolver {
         case "file" where baseScheme == "file":
             return url
         case "file":
-            throw .localFileFromRemotePlaylist(reference: reference)
+            throw HLSURIError(.localFileFromRemotePlaylist, reference: reference)
         default:
-            throw .disallowedScheme(scheme: scheme, reference: reference)
+            throw HLSURIError(.disallowedScheme(scheme), reference: reference)
         }
     }
 

@@ -99,7 +99,7 @@ public struct CirclePlayerMachine: Sendable, Hashable {
     }
 
     /// Why an event changed nothing.
-    public enum Rejection: Error, Sendable, Hashable {
+    public enum Rejection: Sendable, Hashable {
         /// The event does not apply now (a tap while the file is being deleted, say).
         case notApplicable(event: Event, state: State)
         /// The event is about a fetch that is no longer wanted.

@@ -111,7 +111,7 @@ public final class CirclePlayerModel {
             do {
                 try output.play(file) { [weak self] in self?.send(.playbackEnded) }
             } catch {
-                send(.playbackFailed(.unplayable(message: String(describing: error))))
+                send(.playbackFailed(PlayerError(.unplayable(message: String(describing: error)), file: file)))
             }
         case .pause:
             output.pause()
@@ -128,7 +128,7 @@ public final class CirclePlayerModel {
                         self.send(.cacheDeleted)
                     } catch {
                         self.leftoverFiles.append(file)
-                        self.send(.cacheDeletionFailed(.deleteFailed(message: String(describing: error))))
+                        self.send(.cacheDeletionFailed(PlayerError(.deleteFailed(message: String(describing: error)), file: file)))
                     }
                 })
         }
@@ -149,12 +149,12 @@ public final class CirclePlayerModel {
             }
             guard !Task.isCancelled else { return }
             if case .fetching(let current, _) = machine.state, current == id {
-                send(.fetchFailed(id, .fetchFailed(message: "The download ended without a file")))
+                send(.fetchFailed(id, PlayerError(.fetchFailed(message: "The download ended without a file"))))
             }
         } catch {
             // A cancelled fetch is not a failure: the machine already moved on.
             guard !Task.isCancelled, !(error is CancellationError) else { return }
-            send(.fetchFailed(id, .fetchFailed(message: String(describing: error))))
+            send(.fetchFailed(id, PlayerError(.fetchFailed(message: String(describing: error)))))
         }
     }
 

@@ -77,7 +77,7 @@ public struct CirclePresentation: Sendable, Hashable {
     }
 
     static func message(for error: PlayerError) -> String {
-        switch error {
+        switch error.kind {
         case .fetchFailed: "The audio could not be downloaded. Tap to try again."
         case .unplayable: "The audio could not be played. Tap to download it again."
         case .deleteFailed: ""

@@ -5,28 +5,42 @@ import DecimalFormatting
 /// `0[.]12.5[,]14[.]30`. Segments may overlap and come in any order; importing them yields
 /// their union. `progress` is the watched fraction with at most three decimals.
 public enum PlayedSegments {
-    /// Why a `played-segments` string could not be read.
-    public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
-        /// A segment is not two numbers joined by `[.]`.
-        case missingSeparator(segment: Int, text: String)
-        /// A bound is not a plain non-negative decimal number.
-        case invalidNumber(segment: Int, text: String, number: String)
-        /// A segment ends before it starts.
-        case reversed(segment: Int, text: String)
-        /// The string has more segments than ``PlayedSegments/maximumSegmentCount``.
-        case tooManySegments(count: Int, limit: Int)
+    /// Why a `played-segments` string could not be read, and which segment.
+    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// What was wrong.
+        public enum Kind: Hashable, Sendable {
+            /// A segment is not two numbers joined by `[.]`.
+            case missingSeparator
+            /// A bound, quoted here, is not a plain non-negative decimal number.
+            case invalidNumber(String)
+            /// A segment ends before it starts.
+            case reversed
+            /// The string has more segments than ``PlayedSegments/maximumSegmentCount``.
+            case tooManySegments(count: Int, limit: Int)
+        }
+
+        /// What was wrong.
+        public var kind: Kind
+        /// The segment's index, counted from 0 (`nil` when the whole string is refused).
+        public var segment: Int?
+        /// The segment as written.
+        public var text: String
+
+        /// Creates an error.
+        public init(_ kind: Kind, segment: Int?, text: String) {
+            self.kind = kind
+            self.segment = segment
+            self.text = text
+        }
 
         /// A sentence naming the segment (counted from 0) and what is wrong with it.
         public var description: String {
-            switch self {
-            case .missingSeparator(let segment, let text):
-                "Segment \(segment) '\(text)' is not 'start[.]end'"
-            case .invalidNumber(let segment, let text, let number):
-                "Segment \(segment) '\(text)': '\(number)' is not a non-negative decimal number of seconds"
-            case .reversed(let segment, let text):
-                "Segment \(segment) '\(text)' ends before it starts"
-            case .tooManySegments(let count, let limit):
-                "The string has \(count) segments; at most \(limit) are read"
+            let place = "Segment \(segment.map(String.init) ?? "?") '\(text)'"
+            return switch kind {
+            case .missingSeparator: "\(place) is not 'start[.]end'"
+            case .invalidNumber(let number): "\(place): '\(number)' is not a non-negative decimal number of seconds"
+            case .reversed: "\(place) ends before it starts"
+            case .tooManySegments(let count, let limit): "The string has \(count) segments; at most \(limit) are read"
             }
         }
     }
@@ -48,21 +62,22 @@ public enum PlayedSegments {
         // Count before splitting, so a hostile string is refused without a substring per piece.
         let separators = separatorCount(trimmed)
         guard separators < maximumSegmentCount else {
-            throw .tooManySegments(count: separators + 1, limit: maximumSegmentCount)
+            throw ParseError(
+                .tooManySegments(count: separators + 1, limit: maximumSegmentCount), segment: nil, text: "")
         }
         let segments = trimmed.split(separator: "[,]", omittingEmptySubsequences: false)
         var intervals: [Range<Double>] = []
         intervals.reserveCapacity(segments.count)
         for (index, segment) in segments.enumerated() {
             let bounds = segment.split(separator: "[.]", omittingEmptySubsequences: false)
-            guard bounds.count == 2 else { throw .missingSeparator(segment: index, text: String(segment)) }
+            guard bounds.count == 2 else { throw ParseError(.missingSeparator, segment: index, text: String(segment)) }
             guard let start = decimal(bounds[0]) else {
-                throw .invalidNumber(segment: index, text: String(segment), number: String(bounds[0]))
+                throw ParseError(.invalidNumber(String(bounds[0])), segment: index, text: String(segment))
             }
             guard let end = decimal(bounds[1]) else {
-                throw .invalidNumber(segment: index, text: String(segment), number: String(bounds[1]))
+                throw ParseError(.invalidNumber(String(bounds[1])), segment: index, text: String(segment))
             }
-            guard start <= end else { throw .reversed(segment: index, text: String(segment)) }
+            guard start <= end else { throw ParseError(.reversed, segment: index, text: String(segment)) }
             if start < end { intervals.append(start..<end) }
         }
         return IntervalSet(intervals)

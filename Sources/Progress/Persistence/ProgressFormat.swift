@@ -34,22 +34,36 @@ public enum ProgressFormat {
     /// handful, and the bound keeps a hostile file from building a huge dictionary.
     public static let maximumDeviceCount = 10_000
 
-    /// Why stored progress could not be read.
-    public enum DecodingFailure: Error, Equatable, Sendable, CustomStringConvertible {
-        /// The data is not a progress document: not JSON, the wrong `format`, or a malformed field.
-        case corrupted(reason: String)
-        /// The document was written by a newer MediaCore.
-        case unsupportedVersion(found: Int, newestSupported: Int)
-        /// The document holds more intervals than ``ProgressFormat/maximumIntervalCount``.
-        case tooManyIntervals(count: Int, limit: Int)
-        /// The document is larger than ``ProgressFormat/maximumDocumentSize``.
-        case tooLarge(size: Int, limit: Int)
-        /// The document names more devices than ``ProgressFormat/maximumDeviceCount``.
-        case tooManyDevices(count: Int, limit: Int)
+    /// Why stored progress could not be read. The file and lesson are named by the
+    /// ``ProgressStoreError`` that carries it; a document read from elsewhere has no place of its
+    /// own beyond what the kind says.
+    public struct DecodingFailure: Error, Hashable, Sendable, CustomStringConvertible {
+        /// What was wrong.
+        public enum Kind: Hashable, Sendable {
+            /// The data is not a progress document: not JSON, the wrong `format`, or a malformed
+            /// field, which the reason names.
+            case corrupted(reason: String)
+            /// The document was written by a newer MediaCore.
+            case unsupportedVersion(found: Int, newestSupported: Int)
+            /// The document holds more intervals than ``ProgressFormat/maximumIntervalCount``.
+            case tooManyIntervals(count: Int, limit: Int)
+            /// The document is larger than ``ProgressFormat/maximumDocumentSize``.
+            case tooLarge(size: Int, limit: Int)
+            /// The document names more devices than ``ProgressFormat/maximumDeviceCount``.
+            case tooManyDevices(count: Int, limit: Int)
+        }
+
+        /// What was wrong.
+        public var kind: Kind
+
+        /// Creates a failure.
+        public init(_ kind: Kind) {
+            self.kind = kind
+        }
 
         /// A sentence saying what is wrong with the data.
         public var description: String {
-            switch self {
+            switch kind {
             case .corrupted(let reason):
                 "The progress data is corrupted: \(reason)"
             case .unsupportedVersion(let found, let newest):
@@ -90,24 +104,24 @@ public enum ProgressFormat {
 
         func progress() throws(DecodingFailure) -> WatchProgress {
             guard watched.count <= maximumIntervalCount else {
-                throw .tooManyIntervals(count: watched.count, limit: maximumIntervalCount)
+                throw DecodingFailure(.tooManyIntervals(count: watched.count, limit: maximumIntervalCount))
             }
             guard timeSpent.count <= maximumDeviceCount else {
-                throw .tooManyDevices(count: timeSpent.count, limit: maximumDeviceCount)
+                throw DecodingFailure(.tooManyDevices(count: timeSpent.count, limit: maximumDeviceCount))
             }
             var intervals: [Range<Double>] = []
             intervals.reserveCapacity(watched.count)
             for (index, pair) in watched.enumerated() {
                 guard pair.count == 2, pair[0].isFinite, pair[1].isFinite, pair[0] < pair[1] else {
-                    throw .corrupted(reason: "watched interval \(index) is \(pair), not [start, end] with start < end")
+                    throw DecodingFailure(.corrupted(reason: "watched interval \(index) is \(pair), not [start, end] with start < end"))
                 }
                 intervals.append(pair[0]..<pair[1])
             }
             if let duration, !duration.isFinite {
-                throw .corrupted(reason: "the duration is not finite")
+                throw DecodingFailure(.corrupted(reason: "the duration is not finite"))
             }
             if let spent = timeSpent.first(where: { !$0.value.isFinite || $0.value < 0 }) {
-                throw .corrupted(reason: "the time spent on '\(spent.key)' is \(spent.value)")
+                throw DecodingFailure(.corrupted(reason: "the time spent on '\(spent.key)' is \(spent.value)"))
             }
             return WatchProgress(
                 watched: IntervalSet(intervals),
@@ -145,37 +159,37 @@ public enum ProgressFormat {
     ) throws(DecodingFailure) -> Wrapper {
         // Bounds first, without decoding: a decoder's own memory is several times the input's.
         guard data.count <= maximumDocumentSize else {
-            throw .tooLarge(size: data.count, limit: maximumDocumentSize)
+            throw DecodingFailure(.tooLarge(size: data.count, limit: maximumDocumentSize))
         }
         let (arrays, members) = structureCount(data)
         // Every interval is one array, every device one object member; the document itself
         // holds a few more of each.
         guard arrays <= maximumIntervalCount + 16 else {
-            throw .tooManyIntervals(count: arrays - 1, limit: maximumIntervalCount)
+            throw DecodingFailure(.tooManyIntervals(count: arrays - 1, limit: maximumIntervalCount))
         }
         guard members <= maximumDeviceCount + 64 else {
-            throw .tooManyDevices(count: members, limit: maximumDeviceCount)
+            throw DecodingFailure(.tooManyDevices(count: members, limit: maximumDeviceCount))
         }
         let decoder = JSONDecoder()
         let found: Header
         do {
             found = try decoder.decode(HeaderWrapper.self, from: data)[keyPath: header]
         } catch {
-            throw .corrupted(reason: "not a progress document (\(describe(error)))")
+            throw DecodingFailure(.corrupted(reason: "not a progress document (\(describe(error)))"))
         }
         guard found.format == formatName else {
-            throw .corrupted(reason: "the format field is \(found.format.map { "'\($0)'" } ?? "missing")")
+            throw DecodingFailure(.corrupted(reason: "the format field is \(found.format.map { "'\($0)'" } ?? "missing")"))
         }
         guard let version = found.version, version >= 1 else {
-            throw .corrupted(reason: "the version field is missing or not a positive integer")
+            throw DecodingFailure(.corrupted(reason: "the version field is missing or not a positive integer"))
         }
         guard version <= currentVersion else {
-            throw .unsupportedVersion(found: version, newestSupported: currentVersion)
+            throw DecodingFailure(.unsupportedVersion(found: version, newestSupported: currentVersion))
         }
         do {
             return try decoder.decode(Wrapper.self, from: data)
         } catch {
-            throw .corrupted(reason: describe(error))
+            throw DecodingFailure(.corrupted(reason: describe(error)))
         }
     }
 

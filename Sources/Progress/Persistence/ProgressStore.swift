@@ -1,23 +1,41 @@
 public import Foundation
 
-/// Why the progress store could not read or write a lesson's progress.
-public enum ProgressStoreError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The lesson's file exists but cannot be decoded; it is left in place (and set aside on the
-    /// next save), never silently replaced.
-    case corrupted(lessonID: String?, file: String, failure: ProgressFormat.DecodingFailure)
-    /// The lesson's file belongs to another lesson (two identifiers share a file name).
-    case lessonMismatch(expected: String, found: String, file: String)
-    /// The file system refused a read or a write.
-    case fileSystem(operation: String, file: String, reason: String)
+/// Why the progress store could not read or write a lesson's progress, naming the lesson and
+/// the file.
+public struct ProgressStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Hashable, Sendable {
+        /// The file exists but cannot be decoded; it is left in place (and set aside on the next
+        /// save or merge), never silently replaced.
+        case corrupted(ProgressFormat.DecodingFailure)
+        /// The file belongs to another lesson, named here (two identifiers share a file name).
+        case lessonMismatch(found: String)
+        /// The file system refused a read or a write: the operation and its message.
+        case fileSystem(operation: String, reason: String)
+    }
+
+    /// What went wrong.
+    public var kind: Kind
+    /// The lesson concerned, when known.
+    public var lessonID: String?
+    /// The file's name in the store's folder (the folder itself for a listing failure).
+    public var file: String
+
+    /// Creates an error.
+    public init(_ kind: Kind, lessonID: String?, file: String) {
+        self.kind = kind
+        self.lessonID = lessonID
+        self.file = file
+    }
 
     /// A sentence naming the lesson or file and what went wrong.
     public var description: String {
-        switch self {
-        case .corrupted(let lessonID, let file, let failure):
+        switch kind {
+        case .corrupted(let failure):
             "Progress of \(lessonID.map { "lesson '\($0)'" } ?? "an unknown lesson") in \(file): \(failure)"
-        case .lessonMismatch(let expected, let found, let file):
-            "The file \(file) holds lesson '\(found)', not '\(expected)'"
-        case .fileSystem(let operation, let file, let reason):
+        case .lessonMismatch(let found):
+            "The file \(file) holds lesson '\(found)', not '\(lessonID ?? "?")'"
+        case .fileSystem(let operation, let reason):
             "Could not \(operation) \(file): \(reason)"
         }
     }
@@ -72,7 +90,7 @@ public actor ProgressStore {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         let (foundID, progress) = try read(url)
         guard foundID == lessonID else {
-            throw .lessonMismatch(expected: lessonID, found: foundID, file: url.lastPathComponent)
+            throw ProgressStoreError(.lessonMismatch(found: foundID), lessonID: lessonID, file: url.lastPathComponent)
         }
         return progress
     }
@@ -81,20 +99,22 @@ public actor ProgressStore {
     ///
     /// A corrupted file in the way is first renamed aside (`.<name>.corrupt-<UUID>`), not deleted.
     ///
-    /// - Throws: ``ProgressStoreError/fileSystem(operation:file:reason:)`` when the write fails;
-    ///   the previous file is then unchanged.
+    /// - Throws: ``ProgressStoreError`` of kind ``ProgressStoreError/Kind/fileSystem(operation:reason:)``
+    ///   when the write fails; the previous file is then unchanged.
     public func save(_ progress: WatchProgress, for lessonID: String) throws(ProgressStoreError) {
         let url = fileURL(for: lessonID)
         if FileManager.default.fileExists(atPath: url.path) {
             do {
                 _ = try read(url)
-            } catch .corrupted {
-                try setAside(url)
-            } catch .lessonMismatch {
-                // Another lesson's file under this name: keep it, with its data, beside ours.
-                try setAside(url)
             } catch {
-                throw error
+                switch error.kind {
+                case .corrupted, .lessonMismatch:
+                    // A damaged file, or another lesson's file under this name: keep it, with its
+                    // data, beside ours.
+                    try setAside(url)
+                case .fileSystem:
+                    throw error
+                }
             }
         }
         try write(progress, for: lessonID, to: url)
@@ -124,7 +144,9 @@ public actor ProgressStore {
         do {
             try FileManager.default.removeItem(at: url)
         } catch {
-            throw .fileSystem(operation: "remove", file: url.lastPathComponent, reason: error.localizedDescription)
+            throw ProgressStoreError(
+                .fileSystem(operation: "remove", reason: error.localizedDescription), lessonID: lessonID,
+                file: url.lastPathComponent)
         }
     }
 
@@ -139,7 +161,9 @@ public actor ProgressStore {
         } catch {
             if FileManager.default.fileExists(atPath: directory.path) {
                 contents.failures.append(
-                    .fileSystem(operation: "list", file: directory.path, reason: error.localizedDescription))
+                    ProgressStoreError(
+                        .fileSystem(operation: "list", reason: error.localizedDescription), lessonID: nil,
+                        file: directory.path))
             }
             return contents
         }
@@ -191,7 +215,9 @@ public actor ProgressStore {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw .fileSystem(operation: "read", file: url.lastPathComponent, reason: error.localizedDescription)
+            throw ProgressStoreError(
+                .fileSystem(operation: "read", reason: error.localizedDescription), lessonID: nil,
+                file: url.lastPathComponent)
         }
         do {
             let file = try ProgressFormat.decodeDocument(
@@ -201,13 +227,13 @@ public actor ProgressStore {
             // Name the lesson when the file can still say it; a file refused for its size is
             // not decoded at all.
             var lessonID: String?
-            switch error {
+            switch error.kind {
             case .corrupted, .unsupportedVersion:
                 lessonID = (try? JSONDecoder().decode(LessonFileHeader.self, from: data))?.lessonID
             case .tooManyIntervals, .tooLarge, .tooManyDevices:
                 lessonID = nil
             }
-            throw .corrupted(lessonID: lessonID, file: url.lastPathComponent, failure: error)
+            throw ProgressStoreError(.corrupted(error), lessonID: lessonID, file: url.lastPathComponent)
         }
     }
 
@@ -218,7 +244,9 @@ public actor ProgressStore {
             // `.atomic` writes a temporary file beside the target and renames it over the target.
             try ProgressFormat.encodeSorted(file).write(to: url, options: .atomic)
         } catch {
-            throw .fileSystem(operation: "write", file: url.lastPathComponent, reason: error.localizedDescription)
+            throw ProgressStoreError(
+                .fileSystem(operation: "write", reason: error.localizedDescription), lessonID: lessonID,
+                file: url.lastPathComponent)
         }
     }
 
@@ -231,7 +259,9 @@ public actor ProgressStore {
             }
             try FileManager.default.moveItem(at: url, to: aside)
         } catch {
-            throw .fileSystem(operation: "set aside", file: url.lastPathComponent, reason: error.localizedDescription)
+            throw ProgressStoreError(
+                .fileSystem(operation: "set aside", reason: error.localizedDescription), lessonID: nil,
+                file: url.lastPathComponent)
         }
     }
 }

@@ -121,7 +121,7 @@ public struct SliderSessionMachine: Sendable, Hashable {
     }
 
     /// Why an event changed nothing.
-    public enum Rejection: Error, Sendable, Hashable {
+    public enum Rejection: Sendable, Hashable {
         /// The event does not apply in the current state (for example `submit` while idle).
         case notApplicable(event: Event, state: State)
         /// The result belongs to a request that is no longer awaited.
@@ -191,8 +191,8 @@ public struct SliderSessionMachine: Sendable, Hashable {
             guard request == awaited else { return .rejected(.staleResponse(request)) }
             guard reply.sessionID == choosing.step.sessionID else {
                 var kept = choosing
-                kept.error = .server(
-                    message: "The reply is for session \(reply.sessionID), not \(choosing.step.sessionID)")
+                kept.error = SliderServiceError(
+                    .server(message: "The reply is for session \(reply.sessionID), not \(choosing.step.sessionID)"))
                 state = .choosing(kept)
                 return .accepted([])
             }

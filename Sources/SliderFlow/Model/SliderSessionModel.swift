@@ -214,7 +214,7 @@ public final class SliderSessionModel {
 
     /// A sentence a learner can act on, for each failure.
     static func message(for error: SliderServiceError) -> String {
-        switch error {
+        switch error.kind {
         case .timedOut: "The server took too long to answer. Please try again."
         case .transport: "The connection failed. Check that you are online, then try again."
         case .httpStatus(let status, _) where status >= 500:

@@ -62,7 +62,7 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
             throw error
         } catch {
             // The only other failure is the backoff sleep, which throws only when cancelled.
-            throw .cancelled
+            throw SliderServiceError(.cancelled, url: baseURL.appendingPathComponent("test_start"))
         }
     }
 
@@ -83,29 +83,31 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
     }
 
     private func send(path: String, body: Data) async throws(SliderServiceError) -> SliderReply {
+        let request = request(path: path, body: body)
+        let url = request.url
         let (data, response): (Data, URLResponse)
         do {
-            (data, response) = try await transport.send(request(path: path, body: body), timeout: timeout, on: clock)
+            (data, response) = try await transport.send(request, timeout: timeout, on: clock)
         } catch {
-            throw Self.map(error)
+            throw SliderServiceError(Self.map(error), url: url)
         }
         if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
-            throw .httpStatus(http.statusCode, bodyPreview: bodyPreview(data))
+            throw SliderServiceError(.httpStatus(http.statusCode, bodyPreview: bodyPreview(data)), url: url)
         }
         let decoded: SliderBody
         do {
             decoded = try SliderWireFormat.decode(data)
         } catch {
-            throw .decoding(error)
+            throw SliderServiceError(.decoding(error), url: url)
         }
         switch decoded {
         case .reply(let reply): return reply
-        case .error(let message): throw .server(message: message)
+        case .error(let message): throw SliderServiceError(.server(message: message), url: url)
         }
     }
 
-    /// Maps a transport failure to the service's error.
-    static func map(_ error: HTTPTransportError) -> SliderServiceError {
+    /// Maps a transport failure to the kind of the service's error.
+    static func map(_ error: HTTPTransportError) -> SliderServiceError.Kind {
         switch error.kind {
         case .cancelled: .cancelled
         case .timedOut: .timedOut

@@ -1,3 +1,4 @@
+public import Foundation
 public import HTTPSupport
 
 /// The slider session's server, as the flow needs it: start a session, then submit choices.
@@ -19,36 +20,52 @@ public protocol SliderService: Sendable {
     func next(sessionID: Int, choice: Int) async throws(SliderServiceError) -> SliderReply
 }
 
-/// Why a slider request failed, in terms an app can act on.
-public enum SliderServiceError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The request did not finish within the configured timeout.
-    case timedOut
-    /// The network failed (no connection, connection lost, DNS…), with the transport's own error.
-    case transport(HTTPTransportError)
-    /// The server answered with a status other than 2xx.
-    case httpStatus(Int, bodyPreview: String)
-    /// The server answered 2xx with its own error body.
-    case server(message: String)
-    /// The body could not be decoded.
-    case decoding(SliderDecodingError)
-    /// The request was cancelled.
-    case cancelled
+/// Why a slider request failed, in terms an app can act on, and which endpoint it was.
+public struct SliderServiceError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Hashable, Sendable {
+        /// The request did not finish within the configured timeout.
+        case timedOut
+        /// The network failed (no connection, connection lost, DNS…), with the transport's own
+        /// error.
+        case transport(HTTPTransportError)
+        /// The server answered with a status other than 2xx; the body's first bytes.
+        case httpStatus(Int, bodyPreview: String)
+        /// The server answered 2xx with its own error body.
+        case server(message: String)
+        /// The body could not be decoded.
+        case decoding(SliderDecodingError)
+        /// The request was cancelled.
+        case cancelled
+    }
+
+    /// What went wrong.
+    public var kind: Kind
+    /// The endpoint's URL, when a request was made.
+    public var url: URL?
+
+    /// Creates an error.
+    public init(_ kind: Kind, url: URL? = nil) {
+        self.kind = kind
+        self.url = url
+    }
 
     /// A sentence for logs, saying what failed.
     public var description: String {
-        switch self {
-        case .timedOut: "The server did not answer in time"
-        case .transport(let error): "The network failed: \(error)"
-        case .httpStatus(let status, let preview): "The server answered HTTP \(status): \(preview)"
-        case .server(let message): "The server reported an error: \(message)"
-        case .decoding(let error): error.description
-        case .cancelled: "The request was cancelled"
+        let place = url.map { "\($0.absoluteString): " } ?? ""
+        return switch kind {
+        case .timedOut: place + "the server did not answer in time"
+        case .transport(let error): place + "the network failed: \(error)"
+        case .httpStatus(let status, let preview): place + "the server answered HTTP \(status): \(preview)"
+        case .server(let message): place + "the server reported an error: \(message)"
+        case .decoding(let error): place + error.description
+        case .cancelled: place + "the request was cancelled"
         }
     }
 
     /// Whether retrying the same request may succeed: timeouts, network failures, 5xx and 429.
     public var isTransient: Bool {
-        switch self {
+        switch kind {
         case .timedOut, .transport: true
         case .httpStatus(let status, _): status >= 500 || status == 429 || status == 408
         case .server, .decoding, .cancelled: false

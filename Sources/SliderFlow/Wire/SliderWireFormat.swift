@@ -1,20 +1,34 @@
 public import Foundation
 internal import HTTPSupport
 
-/// Why a slider body could not be decoded. Every case carries the body's first bytes.
-public enum SliderDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The body is not JSON (nor a JSON string containing JSON).
-    case notJSON(preview: String)
-    /// The body is JSON but not an object of the slider protocol.
-    case unexpectedShape(reason: String, preview: String)
-    /// The body is larger than ``SliderWireFormat/maximumBodySize``.
-    case bodyTooLarge(size: Int, limit: Int)
+/// Why a slider body could not be decoded, with the body's first bytes.
+public struct SliderDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What was wrong.
+    public enum Kind: Hashable, Sendable {
+        /// The body is not JSON (nor a JSON string containing JSON).
+        case notJSON
+        /// The body is JSON but not an object of the slider protocol; the reason says which field.
+        case unexpectedShape(reason: String)
+        /// The body is larger than ``SliderWireFormat/maximumBodySize``.
+        case bodyTooLarge(size: Int, limit: Int)
+    }
+
+    /// What was wrong.
+    public var kind: Kind
+    /// The body's first bytes, readable (see `bodyPreview`); empty for a body too large to read.
+    public var preview: String
+
+    /// Creates an error.
+    public init(_ kind: Kind, preview: String) {
+        self.kind = kind
+        self.preview = preview
+    }
 
     /// A sentence saying what was wrong, with the start of the body.
     public var description: String {
-        switch self {
-        case .notJSON(let preview): "The body is not JSON: \(preview)"
-        case .unexpectedShape(let reason, let preview): "The body is not a slider reply (\(reason)): \(preview)"
+        switch kind {
+        case .notJSON: "The body is not JSON: \(preview)"
+        case .unexpectedShape(let reason): "The body is not a slider reply (\(reason)): \(preview)"
         case .bodyTooLarge(let size, let limit): "The body has \(size) bytes; at most \(limit) are read"
         }
     }
@@ -46,31 +60,33 @@ public enum SliderWireFormat {
     /// - Complexity: O(*n*) in the body's size.
     public static func decode(_ body: Data) throws(SliderDecodingError) -> SliderBody {
         guard body.count <= maximumBodySize else {
-            throw .bodyTooLarge(size: body.count, limit: maximumBodySize)
+            throw SliderDecodingError(.bodyTooLarge(size: body.count, limit: maximumBodySize), preview: "")
         }
         let preview = bodyPreview(body, limit: 80)
         var value: JSONValue
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: body)
         } catch {
-            throw .notJSON(preview: preview)
+            throw SliderDecodingError(.notJSON, preview: preview)
         }
         if case .string(let inner) = value {
             // Double-encoded: the JSON value is a string holding the real JSON (one level only).
             do {
                 value = try JSONDecoder().decode(JSONValue.self, from: Data(inner.utf8))
             } catch {
-                throw .notJSON(preview: preview)
+                throw SliderDecodingError(.notJSON, preview: preview)
             }
         }
         guard case .object(let fields) = value else {
-            throw .unexpectedShape(reason: "expected a JSON object", preview: preview)
+            throw SliderDecodingError(.unexpectedShape(reason: "expected a JSON object"), preview: preview)
         }
         return try decode(fields: fields, preview: preview)
     }
 
     private static func decode(fields: [String: JSONValue], preview: String) throws(SliderDecodingError) -> SliderBody {
-        func shape(_ reason: String) -> SliderDecodingError { .unexpectedShape(reason: reason, preview: preview) }
+        func shape(_ reason: String) -> SliderDecodingError {
+            SliderDecodingError(.unexpectedShape(reason: reason), preview: preview)
+        }
         if let error = fields["error"] {
             return .error(message: error.text)
         }
