@@ -16,16 +16,16 @@ if [[ "$target" == all ]]; then
 fi
 
 case "$target" in
-    hls) files=(Player/HLS/HLSParser.swift Player/HLS/HLSAttributeList.swift Player/HLS/HLSWriter.swift Player/HLS/HLSSegmentList.swift) ;;
-    attribute-list) files=(Player/HLS/HLSAttributeList.swift) ;;
+    hls) files=(HLS/Parsing/HLSParser.swift HLS/Parsing/HLSAttributeList.swift HLS/Writing/HLSWriter.swift HLS/Model/HLSSegmentList.swift) ;;
+    attribute-list) files=(HLS/Parsing/HLSAttributeList.swift) ;;
     csv) files=(Catalog/Sources/CSVReader.swift Catalog/Sources/ClassSpreadsheet.swift) ;;
     catalog-json) files=(Catalog/Sources/JSONSources.swift) ;;
     uri-template) files=(Catalog/Sources/URITemplate.swift) ;;
     slider-body) files=(SliderFlow/Wire/SliderWireFormat.swift) ;;
-    played-segments) files=(Progress/Interop/PlayedSegments.swift Progress/Interop/PlainDecimal.swift) ;;
+    played-segments) files=(Progress/Interop/PlayedSegments.swift DecimalFormatting/PlainDecimal.swift) ;;
     progress-state) files=(Progress/Persistence/ProgressFormat.swift) ;;
     catalog-store) files=(Catalog/Store/CatalogStore.swift Catalog/Store/CRC32.swift) ;;
-    offline-library) files=(Player/Fetch/OfflineLibrary.swift) ;;
+    offline-library) files=(Downloads/Library/OfflineLibrary.swift) ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 corpus="out/$target/corpus"
@@ -37,7 +37,7 @@ profdata="$toolchain/llvm-profdata"; [[ -x "$profdata" ]] || profdata=llvm-profd
 cov="$toolchain/llvm-cov"; [[ -x "$cov" ]] || cov=llvm-cov
 
 scratch=.build-coverage
-modules=(HTTPSupport Progress Player Catalog SliderFlow)
+modules=(DecimalFormatting HTTPSupport HLS Progress Downloads Player Catalog SliderFlow)
 for module in "${modules[@]}"; do
     swift build -c release --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
         -Xswiftc -sanitize=fuzzer -Xswiftc -profile-generate -Xswiftc -profile-coverage-mapping >&2

@@ -25,7 +25,7 @@ if [[ "$target" == all ]]; then
 fi
 
 scratch=.build
-modules=(HTTPSupport Progress Player Catalog SliderFlow)
+modules=(DecimalFormatting HTTPSupport HLS Progress Downloads Player Catalog SliderFlow)
 for module in "${modules[@]}"; do
     swift build -c release --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
         -Xswiftc -sanitize=fuzzer,address >&2
@@ -40,7 +40,7 @@ root=..
 corpus="out/$target/corpus"
 mkdir -p "$corpus" "out/$target/crashes"
 case "$target" in
-    hls) cp -n "$root"/Tests/PlayerTests/Fixtures/hls/corpus/*.m3u8 "$root"/Tests/PlayerTests/Fixtures/hls/arkiva/*.m3u8 "$corpus"/ 2>/dev/null || true ;;
+    hls) cp -n "$root"/Tests/HLSTests/Fixtures/hls/corpus/*.m3u8 "$root"/Tests/HLSTests/Fixtures/hls/arkiva/*.m3u8 "$corpus"/ 2>/dev/null || true ;;
     csv) cp -n "$root"/Tests/CatalogTests/Fixtures/*.csv "$corpus"/ 2>/dev/null || true ;;
     catalog-json) cp -n "$root"/Tests/CatalogTests/Fixtures/*.json "$corpus"/ 2>/dev/null || true ;;
     uri-template) printf '%s' 'https://content.viaplay.com/ios-se/serier{?dtg,productsPerPage}' > "$corpus/viaplay" ;;

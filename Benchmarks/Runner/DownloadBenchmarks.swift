@@ -1,7 +1,7 @@
 import BenchmarkHarness
 import Dispatch
-import Foundation
 import Downloads
+import Foundation
 import HTTPSupport
 import TestSupport
 

@@ -4,7 +4,8 @@ import Foundation
 /// Every benchmark case, built for full or `--quick` sizes.
 func allBenchmarks(quick: Bool) -> [Benchmark] {
     ProgressBenchmarks.cases(quick: quick) + GesturesBenchmarks.cases(quick: quick)
-        + PlayerBenchmarks.cases(quick: quick) + HLSBenchmarks.cases(quick: quick) + DownloadBenchmarks.cases(quick: quick)
+        + PlayerBenchmarks.cases(quick: quick) + HLSBenchmarks.cases(quick: quick)
+        + DownloadBenchmarks.cases(quick: quick)
         + CatalogBenchmarks.cases(quick: quick)
 }
 

@@ -49,7 +49,14 @@ extension RetryPolicy {
     /// Runs `operation`, and runs it again after a backoff delay on `clock` while it fails with an
     /// error that `isTransient` accepts and attempts remain.
     ///
-    /// This is MediaCore's one retry loop. The delay before retry *n* is
+    /// This is MediaCore's one retry loop:
+    ///
+    /// ```swift
+    /// let reply = try await policy.run(
+    ///     on: clock, isTransient: { ($0 as? MyError)?.isTransient == true },
+    ///     operation: { attempt in try await send() })
+    /// ```
+    /// The delay before retry *n* is
     /// ``delay(beforeRetry:unit:)`` with a fresh `randomUnit()`; the last failure is rethrown
     /// unchanged when the attempts run out or the failure is not transient.
     ///
@@ -65,13 +72,13 @@ extension RetryPolicy {
         on clock: C,
         randomUnit: () -> Double = { Double.random(in: 0..<1) },
         isTransient: (any Error) -> Bool,
-        _ operation: (_ attempt: Int) async throws -> Value
+        operation: (_ attempt: Int) async throws -> Value
     ) async throws -> Value where C.Duration == Duration {
         var attempt = 1
         while true {
             do {
                 return try await operation(attempt)
-            } catch where attempt < maximumAttempts && isTransient(error) {
+            } catch  where attempt < maximumAttempts && isTransient(error) {
                 try await clock.sleep(for: delay(beforeRetry: attempt, unit: randomUnit()))
                 attempt += 1
             }

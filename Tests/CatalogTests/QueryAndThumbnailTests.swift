@@ -137,7 +137,8 @@ struct ThumbnailCacheTests {
         let first = Task { try await cache.data(for: image) }
         await clock.waitForSleeper(until: deadline)
         clock.advance(by: .seconds(30))
-        let timedOut = ThumbnailError(.transport(HTTPTransportError(.timedOut(after: .seconds(30)), url: image)), url: image)
+        let timedOut = ThumbnailError(
+            .transport(HTTPTransportError(.timedOut(after: .seconds(30)), url: image)), url: image)
         await #expect(throws: timedOut) { try await first.value }
         #expect(timedOut.isTimeout)
         #expect(try await cache.data(for: image) == Data("jpeg".utf8))

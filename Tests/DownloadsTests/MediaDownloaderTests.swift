@@ -1,7 +1,7 @@
-import Foundation
-import HTTPSupport
 import Downloads
+import Foundation
 import HLS
+import HTTPSupport
 import TestSupport
 import Testing
 

@@ -94,11 +94,12 @@ struct RetryLoopTests {
     /// attempt, advancing the manual clock through every backoff.
     func run(policy: RetryPolicy, failures: Int, transient: Bool, clock: ManualClock) async throws -> Int {
         let task = Task {
-            try await policy.run(on: clock, randomUnit: { 0 }, isTransient: { ($0 as? Flaky)?.transient == true }) {
-                attempt in
-                if attempt <= failures { throw Flaky(transient: transient) }
-                return attempt
-            }
+            try await policy.run(
+                on: clock, randomUnit: { 0 }, isTransient: { ($0 as? Flaky)?.transient == true },
+                operation: { attempt in
+                    if attempt <= failures { throw Flaky(transient: transient) }
+                    return attempt
+                })
         }
         for retry in 1..<policy.maximumAttempts where retry <= failures && transient {
             await clock.waitForSleepers(count: 1)
@@ -110,7 +111,8 @@ struct RetryLoopTests {
     @Test("transient failures are retried after the policy's delays until one attempt succeeds")
     func retriesUntilSuccess() async throws {
         let clock = ManualClock()
-        let attempt = try await run(policy: RetryPolicy(maximumAttempts: 4, jitter: 0), failures: 3, transient: true, clock: clock)
+        let attempt = try await run(
+            policy: RetryPolicy(maximumAttempts: 4, jitter: 0), failures: 3, transient: true, clock: clock)
         #expect(attempt == 4)
         #expect(clock.now.offset == .milliseconds(500 + 1_000 + 2_000))
     }
@@ -119,7 +121,9 @@ struct RetryLoopTests {
     func attemptsRunOut(attempts: Int) async {
         let clock = ManualClock()
         await #expect(throws: Flaky(transient: true)) {
-            try await run(policy: RetryPolicy(maximumAttempts: attempts, jitter: 0), failures: attempts, transient: true, clock: clock)
+            try await run(
+                policy: RetryPolicy(maximumAttempts: attempts, jitter: 0), failures: attempts, transient: true,
+                clock: clock)
         }
     }
 
@@ -136,9 +140,8 @@ struct RetryLoopTests {
     func cancelledDuringBackoff() async {
         let clock = ManualClock()
         let task = Task {
-            try await RetryPolicy(maximumAttempts: 5).run(on: clock, isTransient: { _ in true }) { _ -> Int in
-                throw Flaky(transient: true)
-            }
+            try await RetryPolicy(maximumAttempts: 5).run(
+                on: clock, isTransient: { _ in true }, operation: { _ -> Int in throw Flaky(transient: true) })
         }
         await clock.waitForSleepers(count: 1)
         task.cancel()
@@ -179,7 +182,10 @@ struct TimedSendTests {
     @Test(
         "every failure is typed, keeping the URLError",
         arguments: [
-            (URLError(.notConnectedToInternet) as any Error & Sendable, HTTPTransportError.Kind.network(URLError(.notConnectedToInternet))),
+            (
+                URLError(.notConnectedToInternet) as any Error & Sendable,
+                HTTPTransportError.Kind.network(URLError(.notConnectedToInternet))
+            ),
             (URLError(.cancelled), .cancelled),
             (CancellationError(), .cancelled),
         ]

@@ -36,7 +36,8 @@ struct Replay {
             case .event(let e): event = e
             case .progress(let f): event = .fetchProgressed(fetches.last ?? .init(rawValue: 0), fraction: f)
             case .finished: event = .fetchFinished(fetches.last ?? .init(rawValue: 0), file: audioFile)
-            case .failed: event = .fetchFailed(fetches.last ?? .init(rawValue: 0), PlayerError(.fetchFailed(message: "offline")))
+            case .failed:
+                event = .fetchFailed(fetches.last ?? .init(rawValue: 0), PlayerError(.fetchFailed(message: "offline")))
             case .staleFinished: event = .fetchFinished(fetches.first ?? .init(rawValue: 0), file: audioFile)
             }
             let transition = machine.handle(event)
@@ -80,7 +81,10 @@ struct CirclePlayerMachineTests {
             ),
             // An unplayable file is discarded, then the error shows.
             (
-                [.event(.tap), .finished, .event(.playbackFailed(PlayerError(.unplayable(message: "bad")))), .event(.cacheDeleted)],
+                [
+                    .event(.tap), .finished, .event(.playbackFailed(PlayerError(.unplayable(message: "bad")))),
+                    .event(.cacheDeleted),
+                ],
                 .uninitialized(error: PlayerError(.unplayable(message: "bad")))
             ),
             // Exit while playing stops and cleans up.
@@ -191,7 +195,8 @@ struct CirclePlayerExhaustiveTests {
         if let current {
             events += [
                 .fetchProgressed(current, fraction: 0.3), .fetchProgressed(current, fraction: 0.6),
-                .fetchFinished(current, file: audioFile), .fetchFailed(current, PlayerError(.fetchFailed(message: "x"))),
+                .fetchFinished(current, file: audioFile),
+                .fetchFailed(current, PlayerError(.fetchFailed(message: "x"))),
             ]
         }
         return events

@@ -45,7 +45,9 @@ struct PlayedSegmentsTests {
         let limit = PlayedSegments.maximumSegmentCount
         let atLimit = "0[.]1" + String(repeating: "[,]1[.]2", count: limit - 1)
         #expect(try PlayedSegments.parse(atLimit).intervals == [0..<2])
-        #expect(throws: PlayedSegments.ParseError(.tooManySegments(count: limit + 1, limit: limit), segment: nil, text: "")) {
+        #expect(
+            throws: PlayedSegments.ParseError(.tooManySegments(count: limit + 1, limit: limit), segment: nil, text: "")
+        ) {
             try PlayedSegments.parse(atLimit + "[,]2[.]3")
         }
     }

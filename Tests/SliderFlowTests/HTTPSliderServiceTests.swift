@@ -57,7 +57,10 @@ struct HTTPSliderServiceTests {
             ),
             (.response(status: 500, body: Data()), .httpStatus(500, bodyPreview: "")),
             (.response(status: 200, body: Data(#"{"error": "no"}"#.utf8)), .server(message: "no")),
-            (.response(status: 200, body: Data("oops".utf8)), .decoding(SliderDecodingError(.notJSON, preview: "oops"))),
+            (
+                .response(status: 200, body: Data("oops".utf8)),
+                .decoding(SliderDecodingError(.notJSON, preview: "oops"))
+            ),
             (.failure(URLError(.timedOut)), .timedOut),
             (.failure(URLError(.cancelled)), .cancelled),
         ]

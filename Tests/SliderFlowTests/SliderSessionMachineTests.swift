@@ -90,7 +90,8 @@ struct SliderSessionMachineTests {
         var machine = Machine()
         let start = try #require(request(of: machine.handle(.start)))
         let offline = SliderServiceError(
-            .transport(HTTPTransportError(.network(URLError(.notConnectedToInternet)), url: URL(string: "https://s.example"))))
+            .transport(
+                HTTPTransportError(.network(URLError(.notConnectedToInternet)), url: URL(string: "https://s.example"))))
         machine.handle(.startFailed(offline, start))
         #expect(machine.state == .idle(error: offline))
         #expect(request(of: machine.handle(.start)) != nil)
@@ -190,7 +191,9 @@ struct SliderSessionMachineTests {
         case 5: return request.map { .startSucceeded(reply, $0) } ?? .start
         case 6: return request.map { .startFailed(SliderServiceError(.timedOut), $0) } ?? .submit
         case 7: return request.map { .submitSucceeded(reply, $0) } ?? .cancel
-        default: return request.map { .submitFailed(SliderServiceError(.httpStatus(500, bodyPreview: "")), $0) } ?? .startOver
+        default:
+            return request.map { .submitFailed(SliderServiceError(.httpStatus(500, bodyPreview: "")), $0) }
+                ?? .startOver
         }
     }
 

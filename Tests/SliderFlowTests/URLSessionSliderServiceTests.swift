@@ -62,7 +62,9 @@ struct URLSessionSliderServiceTests {
         let host = "errors-\(UUID().uuidString.prefix(8).lowercased()).test"
         let service = service(host: host) { _ in answer }
         let url = URL(string: "https://\(host)/test_next")
-        await #expect(throws: SliderServiceError(expected, url: url)) { try await service.next(sessionID: 1, choice: 1) }
+        await #expect(throws: SliderServiceError(expected, url: url)) {
+            try await service.next(sessionID: 1, choice: 1)
+        }
     }
 
     @Test("a network failure maps to a transport error with its code")

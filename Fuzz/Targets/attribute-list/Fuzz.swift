@@ -1,5 +1,5 @@
 import Foundation
-import Player
+import HLS
 
 /// Property: an attribute list (on a variant tag, where the parser reads it by the RFC grammar)
 /// that parses is written back to text that parses to the same attributes.

@@ -1,5 +1,5 @@
 import Foundation
-import Player
+import HLS
 
 /// Property: a playlist that parses writes back to text that parses to the same playlist.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,5 +1,5 @@
 import Foundation
-import Player
+import Downloads
 
 /// Properties: any state file loads or is a typed error (never a trap); a loaded library never
 /// names a file outside its folder; and what it saves loads again to the same states.

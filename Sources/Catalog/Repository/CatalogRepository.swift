@@ -121,10 +121,10 @@ public struct CatalogSnapshot<Value: Sendable>: Sendable {
 ///   (6 s by default) of the last *successful* fetch, measured on the injected clock; a failed
 ///   fetch starts no window.
 /// - **Offline**: while ``isOffline``, only pages loaded before are served; any other is
-///   ``CatalogError/neverLoaded(key:)``.
+///   ``CatalogError`` of kind ``CatalogError/Kind/neverLoaded``.
 /// - **Coalescing**: concurrent requests for the same resource share one network call.
 /// - **Timeout**: a request that has not delivered its whole body within ``requestTimeout``
-///   (60 s by default) on the injected clock fails with ``CatalogError/transport(_:)`` of kind
+///   (60 s by default) on the injected clock fails with a ``CatalogError`` of kind ``CatalogError/Kind/transport(_:)`` whose transport error is
 ///   `timedOut`, so a server that drips its answer cannot hold a catalog screen's spinner forever.
 public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     /// The cache.
@@ -209,7 +209,7 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     /// The value by the throttle and offline policies: the cache within the throttle window or
     /// while offline, the network otherwise (falling back to the cache if the network fails).
     ///
-    /// - Throws: ``CatalogError/neverLoaded(key:)`` offline without a cached copy, or the
+    /// - Throws: ``CatalogError`` of kind ``CatalogError/Kind/neverLoaded`` offline without a cached copy, or the
     ///   network's error when there is no cached copy to fall back to.
     public func value<Value>(_ resource: CatalogResource<Value>) async throws(CatalogError) -> CatalogSnapshot<Value> {
         let cached = await cached(resource)

@@ -184,9 +184,9 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Fetches a part, retrying transient failures with backoff on the engine's clock.
     func fetchWithRetry(_ part: DownloadPart, index: Int) async throws -> Data {
-        try await retry.run(on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true }) {
-            _ in try await fetch(part, index: index)
-        }
+        try await retry.run(
+            on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true },
+            operation: { _ in try await fetch(part, index: index) })
     }
 
     /// Sends one request, under ``partTimeout`` when `timed`, and types its failure.

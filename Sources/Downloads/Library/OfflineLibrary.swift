@@ -100,7 +100,8 @@ public actor OfflineLibrary {
         }
         guard saved.version == 1 else {
             throw LibraryError(
-                .corruptedStateFile(reason: "version \(saved.version) is newer than this app reads"), path: stateFile.path)
+                .corruptedStateFile(reason: "version \(saved.version) is newer than this app reads"),
+                path: stateFile.path)
         }
         entries = saved.items
         for (id, entry) in entries {

@@ -101,7 +101,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         if let map = maps.first {
             parts.append(
                 DownloadPart(
-                    url: try resolve(map.uri, against: mediaURL, playlist: mediaURL), byteRange: map.byteRange.map(ByteRange.init))
+                    url: try resolve(map.uri, against: mediaURL, playlist: mediaURL),
+                    byteRange: map.byteRange.map(ByteRange.init))
             )
             keys.append([])
         }
@@ -138,7 +139,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                     let total = ContentRange(header)?.total
                 else {
                     throw DownloadError(
-                        .wrongRange(expected: "bytes=0-0 with the total size", received: "no total size"), part: 0, url: url)
+                        .wrongRange(expected: "bytes=0-0 with the total size", received: "no total size"), part: 0,
+                        url: url)
                 }
                 let size = max(chunkSize, 1)
                 let parts = stride(from: UInt64(0), to: total, by: Int(size)).map { offset in
@@ -151,7 +153,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 do {
                     try data.write(to: destination, options: .atomic)
                 } catch {
-                    throw DownloadError(.file(operation: "write", reason: error.localizedDescription), path: destination.path)
+                    throw DownloadError(
+                        .file(operation: "write", reason: error.localizedDescription), path: destination.path)
                 }
                 let total = UInt64(data.count)
                 job.report(DownloadProgress(bytesWritten: total, partsCompleted: 1, partCount: 1, bytesExpected: total))

@@ -67,7 +67,8 @@ struct StagingFiles: Sendable {
     func openStaging(truncatingTo bytes: UInt64) throws -> FileHandle {
         if !FileManager.default.fileExists(atPath: staging.path) {
             guard FileManager.default.createFile(atPath: staging.path, contents: nil) else {
-                throw DownloadError(.file(operation: "create", reason: "the folder is not writable"), path: staging.path)
+                throw DownloadError(
+                    .file(operation: "create", reason: "the folder is not writable"), path: staging.path)
             }
         }
         let handle = try open(staging, append: false)
@@ -93,7 +94,8 @@ struct StagingFiles: Sendable {
         }
         // rename(2) replaces the destination atomically: readers see the old file or the new one.
         guard rename(staging.path, destination.path) == 0 else {
-            throw DownloadError(.file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
+            throw DownloadError(
+                .file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
         }
         try? FileManager.default.removeItem(at: journalURL)
     }
@@ -109,7 +111,8 @@ struct StagingFiles: Sendable {
             try FileManager.default.createDirectory(
                 at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
-            throw DownloadError(.file(operation: "create the folder for", reason: error.localizedDescription), path: destination.path)
+            throw DownloadError(
+                .file(operation: "create the folder for", reason: error.localizedDescription), path: destination.path)
         }
     }
 
@@ -134,7 +137,8 @@ struct Journal {
         do {
             try handle.write(contentsOf: Data("\(index) \(length)\n".utf8))
         } catch {
-            throw DownloadError(.file(operation: "record progress in", reason: error.localizedDescription), path: "journal")
+            throw DownloadError(
+                .file(operation: "record progress in", reason: error.localizedDescription), path: "journal")
         }
         completed.insert(index)
         bytesWritten += length

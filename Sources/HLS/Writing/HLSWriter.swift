@@ -1,5 +1,5 @@
-import Foundation
 import DecimalFormatting
+import Foundation
 
 /// Writes playlists back to text, so that parsing the text gives the same playlist.
 ///

@@ -128,7 +128,9 @@ public final class CirclePlayerModel {
                         self.send(.cacheDeleted)
                     } catch {
                         self.leftoverFiles.append(file)
-                        self.send(.cacheDeletionFailed(PlayerError(.deleteFailed(message: String(describing: error)), file: file)))
+                        self.send(
+                            .cacheDeletionFailed(
+                                PlayerError(.deleteFailed(message: String(describing: error)), file: file)))
                     }
                 })
         }

@@ -1,4 +1,5 @@
 import DecimalFormatting
+
 /// The xAPI Video Profile's `played-segments` and `progress` formats.
 ///
 /// `played-segments` lists played intervals as `start[.]end`, joined by `[,]`, in seconds:

@@ -113,7 +113,8 @@ public enum ProgressFormat {
             intervals.reserveCapacity(watched.count)
             for (index, pair) in watched.enumerated() {
                 guard pair.count == 2, pair[0].isFinite, pair[1].isFinite, pair[0] < pair[1] else {
-                    throw DecodingFailure(.corrupted(reason: "watched interval \(index) is \(pair), not [start, end] with start < end"))
+                    throw DecodingFailure(
+                        .corrupted(reason: "watched interval \(index) is \(pair), not [start, end] with start < end"))
                 }
                 intervals.append(pair[0]..<pair[1])
             }
@@ -178,7 +179,8 @@ public enum ProgressFormat {
             throw DecodingFailure(.corrupted(reason: "not a progress document (\(describe(error)))"))
         }
         guard found.format == formatName else {
-            throw DecodingFailure(.corrupted(reason: "the format field is \(found.format.map { "'\($0)'" } ?? "missing")"))
+            throw DecodingFailure(
+                .corrupted(reason: "the format field is \(found.format.map { "'\($0)'" } ?? "missing")"))
         }
         guard let version = found.version, version >= 1 else {
             throw DecodingFailure(.corrupted(reason: "the version field is missing or not a positive integer"))

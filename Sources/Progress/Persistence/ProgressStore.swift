@@ -137,7 +137,8 @@ public actor ProgressStore {
 
     /// Deletes the lesson's stored progress, if any.
     ///
-    /// - Throws: ``ProgressStoreError/fileSystem(operation:file:reason:)`` when the file cannot be removed.
+    /// - Throws: ``ProgressStoreError`` of kind ``ProgressStoreError/Kind/fileSystem(operation:reason:)`` when
+    ///   the file cannot be removed.
     public func removeProgress(for lessonID: String) throws(ProgressStoreError) {
         let url = fileURL(for: lessonID)
         guard FileManager.default.fileExists(atPath: url.path) else { return }

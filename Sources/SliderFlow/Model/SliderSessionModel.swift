@@ -8,9 +8,11 @@ public import Observation
 /// selected index (settable, clamped), the value to display above the slider, the step number,
 /// a busy flag, an error message, and the summary at the end.
 ///
+/// Here `apiURL` stands for the server's base URL:
+///
 /// ```swift
 /// struct SliderScreen: View {
-///     @State private var model = SliderSessionModel(service: HTTPSliderService())
+///     @State private var model = SliderSessionModel(service: HTTPSliderService(baseURL: apiURL))
 ///
 ///     var body: some View {
 ///         VStack {

@@ -54,10 +54,9 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
     public func start() async throws(SliderServiceError) -> SliderReply {
         do {
             return try await startRetry.run(
-                on: clock, randomUnit: randomUnit, isTransient: { ($0 as? SliderServiceError)?.isTransient == true }
-            ) { _ in
-                try await send(path: "test_start", body: SliderWireFormat.startRequestBody())
-            }
+                on: clock, randomUnit: randomUnit,
+                isTransient: { ($0 as? SliderServiceError)?.isTransient == true },
+                operation: { _ in try await send(path: "test_start", body: SliderWireFormat.startRequestBody()) })
         } catch let error as SliderServiceError {
             throw error
         } catch {
