@@ -163,6 +163,36 @@ struct SourcesTests {
         #expect(section.sections.count == 2)
     }
 
+    @Test(
+        "HAL: the sections are the links of one relation, by its name alone or behind any CURIE prefix",
+        arguments: [
+            ("sections", "sections", 1),
+            ("acme:sections", "sections", 1),
+            ("acme:sections", "acme:sections", 1),
+            ("sections", "acme:sections", 0),
+            ("other:rows", "sections", 0),
+            ("acme:rows", "rows", 1),
+            ("https://example.com/rels/sections", "sections", 0),
+        ]
+    )
+    func halRelation(relation: String, asked: String, expectedCount: Int) throws {
+        let json =
+            #"{"_links":{"self":{"href":"https://a.example/"},"\#(relation)":[{"id":"s1","href":"https://a.example/s{?page}"}]}}"#
+        let page = try HALPage.decode(
+            Data(json.utf8), sectionRelation: asked)
+        #expect(page.sections.count == expectedCount)
+        #expect(page.selfLink == "https://a.example/")
+    }
+
+    @Test("HAL: a page naming the relation alone and behind a prefix takes the plain name")
+    func halRelationPreference() throws {
+        let json =
+            #"{"_links":{"b:sections":[{"id":"b","href":"/b"}],"sections":[{"id":"plain","href":"/p"}],"a:sections":[{"id":"a","href":"/a"}]}}"#
+        #expect(try HALPage.decode(Data(json.utf8)).sections.map(\.id) == ["plain"])
+        let prefixed = #"{"_links":{"b:sections":[{"id":"b","href":"/b"}],"a:sections":[{"id":"a","href":"/a"}]}}"#
+        #expect(try HALPage.decode(Data(prefixed.utf8)).sections.map(\.id) == ["a"])
+    }
+
     /// RFC 6570 §1.2's examples for levels 1 to 3.
     @Test(
         "URI templates expand as RFC 6570 says",

@@ -68,7 +68,7 @@ public struct CatalogResource<Value: Sendable>: Sendable {
         self.decode = decode
     }
 
-    /// The photography school's video list.
+    /// A videos API list (``VideosAPI``).
     public static func videos(at url: URL) -> CatalogResource<[Lesson]> where Value == [Lesson] {
         CatalogResource(key: "videos:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in
             try VideosAPI.lessons(from: data)
@@ -86,10 +86,12 @@ public struct CatalogResource<Value: Sendable>: Sendable {
         }
     }
 
-    /// A HAL page (the root page or a section).
-    public static func page(at url: URL) -> CatalogResource<HALPage> where Value == HALPage {
+    /// A HAL page (the root page or a section) whose sections are the links of
+    /// `sectionRelation` (see ``HALPage/decode(_:sectionRelation:)``).
+    public static func page(at url: URL, sectionRelation: String = "sections") -> CatalogResource<HALPage>
+    where Value == HALPage {
         CatalogResource(key: "page:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in
-            try HALPage.decode(data)
+            try HALPage.decode(data, sectionRelation: sectionRelation)
         }
     }
 }

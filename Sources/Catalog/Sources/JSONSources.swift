@@ -135,7 +135,7 @@ public enum CatalogJSONLimits {
     }
 }
 
-/// The photography school's videos API: `{"videos": [{id, name, thumbnail, description, video_link}]}`.
+/// A videos API, as a photography course's server sends it: `{"videos": [{id, name, thumbnail, description, video_link}]}`.
 public enum VideosAPI {
     private struct Body: Decodable {
         var videos: [Video]
@@ -185,7 +185,11 @@ public enum VideosAPI {
     }
 }
 
-/// A HAL page (the streaming-sections brief): sections linked by URI templates.
+/// A HAL page: sections linked by URI templates.
+///
+/// The sections are the page's links of one relation, `sections` by default. HAL servers often
+/// write relations as CURIEs (`acme:sections`), so a relation matches by its name alone or with
+/// any CURIE prefix; an app whose server calls them otherwise passes its relation's name.
 public struct HALPage: Hashable, Sendable {
     /// One section a page links to.
     public struct Section: Hashable, Sendable, Identifiable {
@@ -233,9 +237,37 @@ public struct HALPage: Hashable, Sendable {
         var selfLink: Link?
         var sections: [RawSection]?
 
-        enum CodingKeys: String, CodingKey {
-            case selfLink = "self"
-            case sections = "viaplay:sections"
+        /// Any link relation's name.
+        struct RelationKey: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        /// The relation whose links are the sections, from the decoder's user info.
+        static let relationKey = CodingUserInfoKey(rawValue: "mediacore.hal.sectionRelation")
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: RelationKey.self)
+            let relation = Self.relationKey.flatMap { decoder.userInfo[$0] as? String } ?? "sections"
+            selfLink = try container.decodeIfPresent(Link.self, forKey: RelationKey(stringValue: "self"))
+            // The exact name first, then a CURIE of it (`prefix:name`), in the keys' sorted order
+            // so that a page naming two prefixes decodes the same every time.
+            let matching = container.allKeys.filter { Self.matches($0.stringValue, relation: relation) }
+                .sorted {
+                    ($0.stringValue != relation ? 1 : 0, $0.stringValue) < (
+                        $1.stringValue != relation ? 1 : 0, $1.stringValue
+                    )
+                }
+            sections = try matching.first.map { try container.decode([RawSection].self, forKey: $0) }
+        }
+
+        /// Whether a link relation's name is `relation`, alone or behind a CURIE prefix.
+        static func matches(_ name: String, relation: String) -> Bool {
+            guard name != relation else { return true }
+            guard let colon = name.lastIndex(of: ":") else { return false }
+            return name[name.index(after: colon)...] == relation && !name[..<colon].contains("/")
         }
     }
 
@@ -253,13 +285,22 @@ public struct HALPage: Hashable, Sendable {
 
     /// Reads a page; unknown keys are ignored.
     ///
+    /// - Parameters:
+    ///   - data: The page's JSON.
+    ///   - sectionRelation: The link relation of the sections: `sections` matches `sections`
+    ///     and any CURIE of it, such as `acme:sections`.
     /// - Throws: ``CatalogDecodingError`` for a body that is not a HAL page or a section whose
     ///   `href` is not a valid URI template.
-    public static func decode(_ data: Data) throws(CatalogDecodingError) -> HALPage {
+    /// - Complexity: O(*n*) in the body's size.
+    public static func decode(_ data: Data, sectionRelation: String = "sections") throws(CatalogDecodingError)
+        -> HALPage
+    {
         try CatalogJSONLimits.check(data, source: "HAL page")
         let body: Body
         do {
-            body = try JSONDecoder().decode(Body.self, from: data)
+            let decoder = JSONDecoder()
+            if let key = Links.relationKey { decoder.userInfo[key] = sectionRelation }
+            body = try decoder.decode(Body.self, from: data)
         } catch {
             throw CatalogDecodingError(.invalidJSON(CatalogDecodingError.describe(error)), source: "HAL page")
         }

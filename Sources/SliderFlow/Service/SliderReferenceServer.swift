@@ -17,7 +17,7 @@ public actor SliderReferenceServer: HTTPTransport {
     public enum BodyEncoding: Sendable, Hashable {
         /// A JSON object: `{"session_id": 3448, …}`.
         case object
-        /// A JSON string containing the object, as the brief prints it: `"{\"session_id\": …}"`.
+        /// A JSON string containing the object, as the API's documentation prints it: `"{\"session_id\": …}"`.
         case doubleEncoded
     }
 
@@ -206,7 +206,7 @@ public actor SliderReferenceServer: HTTPTransport {
     }
 
     /// Writes the few value types the server sends as JSON, keys sorted, Python-style spacing
-    /// like the brief's server (`{"a": 1, "b": [1.5, 2]}`).
+    /// like the real server (`{"a": 1, "b": [1.5, 2]}`).
     static func json(_ fields: [String: any Sendable]) -> String {
         func value(_ value: any Sendable) -> String {
             switch value {

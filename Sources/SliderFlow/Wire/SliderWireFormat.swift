@@ -42,10 +42,10 @@ public enum SliderBody: Sendable, Hashable {
     case error(message: String)
 }
 
-/// The slider protocol's JSON, as the brief documents it and as its server really sends it.
+/// The slider protocol's JSON, as the API's documentation shows it and as its server really sends it.
 ///
 /// The server may send a body either as a JSON object or as a JSON *string* that contains the
-/// object (the brief prints every body wrapped in quotes); both decode the same. `complete` may
+/// object (the documentation prints every body wrapped in quotes); both decode the same. `complete` may
 /// be the string `"true"` or a Boolean. Requests encode the choice as a string and use
 /// snake_case keys: `{"session_id": 3448, "choice": "8"}`.
 public enum SliderWireFormat {

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// The package's module graph as the README's table states it: which MediaCore modules each
+/// module may import. Read from the sources themselves, so a stray import fails here.
+@Suite("Module graph")
+struct ModuleGraphTests {
+    /// Every module of MediaCore and the MediaCore modules it may import.
+    static let allowed: [String: Set<String>] = [
+        "DecimalFormatting": [],
+        "HTTPSupport": [],
+        "HLS": ["DecimalFormatting"],
+        "Progress": ["DecimalFormatting"],
+        "Gestures": [],
+        "Downloads": ["HLS", "HTTPSupport"],
+        "Player": ["Downloads", "Progress"],
+        "Catalog": ["HTTPSupport"],
+        "SliderFlow": ["HTTPSupport"],
+    ]
+
+    /// What the toolchain ships and any module may import.
+    static let toolchain: Set<String> = [
+        "Foundation", "FoundationNetworking", "Dispatch", "Observation", "Synchronization", "Swift",
+    ]
+
+    /// The repository's `Sources` folder, found from this file's path.
+    static var sources: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources")
+    }
+
+    /// The modules `module`'s Swift files import, each with a file that imports it.
+    static func imports(of module: String) throws -> [String: String] {
+        let folder = sources.appendingPathComponent(module)
+        var found: [String: String] = [:]
+        let files = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
+        for case let file as URL in files where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let words = line.split(separator: " ").map(String.init)
+                guard let index = words.firstIndex(of: "import"), index + 1 < words.count,
+                    words[..<index].allSatisfy({ ["public", "internal", "package", "@testable"].contains($0) })
+                else { continue }
+                found[words[index + 1], default: file.lastPathComponent] = file.lastPathComponent
+            }
+        }
+        return found
+    }
+
+    @Test(
+        "every module imports only the toolchain and the MediaCore modules its role allows",
+        arguments: allowed.keys.sorted())
+    func imports(module: String) throws {
+        let allowedModules = try #require(Self.allowed[module])
+        for (imported, file) in try Self.imports(of: module) where !Self.toolchain.contains(imported) {
+            #expect(allowedModules.contains(imported), "\(module)/\(file) imports \(imported)")
+        }
+    }
+
+    @Test("the graph has no cycle, and every source folder is a module of the table")
+    func acyclic() throws {
+        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter {
+            !$0.hasPrefix(".")
+        }
+        #expect(Set(folders) == Set(Self.allowed.keys))
+        // Depth-first search for a back edge.
+        var state: [String: Int] = [:]  // 1: on the path, 2: done
+        func visit(_ module: String) -> Bool {
+            if state[module] == 1 { return false }
+            if state[module] == 2 { return true }
+            state[module] = 1
+            for next in Self.allowed[module] ?? [] where !visit(next) { return false }
+            state[module] = 2
+            return true
+        }
+        for module in Self.allowed.keys { #expect(visit(module), "a cycle through \(module)") }
+    }
+}
