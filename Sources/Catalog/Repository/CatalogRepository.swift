@@ -139,8 +139,8 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     public private(set) var lastError: CatalogError?
     /// The longest one request may take, body included; `nil` leaves timing to the transport.
     public let requestTimeout: Duration?
-    /// How many requests the repository has sent, for diagnostics.
-    public private(set) var networkRequestCount = 0
+    /// How many requests the repository has sent; tests in the package read it.
+    package private(set) var networkRequestCount = 0
 
     private let clock: C
     private let transport: any HTTPTransport

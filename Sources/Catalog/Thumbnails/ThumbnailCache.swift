@@ -61,8 +61,8 @@ public actor ThumbnailCache {
     public let maximumImageBytes: Int
     /// The longest one download may take, body included; `nil` leaves timing to the transport.
     public let requestTimeout: Duration?
-    /// Images downloaded since creation, for diagnostics.
-    public private(set) var downloadCount = 0
+    /// Images downloaded since creation; tests in the package read it.
+    package private(set) var downloadCount = 0
 
     private let disk: CatalogStore
     private let transport: any HTTPTransport
