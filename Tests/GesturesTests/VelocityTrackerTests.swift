@@ -36,6 +36,23 @@ struct VelocityTrackerTests {
         }
     }
 
+    @Test(
+        "three distinct sample times fit a quadratic whatever the unit of time",
+        arguments: [1.0, 1e-3, 1e-6, 1e3])
+    func scaleFreeRank(unit: Double) throws {
+        // y = 2 + 3t + 4t², sampled at 0, 8 and 16 ms, written in seconds × `unit`.
+        let times = [0.0, 0.008, 0.016]
+        let x = times.map { $0 / unit }
+        let y = times.map { 2 + 3 * $0 + 4 * $0 * $0 }
+        let fit = try #require(PolynomialFit(x: x, y: y, degree: 2))
+        // Back in seconds: c₁ scales by 1/unit, c₂ by 1/unit².
+        #expect(abs(fit.coefficients[0] - 2) < 1e-9)
+        #expect(abs(fit.coefficients[1] / unit - 3) < 1e-6)
+        #expect(abs(fit.coefficients[2] / (unit * unit) - 4) < 1e-3)
+        // Two equal times still cannot determine it, at any scale.
+        #expect(PolynomialFit(x: [x[0], x[1], x[1]], y: y, degree: 2) == nil)
+    }
+
     @Test("a fit that the points cannot determine is nil, never a trap")
     func degenerateFits() {
         #expect(PolynomialFit(x: [1, 2], y: [1, 2], degree: 2) == nil)

@@ -40,6 +40,35 @@ struct PlayedSegmentsTests {
         #expect(!error.description.isEmpty)
     }
 
+    @Test(
+        "lenient import keeps the well-formed segments and counts the dropped ones",
+        arguments: [
+            ("0[.]5[,]30[.]12[,]40[.]50", [0..<5, 40..<50], 1),
+            ("0[.]5[,][,]7[.]9", [0..<5, 7..<9], 1),
+            ("abc[,]1[.]2[,]3[.]nan[,]4[.]5[.]6", [1..<2], 3),
+            ("0[.]5[,]5[.]10", [0..<10], 0),
+            ("", [], 0),
+            ("garbage", [], 1),
+        ] as [(String, [Range<Double>], Int)]
+    )
+    func lenient(text: String, kept: [Range<Double>], dropped: Int) throws {
+        let result = try PlayedSegments.parseLeniently(text)
+        #expect(result.segments.intervals == kept)
+        #expect(result.droppedCount == dropped)
+        // Strict reading refuses the same string whenever something was dropped.
+        if dropped > 0 {
+            #expect(throws: PlayedSegments.ParseError.self) { try PlayedSegments.parse(text) }
+        } else {
+            #expect(try PlayedSegments.parse(text) == result.segments)
+        }
+    }
+
+    @Test("lenient import still refuses more segments than the limit, before splitting")
+    func lenientLimit() {
+        let text = String(repeating: "1[.]2[,]", count: PlayedSegments.maximumSegmentCount)
+        #expect(throws: PlayedSegments.ParseError.self) { try PlayedSegments.parseLeniently(text) }
+    }
+
     @Test("more segments than the limit are refused before any is split off; the limit itself parses")
     func segmentLimit() throws {
         let limit = PlayedSegments.maximumSegmentCount

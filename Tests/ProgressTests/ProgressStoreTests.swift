@@ -205,11 +205,43 @@ struct ProgressStoreTests {
         let contents = await store.loadAll()
         #expect(contents.progress.keys.sorted() == ["good"])
         #expect(contents.failures.count == 2)
-        // Merging into a damaged lesson refuses rather than overwriting what it cannot read.
-        await #expect(throws: ProgressStoreError.self) {
-            try await store.merge(WatchProgress(), into: "future")
+    }
+
+    @Test(
+        "merging into a damaged lesson sets the damaged file aside and saves the new progress, every pause",
+        arguments: ["truncated", "future", "another lesson's file"])
+    func mergeSetsAside(damage: String) async throws {
+        let folder = try TemporaryDirectory()
+        let store = ProgressStore(directory: folder.url)
+        try await store.save(ProgressFormatTests.sample, for: "lesson")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).first)
+        let url = folder.url.appendingPathComponent(name)
+        let original = try Data(contentsOf: url)
+        let damaged: Data =
+            switch damage {
+            case "truncated": original.prefix(original.count / 2)
+            case "future":
+                Data(
+                    String(decoding: original, as: UTF8.self)
+                        .replacingOccurrences(of: #""version":1"#, with: #""version":7"#).utf8)
+            default:
+                Data(
+                    String(decoding: original, as: UTF8.self)
+                        .replacingOccurrences(of: #""lessonID":"lesson""#, with: #""lessonID":"other""#).utf8)
+            }
+        #expect(damaged != original)
+        try damaged.write(to: url)
+        let first = WatchProgress(watched: [0..<5], duration: 600)
+        #expect(try await store.merge(first, into: "lesson") == first)
+        // The next pause merges with what the first one saved.
+        let merged = try await store.merge(WatchProgress(watched: [10..<20], duration: 600), into: "lesson")
+        #expect(merged.watched.intervals == [0..<5, 10..<20])
+        #expect(try await store.progress(for: "lesson") == merged)
+        let aside = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter {
+            $0.contains(".corrupt-")
         }
-        #expect(try String(decoding: Data(contentsOf: futureURL), as: UTF8.self).contains(#""version":7"#))
+        #expect(aside.count == 1)
+        #expect(try Data(contentsOf: folder.url.appendingPathComponent(try #require(aside.first))) == damaged)
     }
 
     @Test("saving over a corrupted file sets the old file aside instead of deleting it")

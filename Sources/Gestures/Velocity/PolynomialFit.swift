@@ -13,6 +13,12 @@ public struct PolynomialFit: Sendable, Hashable {
     /// determine one (fewer points than coefficients, mismatched lengths, non-finite input, or
     /// points that are linearly dependent in the basis).
     ///
+    /// Whether the points determine the polynomial is judged relative to the scale of the data:
+    /// a basis column counts as dependent when less than a billionth of its length is left
+    /// after removing its projection on the lower powers. Scaling `x` scales each column and
+    /// that remainder alike, so three distinct times fit a quadratic whether they are written
+    /// in seconds or in milliseconds.
+    ///
     /// - Complexity: O(*m* · *d*²) for *m* points and degree *d*.
     public init?(x: [Double], y: [Double], weights: [Double]? = nil, degree: Int) {
         guard let fit = Self.fits(x: x, ys: [y], weights: weights, degree: degree)?.first else { return nil }
@@ -56,10 +62,15 @@ public struct PolynomialFit: Sendable, Hashable {
                 for i in 0..<count { q[j * count + i] -= dot * q[k * count + i] }
             }
             var norm = 0.0
-            for i in 0..<count { norm += q[j * count + i] * q[j * count + i] }
+            var original = 0.0
+            for i in 0..<count {
+                norm += q[j * count + i] * q[j * count + i]
+                original += a[j * count + i] * a[j * count + i]
+            }
             norm = norm.squareRoot()
-            // A column that (numerically) vanishes: the points do not determine the polynomial.
-            guard norm >= 1e-6 else { return nil }
+            // A column that (numerically) vanishes next to its own length: the points do not
+            // determine the polynomial. Relative, so the units of `x` do not matter.
+            guard norm > 1e-9 * original.squareRoot(), norm > 0 else { return nil }
             for i in 0..<count { q[j * count + i] /= norm }
             for k in j..<size {
                 var dot = 0.0

@@ -58,8 +58,36 @@ public enum PlayedSegments {
     /// - Throws: ``ParseError`` naming the first malformed segment.
     /// - Complexity: O(*m* log *m*) for *m* segments.
     public static func parse(_ text: String) throws(ParseError) -> IntervalSet {
+        try read(text, dropping: false).segments
+    }
+
+    /// What a lenient import kept and how much it dropped.
+    public struct LenientImport: Hashable, Sendable {
+        /// The union of the well-formed segments.
+        public var segments: IntervalSet
+        /// How many segments were malformed (not `start[.]end`, a bound that is not a plain
+        /// non-negative decimal, or an end before its start) and were dropped.
+        public var droppedCount: Int
+    }
+
+    /// Reads a `played-segments` string from a real player, dropping the segments that are
+    /// malformed or reversed and keeping the rest.
+    ///
+    /// Players in the field write `30[.]12` when a seek races a report, or a stray `[,]`; a
+    /// strict import would lose a learner's whole history to one such segment. ``parse(_:)``
+    /// stays the strict reading, for data MediaCore wrote itself.
+    ///
+    /// - Throws: ``ParseError`` only for a string with more segments than
+    ///   ``maximumSegmentCount``, which is refused whole before it is split.
+    /// - Complexity: O(*m* log *m*) for *m* segments.
+    public static func parseLeniently(_ text: String) throws(ParseError) -> LenientImport {
+        try read(text, dropping: true)
+    }
+
+    /// Reads `text`; a malformed segment throws, or is counted and skipped when `dropping`.
+    private static func read(_ text: String, dropping: Bool) throws(ParseError) -> LenientImport {
         let trimmed = text.trimmingWhitespace()
-        guard !trimmed.isEmpty else { return IntervalSet() }
+        guard !trimmed.isEmpty else { return LenientImport(segments: IntervalSet(), droppedCount: 0) }
         // Count before splitting, so a hostile string is refused without a substring per piece.
         let separators = separatorCount(trimmed)
         guard separators < maximumSegmentCount else {
@@ -69,19 +97,30 @@ public enum PlayedSegments {
         let segments = trimmed.split(separator: "[,]", omittingEmptySubsequences: false)
         var intervals: [Range<Double>] = []
         intervals.reserveCapacity(segments.count)
+        var dropped = 0
         for (index, segment) in segments.enumerated() {
-            let bounds = segment.split(separator: "[.]", omittingEmptySubsequences: false)
-            guard bounds.count == 2 else { throw ParseError(.missingSeparator, segment: index, text: String(segment)) }
-            guard let start = decimal(bounds[0]) else {
-                throw ParseError(.invalidNumber(String(bounds[0])), segment: index, text: String(segment))
+            do throws(ParseError) {
+                if let interval = try interval(segment, index: index) { intervals.append(interval) }
+            } catch {
+                guard dropping else { throw error }
+                dropped += 1
             }
-            guard let end = decimal(bounds[1]) else {
-                throw ParseError(.invalidNumber(String(bounds[1])), segment: index, text: String(segment))
-            }
-            guard start <= end else { throw ParseError(.reversed, segment: index, text: String(segment)) }
-            if start < end { intervals.append(start..<end) }
         }
-        return IntervalSet(intervals)
+        return LenientImport(segments: IntervalSet(intervals), droppedCount: dropped)
+    }
+
+    /// One segment's interval; `nil` for an empty one (equal bounds).
+    private static func interval(_ segment: Substring, index: Int) throws(ParseError) -> Range<Double>? {
+        let bounds = segment.split(separator: "[.]", omittingEmptySubsequences: false)
+        guard bounds.count == 2 else { throw ParseError(.missingSeparator, segment: index, text: String(segment)) }
+        guard let start = decimal(bounds[0]) else {
+            throw ParseError(.invalidNumber(String(bounds[0])), segment: index, text: String(segment))
+        }
+        guard let end = decimal(bounds[1]) else {
+            throw ParseError(.invalidNumber(String(bounds[1])), segment: index, text: String(segment))
+        }
+        guard start <= end else { throw ParseError(.reversed, segment: index, text: String(segment)) }
+        return start < end ? start..<end : nil
     }
 
     /// The occurrences of `[,]` in `text`, counted over its UTF-8 bytes.

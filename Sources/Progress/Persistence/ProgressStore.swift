@@ -125,13 +125,27 @@ public actor ProgressStore {
     /// Merging (a CRDT join) rather than replacing means two trackers of the same lesson, or a
     /// sync that races local playback, never lose each other's coverage.
     ///
+    /// A stored file that cannot be decoded, or that belongs to another lesson, is renamed aside
+    /// (`.<name>.corrupt-<UUID>`, never deleted) as ``save(_:for:)`` does, and `progress` is
+    /// stored alone: a damaged file must not stop a learner's new progress from being saved on
+    /// every pause.
+    ///
     /// - Returns: The merged progress now stored.
-    /// - Throws: ``ProgressStoreError`` when the stored file cannot be read (it is left untouched)
-    ///   or the write fails.
+    /// - Throws: ``ProgressStoreError`` of kind ``ProgressStoreError/Kind/fileSystem(operation:reason:)``
+    ///   when the file cannot be read, set aside or written; the previous file is then unchanged.
     @discardableResult
     public func merge(_ progress: WatchProgress, into lessonID: String) throws(ProgressStoreError) -> WatchProgress {
-        let merged = try self.progress(for: lessonID).map { $0.merged(with: progress) } ?? progress
-        try write(merged, for: lessonID, to: fileURL(for: lessonID))
+        let url = fileURL(for: lessonID)
+        var merged = progress
+        do {
+            if let stored = try self.progress(for: lessonID) { merged = stored.merged(with: progress) }
+        } catch {
+            switch error.kind {
+            case .corrupted, .lessonMismatch: try setAside(url)
+            case .fileSystem: throw error
+            }
+        }
+        try write(merged, for: lessonID, to: url)
         return merged
     }
 
