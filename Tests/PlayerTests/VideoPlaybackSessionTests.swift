@@ -58,6 +58,18 @@ final class FakeEngine: PlaybackEngine {
     }
 
     func report(_ observation: PlaybackObservation) { handler?(observation) }
+
+    /// The learner drags the player's own timeline to `target` in `steps` jumps: like
+    /// `AVPlayerItem.timeJumpedNotification`, each jump is reported, then the periodic observer
+    /// reports the time there.
+    func scrub(to target: Double, steps: Int = 5) {
+        let start = currentTime
+        for step in 1...steps {
+            currentTime = start + (target - start) * Double(step) / Double(steps)
+            handler?(.seekFinished(at: currentTime))
+            handler?(.time(currentTime))
+        }
+    }
 }
 
 @MainActor
@@ -181,5 +193,69 @@ struct VideoPlaybackSessionTests {
         engine.report(.durationChanged(.infinity))
         #expect(session.watchedFraction == nil)
         #expect(session.tracker.progress.watchedSeconds == 20)
+    }
+
+    // MARK: What the player's own controls do
+
+    @Test("the player's own pause button pauses the session and saves the progress")
+    func nativePause() async throws {
+        let engine = FakeEngine(duration: 100)
+        let session = session(engine: engine)
+        await session.start()
+        engine.advance(to: 12)
+        engine.report(.statusChanged(.paused, at: 12))
+        #expect(!session.isPlaying)
+        await session.waitUntilSettled()
+        #expect(try await store.progress(for: "salsa-101")?.watched.intervals == [0..<12])
+        engine.report(.statusChanged(.playing, at: 12))
+        #expect(session.isPlaying)
+        engine.advance(to: 20)
+        #expect(session.tracker.progress.watched.intervals == [0..<20])
+    }
+
+    @Test(
+        "a scrub on the player's own timeline is never counted as watched, paused or playing",
+        arguments: [true, false])
+    func nativeScrub(pausedFirst: Bool) async throws {
+        let engine = FakeEngine(duration: 100)
+        let session = session(engine: engine)
+        await session.start()
+        engine.advance(to: 10)
+        if pausedFirst { engine.report(.statusChanged(.paused, at: 10)) }
+        // Small steps: each alone would pass the tick-jump limit.
+        engine.scrub(to: 60, steps: 100)
+        if pausedFirst { engine.report(.statusChanged(.playing, at: 60)) }
+        engine.advance(to: 65)
+        #expect(session.tracker.progress.watched.intervals == [0..<10, 60..<65])
+        await session.waitUntilSettled()
+        #expect(try await store.progress(for: "salsa-101")?.resumePosition == 60)
+    }
+
+    @Test("rate changes and waiting are reported to the tracker; neither adds coverage")
+    func rateAndWaiting() async {
+        let engine = FakeEngine(duration: 100)
+        let session = session(engine: engine)
+        await session.start()
+        engine.report(.rateChanged(2))
+        engine.advance(to: 4)
+        engine.report(.statusChanged(.waiting, at: 4))
+        engine.report(.statusChanged(.playing, at: 4))
+        engine.advance(to: 6)
+        #expect(session.tracker.playbackRate == 2)
+        #expect(session.tracker.progress.watched.intervals == [0..<6])
+    }
+
+    @Test("by default a playhead jump seen only through ticks is a seek: the limit follows the tick interval")
+    func defaultJumpLimit() async {
+        let engine = FakeEngine(duration: 100)
+        let session = session(engine: engine)
+        #expect(session.tracker.configuration.maximumTickJump == 1.5)  // 0.5 s ticks at up to 2×
+        await session.start()
+        engine.advance(to: 10)
+        engine.currentTime = 90
+        engine.report(.time(90))
+        engine.advance(to: 100)
+        engine.report(.ended)
+        #expect(session.watchedFraction == 0.2)
     }
 }

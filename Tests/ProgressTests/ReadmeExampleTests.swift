@@ -14,9 +14,9 @@ struct ReadmeExampleTests {
         var tracker = WatchTracker(deviceID: "ipad-7", duration: 100)
         let now = Date()
         tracker.handle(.play(at: 0), at: now)
-        tracker.handle(.tick(at: 15), at: now)
+        tracker.handle(.pause(at: 15), at: now)
         tracker.handle(.seek(to: 0), at: now)  // back to the start: no new coverage
-        tracker.handle(.tick(at: 20), at: now)
+        tracker.handle(.play(at: 0), at: now)
         tracker.handle(.pause(at: 20), at: now)
 
         let fraction = tracker.progress.watchedFraction  // 0.2

@@ -4,11 +4,15 @@ import TestSupport
 import Testing
 
 /// Replays events on a tracker with a wall clock that starts at a fixed date and moves as told.
+///
+/// These tests speak in sparse ticks (`tick(at: 15)` right after `play(at: 0)`) to exercise one
+/// rule at a time, so their default configuration accepts any forward tick; the default jump
+/// limit has tests of its own.
 struct Replay {
     var tracker: WatchTracker
     var now = Date(timeIntervalSince1970: 1_763_700_000)
 
-    init(duration: Double? = 100, configuration: WatchTracker.Configuration = .init()) {
+    init(duration: Double? = 100, configuration: WatchTracker.Configuration = .init(maximumTickJump: nil)) {
         tracker = WatchTracker(deviceID: "phone", duration: duration, configuration: configuration)
     }
 
@@ -100,6 +104,47 @@ struct WatchTrackerTests {
         #expect(replay.progress.watchedFraction == fraction)
     }
 
+    /// The third case as a player reports it when the learner drags the playhead: no seek
+    /// event, only the periodic observer's ticks, once a second.
+    @Test("with the default configuration, the brief's third case reported only as ticks is 20%, not 100%")
+    func thirdCaseByTicksAlone() {
+        var replay = Replay(configuration: WatchTracker.Configuration())
+        replay(.play(at: 0))
+        for second in 1...10 { replay(.tick(at: Double(second))) }
+        // The playhead is at 90 at the next tick: 80 seconds in one second of playback.
+        for second in 90...100 { replay(.tick(at: Double(second))) }
+        replay(.ended(at: 100))
+        #expect(replay.progress.watched.intervals == [0..<10, 90..<100])
+        #expect(replay.progress.watchedFraction == 0.2)
+    }
+
+    @Test(
+        "the default tick-jump limit follows from the tick interval",
+        arguments: [(1.0, 2.0, 3.0), (0.5, 2.0, 1.5), (0.25, 1.0, 0.375), (1.0, 0.5, 1.5)] as [(Double, Double, Double)]
+    )
+    func tickJumpFromInterval(interval: Double, rate: Double, expected: Double) {
+        #expect(
+            WatchTracker.Configuration.maximumTickJump(tickInterval: interval, maximumPlaybackRate: rate) == expected)
+        #expect(WatchTracker.Configuration().maximumTickJump == 3)
+        #expect(WatchTracker.Configuration.maximumTickJump(tickInterval: .nan) == nil)
+        #expect(WatchTracker.Configuration.maximumTickJump(tickInterval: 0) == nil)
+    }
+
+    @Test("play while already playing starts a new interval there: the jump between is not watched")
+    func playWhilePlaying() {
+        var replay = Replay(configuration: WatchTracker.Configuration())
+        replay(.play(at: 0), .tick(at: 1), .tick(at: 2), .play(at: 40), .tick(at: 41), .pause(at: 42))
+        #expect(replay.progress.watched.intervals == [0..<2, 40..<42])
+        #expect(replay.tracker.playedSpans == [0..<2, 40..<42])
+    }
+
+    @Test("a pause reported without ticks still counts what was played; only ticks are held to the jump limit")
+    func pauseWithoutTicks() {
+        var replay = Replay(configuration: WatchTracker.Configuration())
+        replay(.play(at: 0), .pause(at: 15))
+        #expect(replay.progress.watched.intervals == [0..<15])
+    }
+
     @Test("a seek during playback closes the interval at the seek's origin")
     func seekWithOrigin() {
         var replay = Replay()
@@ -174,7 +219,7 @@ struct WatchTrackerTests {
         // 0.1 added ten times is 0.9999999999999999, not 1.
         #expect(position < 1)
         #expect(replay.progress.isCompleted)
-        var partial = Replay(duration: 100, configuration: .init(completionThreshold: 0.9))
+        var partial = Replay(duration: 100, configuration: .init(maximumTickJump: nil, completionThreshold: 0.9))
         partial(.play(at: 0), .tick(at: 89), .pause(at: 89))
         #expect(!partial.progress.isCompleted)
         partial(.play(at: 89), .tick(at: 90), .pause(at: 90))
@@ -193,7 +238,7 @@ struct WatchTrackerTests {
 
     @Test("time spent counts pauses but not long absences")
     func timeSpent() {
-        var replay = Replay(configuration: .init(maximumCountedIdle: 600))
+        var replay = Replay(configuration: .init(maximumTickJump: nil, maximumCountedIdle: 600))
         replay(.play(at: 0), .pause(at: 10), every: 10)
         // Paused for five minutes: counted.
         replay.now += 290
@@ -208,7 +253,7 @@ struct WatchTrackerTests {
 
     @Test("gap tolerance fills short skips so the lesson can complete")
     func gapTolerance() {
-        var replay = Replay(duration: 10, configuration: .init(gapTolerance: 0.5))
+        var replay = Replay(duration: 10, configuration: .init(maximumTickJump: nil, gapTolerance: 0.5))
         replay(.play(at: 0), .tick(at: 4), .seek(to: 4.3), .tick(at: 10), .ended(at: 10))
         #expect(replay.progress.watched.intervals == [0..<10])
         #expect(replay.progress.isCompleted)

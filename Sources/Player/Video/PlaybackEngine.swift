@@ -1,7 +1,32 @@
+/// What a player is doing, as `AVPlayer.timeControlStatus` reports it.
+public enum PlaybackStatus: Sendable, Hashable {
+    /// Playing (`.playing`).
+    case playing
+    /// Paused, by the app, the learner or the system (`.paused`).
+    case paused
+    /// Asked to play, but waiting for data or for a policy (`.waitingToPlayAtSpecifiedRate`).
+    case waiting
+}
+
 /// News from a playback engine, delivered on the main actor.
+///
+/// Besides the periodic time, an engine reports what its own controls did, since a system
+/// player's buttons and timeline pause, play, change the rate and scrub without going through
+/// the app: ``statusChanged(_:at:)``, ``rateChanged(_:)`` and ``seekFinished(at:)``.
 public enum PlaybackObservation: Sendable, Hashable {
     /// The playhead's position during playback (a periodic time observer's report), in seconds.
     case time(Double)
+    /// The player's status changed (`timeControlStatus`), with the playhead's position then.
+    case statusChanged(PlaybackStatus, at: Double)
+    /// The playback rate changed (`AVPlayer.rate` or `defaultRate`).
+    case rateChanged(Double)
+    /// The playhead jumped to this position: a seek of the player's own timeline (each step of
+    /// a scrub), or one the session asked for, which the session recognises and ignores.
+    ///
+    /// Report it before the periodic time at the new position (as
+    /// `AVPlayerItem.timeJumpedNotification` comes before the observer's next report), so that
+    /// no step of a scrub is mistaken for playback.
+    case seekFinished(at: Double)
     /// The media's duration became known or changed; `nil` or non-finite for a live stream.
     case durationChanged(Double?)
     /// Playback stalled waiting for data at this position.
@@ -13,8 +38,11 @@ public enum PlaybackObservation: Sendable, Hashable {
 /// A video player, as a playback session needs it; an app implements it with `AVPlayer`.
 ///
 /// An `AVPlayer` adapter maps `addPeriodicTimeObserver` to ``PlaybackObservation/time(_:)``,
-/// the item's `duration` to ``PlaybackObservation/durationChanged(_:)``, and
-/// `AVPlayerItemDidPlayToEndTime` to ``PlaybackObservation/ended``.
+/// the item's `duration` to ``PlaybackObservation/durationChanged(_:)``,
+/// `AVPlayerItemDidPlayToEndTime` to ``PlaybackObservation/ended``, key-value observation of
+/// `timeControlStatus` and `rate` to ``PlaybackObservation/statusChanged(_:at:)`` and
+/// ``PlaybackObservation/rateChanged(_:)``, and `AVPlayerItem.timeJumpedNotification` (or a
+/// completed `seek(to:completionHandler:)`) to ``PlaybackObservation/seekFinished(at:)``.
 @MainActor
 public protocol PlaybackEngine: AnyObject {
     /// The playhead's position in seconds (NaN or negative values are tolerated and ignored).

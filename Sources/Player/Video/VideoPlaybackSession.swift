@@ -44,8 +44,10 @@ public final class VideoPlaybackSession {
     ///   - engine: The video player.
     ///   - store: Where progress is kept.
     ///   - deviceID: This device, for resume positions and time spent.
-    ///   - configuration: How the tracker reads events; a maximum tick jump of three tick
-    ///     intervals is a good choice.
+    ///   - configuration: How the tracker reads events; `nil` (the default) derives the
+    ///     maximum tick jump from `tickInterval` (see
+    ///     `WatchTracker.Configuration.maximumTickJump(tickInterval:maximumPlaybackRate:)`), so a
+    ///     playhead jump seen only through ticks is a seek, not time watched.
     ///   - tickInterval: How often the engine reports the playhead.
     ///   - now: The wall clock (`Date.init` in an app, fixed dates in tests).
     public init(
@@ -53,7 +55,7 @@ public final class VideoPlaybackSession {
         engine: any PlaybackEngine,
         store: ProgressStore,
         deviceID: String,
-        configuration: WatchTracker.Configuration = WatchTracker.Configuration(maximumTickJump: 3),
+        configuration: WatchTracker.Configuration? = nil,
         tickInterval: Duration = .milliseconds(500),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -62,7 +64,11 @@ public final class VideoPlaybackSession {
         self.store = store
         self.now = now
         self.tickInterval = tickInterval
-        tracker = WatchTracker(deviceID: deviceID, duration: engine.duration, configuration: configuration)
+        let components = tickInterval.components
+        let interval = Double(components.seconds) + Double(components.attoseconds) * 1e-18
+        let derived = WatchTracker.Configuration(
+            maximumTickJump: WatchTracker.Configuration.maximumTickJump(tickInterval: interval))
+        tracker = WatchTracker(deviceID: deviceID, duration: engine.duration, configuration: configuration ?? derived)
     }
 
     /// The watched fraction, 0…1, when the duration is known.
@@ -177,6 +183,31 @@ public final class VideoPlaybackSession {
             record(.durationChanged(duration))
         case .stalled(let time):
             record(.stalled(at: time))
+        case .statusChanged(.playing, let time):
+            // The player's own play button (or the end of a stall, when already playing).
+            guard !isPlaying, time.isFinite else { return }
+            isPlaying = true
+            currentTime = time
+            record(.play(at: time))
+        case .statusChanged(.paused, let time):
+            // The player's own pause button, a headphone unplugged, an interruption: save.
+            guard isPlaying else { return }
+            isPlaying = false
+            if time.isFinite { currentTime = time }
+            record(.pause(at: time.isFinite ? time : playhead))
+            save()
+        case .statusChanged(.waiting, let time):
+            record(.stalled(at: time))
+        case .rateChanged(let rate):
+            record(.rateChanged(rate))
+        case .seekFinished(let time):
+            // The session's own seeks are recorded when asked for; any other is the player's
+            // timeline: the jump is a seek, never time watched.
+            guard !seekInFlight, time.isFinite else { return }
+            let target = clamped(time)
+            record(.seek(from: nil, to: target))
+            currentTime = target
+            save()
         case .ended:
             let end = engine.duration ?? engine.currentTime
             isPlaying = false

@@ -8,17 +8,20 @@ public import Foundation
 /// - Playback from `a` to `b` (play, ticks, pause or end) records `[a, b)`.
 /// - A seek closes the open interval at the current playhead; a seek while paused records
 ///   nothing and only moves the playhead.
-/// - A tick that moves backwards, or further than
-///   ``Configuration/maximumTickJump``, is an implicit seek: the player skipped, nothing was played.
+/// - `play(at:)` while already playing starts a new interval there: the jump to it was not played.
+/// - A tick that moves backwards, or further forward than ``Configuration/maximumTickJump``
+///   (3 s by default, from a 1 s tick interval at up to 2× speed), is an implicit seek: the
+///   player skipped, nothing was played. A pause or end that moves backwards is one too.
 /// - The playback rate changes how long playing takes, never what is covered.
 /// - Non-finite positions are ignored; negative ones count as 0.
 ///
 /// ```swift
 /// var tracker = WatchTracker(deviceID: "ipad-7", duration: 100)
 /// tracker.handle(.play(at: 0), at: now)
-/// tracker.handle(.tick(at: 15), at: now)
+/// tracker.handle(.pause(at: 15), at: now)
 /// tracker.handle(.seek(to: 0), at: now)
-/// tracker.handle(.tick(at: 20), at: now)
+/// tracker.handle(.play(at: 0), at: now)
+/// tracker.handle(.pause(at: 20), at: now)
 /// tracker.progress.watchedFraction  // 0.2
 /// ```
 ///
@@ -28,8 +31,11 @@ public struct WatchTracker: Sendable {
     /// How the tracker interprets events.
     public struct Configuration: Sendable, Hashable, Codable {
         /// The largest forward step between two ticks that still counts as playback, in seconds;
-        /// `nil` accepts any forward step. Set it a little above the tick interval times the
-        /// highest playback rate (for 0.5 s ticks at up to 2×, about 1.5).
+        /// `nil` accepts any forward step.
+        ///
+        /// It follows from how often the player reports the playhead: see
+        /// ``maximumTickJump(tickInterval:maximumPlaybackRate:)``. The default, 3 s, suits ticks
+        /// every second at up to 2× speed; a session that ticks every 0.5 s passes 1.5.
         public var maximumTickJump: Double?
         /// The watched fraction at which the lesson counts as completed (xAPI's default is 1.0).
         public var completionThreshold: Double
@@ -41,9 +47,31 @@ public struct WatchTracker: Sendable {
         /// nothing. The default is 30 minutes.
         public var maximumCountedIdle: Double
 
+        /// The largest step a tick can show during real playback, with room for late timers:
+        /// 1.5 × `tickInterval` × `maximumPlaybackRate` (at least the interval itself).
+        ///
+        /// - Parameters:
+        ///   - tickInterval: How often the player reports the playhead, in seconds.
+        ///   - maximumPlaybackRate: The fastest rate the app offers (2 by default).
+        /// - Returns: The jump limit, or `nil` (no limit) for an interval that is not a positive
+        ///   finite number.
+        /// - Complexity: O(1).
+        public static func maximumTickJump(tickInterval: Double, maximumPlaybackRate: Double = 2) -> Double? {
+            guard tickInterval.isFinite, tickInterval > 0 else { return nil }
+            let rate = maximumPlaybackRate.isFinite && maximumPlaybackRate >= 1 ? maximumPlaybackRate : 1
+            return 1.5 * tickInterval * rate
+        }
+
         /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - maximumTickJump: The largest forward step between ticks that counts as playback
+        ///     (3 s, for ticks every second at up to 2×); `nil` accepts any.
+        ///   - completionThreshold: The watched fraction that completes the lesson (1.0).
+        ///   - gapTolerance: Gaps shorter than this are filled (0).
+        ///   - maximumCountedIdle: The longest wall-clock gap counted as time spent (30 minutes).
         public init(
-            maximumTickJump: Double? = nil,
+            maximumTickJump: Double? = Configuration.maximumTickJump(tickInterval: 1),
             completionThreshold: Double = 1.0,
             gapTolerance: Double = 0,
             maximumCountedIdle: Double = 1_800
@@ -115,22 +143,20 @@ public struct WatchTracker: Sendable {
         accumulateTimeSpent(until: time)
         switch event {
         case .play(let position):
-            if isPlaying {
-                advance(to: position)
-            } else {
-                isPlaying = true
-                spanIsOpen = false
-                movePlayhead(to: position)
-            }
+            // Playing while already playing starts over at `position`: whatever lies between
+            // the playhead and it was not played.
+            isPlaying = true
+            spanIsOpen = false
+            movePlayhead(to: position)
         case .tick(let position):
             if isPlaying {
-                advance(to: position)
+                advance(to: position, limitingJumps: true)
             } else {
                 movePlayhead(to: position)
             }
         case .pause(let position), .ended(let position):
             if isPlaying {
-                advance(to: position)
+                advance(to: position, limitingJumps: false)
             } else {
                 movePlayhead(to: position)
             }
@@ -138,7 +164,7 @@ public struct WatchTracker: Sendable {
             spanIsOpen = false
         case .seek(let from, let target):
             if isPlaying, let from {
-                advance(to: from)
+                advance(to: from, limitingJumps: false)
             }
             spanIsOpen = false
             movePlayhead(to: target)
@@ -185,15 +211,16 @@ public struct WatchTracker: Sendable {
     }
 
     /// Moves the playhead during playback, recording `[playhead, position)` unless the move is
-    /// an implicit seek.
-    private mutating func advance(to position: Double) {
+    /// an implicit seek: backwards, or (for a periodic tick, when `limitingJumps`) further
+    /// forward than ``Configuration/maximumTickJump``.
+    private mutating func advance(to position: Double, limitingJumps: Bool) {
         guard let position = Self.normalised(position) else { return }
         guard let start = playhead else {
             playhead = position
             return
         }
         let step = position - start
-        let isJump = step < 0 || (configuration.maximumTickJump.map { step > $0 } ?? false)
+        let isJump = step < 0 || (limitingJumps && (configuration.maximumTickJump.map { step > $0 } ?? false))
         playhead = position
         guard !isJump else {
             spanIsOpen = false
