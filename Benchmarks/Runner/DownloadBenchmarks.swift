@@ -27,7 +27,7 @@ enum DownloadBenchmarks {
             DownloadPart(url: url, byteRange: ByteRange(length: UInt64(partSize), offset: UInt64($0 * partSize)))
         }
         return Benchmark(
-            group: "Fetch",
+            group: "Downloads",
             name: "\(count.formatted) parts × 256 KiB to a file (\(size >> 20) MiB)",
             items: size,
             maximumSamples: 5,
@@ -76,7 +76,7 @@ enum DownloadBenchmarks {
         }
         let ideal = latency * count / 2
         return Benchmark(
-            group: "Fetch",
+            group: "Downloads",
             name: "\(count) parts, \(Int(latency.seconds * 1_000)) ms latency each, N = 2",
             items: count,
             maximumSamples: 5,
@@ -124,7 +124,7 @@ enum DownloadBenchmarks {
             let peak = runBlocking { try await engine.download(allParts, to: destination).peakBufferedBytes } ?? 0
             let bound = UInt64((concurrency + 1) * largest)
             print(
-                "Fetch memory, \(count) unordered parts of ≤ 64 KiB, N = \(concurrency): peak buffered \(peak) bytes, "
+                "Downloads memory, \(count) unordered parts of ≤ 64 KiB, N = \(concurrency): peak buffered \(peak) bytes, "
                     + "bound (N + 1) × largest part = \(bound) bytes: \(peak <= bound ? "within" : "EXCEEDED")")
         }
         try? FileManager.default.removeItem(at: folder)

@@ -158,8 +158,9 @@ enum NormalEquations {
     }
 }
 
-/// A naive floating player: the same drag, then the release spring integrated with
-/// semi-implicit Euler in 1 ms steps and sampled every 120 Hz frame until it rests.
+/// A naive floating player: the same drag, then the release physics stepped per frame, as
+/// players without closed forms do: a spring integrated with semi-implicit Euler in 1 ms steps
+/// and sampled every 120 Hz frame until it rests. MediaCore's player glides in closed form.
 enum EulerBaseline {
     static func simulate(layout: FloatingLayout, to end: CGPoint) -> Double {
         let spring = Spring(response: 0.45, dampingFraction: 1)

@@ -19,13 +19,17 @@ struct ReadmeExampleTests {
         session.touchBegan(at: CGPoint(x: 195, y: 428), time: 10.000)
         session.touchMoved(to: CGPoint(x: 215, y: 430), time: 10.008)
         session.touchMoved(to: CGPoint(x: 240, y: 431), time: 10.016)
-        let decision = session.touchEnded(at: CGPoint(x: 270, y: 432), time: 10.024)
+        let end = session.touchEnded(at: CGPoint(x: 270, y: 432), time: 10.024)  // .release: a throw
 
-        let target = decision?.target  // x = 338: the safe area's right edge, less margin and half the player
-        let frame = session.frame(at: 10.1)  // mid-flight: sample it at any frame rate
+        let target = end?.decision?.target  // x = 338: the safe area's right edge, less margin and half the player
+        let frame = session.frame(at: 10.05)  // mid-flight: sample it at any frame rate
         // README: end Gestures
         #expect(target?.x == 338)
-        #expect(decision?.isThrow == true)
-        #expect(frame.midX > 270)
+        #expect(end?.decision?.isThrow == true)
+        #expect(frame.midX > 270 && frame.midX < 338)
+        // The whole flight stays on screen: never past the resting edge at x = 338.
+        for millisecond in 0...1_000 {
+            #expect(session.center(at: 10.024 + Double(millisecond) / 1_000).x <= 338)
+        }
     }
 }
