@@ -88,6 +88,17 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     func run(_ parts: [DownloadPart], to destination: URL, transform: Transform?, job: DownloadJob) async throws
         -> DownloadResult
     {
+        // A range that ends past 2⁶⁴ (a hand-built or tampered part) is refused before any file
+        // or transfer: its `Range` header and its offsets could not be written.
+        var total: UInt64 = 0
+        for (index, part) in parts.enumerated() {
+            let length = part.byteRange?.length ?? 0
+            let (sum, overflow) = total.addingReportingOverflow(length)
+            guard part.byteRange?.isRepresentable ?? true, !overflow else {
+                throw DownloadError(.rangeTooLarge, part: index, url: part.url)
+            }
+            total = sum
+        }
         let files = StagingFiles(destination: destination, parts: parts)
         do {
             return try await runKeepingFiles(parts, files: files, transform: transform, job: job)
@@ -111,14 +122,16 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
 
         let positioned = parts.allSatisfy { $0.byteRange != nil }
         var offsets: [UInt64] = []
+        var expected: UInt64?
         if positioned {
             var next: UInt64 = 0
             for part in parts {
                 offsets.append(next)
+                // `run` checked that the lengths add up within 2⁶⁴.
                 next += part.byteRange?.length ?? 0
             }
+            expected = next
         }
-        let expected: UInt64? = positioned ? parts.reduce(0) { $0 + ($1.byteRange?.length ?? 0) } : nil
         var written = journal.bytesWritten
         var completed = journal.completed
         var nextToWrite = 0

@@ -52,6 +52,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         /// The server sent other bytes than those asked for: `expected` and `received` are the
         /// range asked for and what the answer said it holds.
         case wrongRange(expected: String, received: String)
+        /// A part's byte range, or the parts' total size, does not fit in 2⁶⁴ bytes.
+        case rangeTooLarge
         /// The request failed before a response arrived, until the retries ran out (a timeout
         /// included), with the transport's own error.
         case transport(HTTPTransportError)
@@ -104,6 +106,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .httpStatus(let status): "HTTP \(status)"
             case .wrongLength(let expected, let received): "expected \(expected) bytes, received \(received)"
             case .wrongRange(let expected, let received): "asked for \(expected), got \(received)"
+            case .rangeTooLarge: "the byte range ends past 2⁶⁴ bytes"
             case .transport(let error): "\(error)"
             case .file(let operation, let reason): "could not \(operation): \(reason)"
             case .playlist(let error): "the playlist cannot be parsed: \(error)"

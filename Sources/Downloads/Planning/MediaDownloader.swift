@@ -142,7 +142,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                         .wrongRange(expected: "bytes=0-0 with the total size", received: "no total size"), part: 0,
                         url: url)
                 }
-                let size = max(chunkSize, 1)
+                // At least a byte, and at most 1 TiB: a stride must fit in an `Int`.
+                let size = min(max(chunkSize, 1), 1 << 40)
                 let parts = stride(from: UInt64(0), to: total, by: Int(size)).map { offset in
                     DownloadPart(url: url, byteRange: ByteRange(length: min(size, total - offset), offset: offset))
                 }

@@ -12,6 +12,9 @@ struct StagingFiles: Sendable {
     let journalURL: URL
     let fingerprint: String
     let partCount: Int
+    /// Whether the parts are written one after another (not every part has a byte range), so
+    /// that the journal must list them in order.
+    let inOrder: Bool
 
     init(destination: URL, parts: [DownloadPart]) {
         self.destination = destination
@@ -27,6 +30,7 @@ struct StagingFiles: Sendable {
         }
         fingerprint = String(hash, radix: 16)
         partCount = parts.count
+        inOrder = !parts.allSatisfy { $0.byteRange != nil }
     }
 
     /// The journal of a download of these parts: resumed when the staging file and a matching
@@ -42,13 +46,28 @@ struct StagingFiles: Sendable {
                 if !text.hasSuffix("\n") { lines.removeLast() }
                 var completed: Set<Int> = []
                 var bytes: UInt64 = 0
+                var contiguous = 0
+                var gap = false
                 for line in lines.dropFirst() where !line.isEmpty {
                     let fields = line.split(separator: " ")
+                    // A line that is malformed, out of range, repeated, or whose length would
+                    // overflow the total ends what the journal vouches for.
                     guard fields.count == 2, let index = Int(fields[0]), let length = UInt64(fields[1]),
-                        index < partCount,
-                        completed.insert(index).inserted
+                        index >= 0, index < partCount, !completed.contains(index)
                     else { break }
-                    bytes += length
+                    let (sum, overflow) = bytes.addingReportingOverflow(length)
+                    guard !overflow else { break }
+                    if inOrder {
+                        // Written in order, the journal is a prefix 0, 1, 2…: after a gap its
+                        // bytes would not be where the file's length says.
+                        guard index == contiguous, !gap else {
+                            gap = true
+                            break
+                        }
+                        contiguous += 1
+                    }
+                    completed.insert(index)
+                    bytes = sum
                 }
                 let handle = try open(journalURL, append: true)
                 return Journal(handle: handle, completed: completed, bytesWritten: bytes)
@@ -62,8 +81,9 @@ struct StagingFiles: Sendable {
         return Journal(handle: try open(journalURL, append: true), completed: [], bytesWritten: 0)
     }
 
-    /// The staging file, created if needed; in order mode it is cut back to the bytes the journal
-    /// vouches for (a crash may have left bytes of an unrecorded part at the end).
+    /// The staging file, created if needed. Bytes past what the journal vouches for (a crash may
+    /// have left part of an unrecorded part at the end) are overwritten by the parts written
+    /// next, and cut off when the file is finished.
     func openStaging(truncatingTo bytes: UInt64) throws -> FileHandle {
         if !FileManager.default.fileExists(atPath: staging.path) {
             guard FileManager.default.createFile(atPath: staging.path, contents: nil) else {

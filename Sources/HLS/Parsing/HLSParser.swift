@@ -679,7 +679,15 @@ private struct ParserState {
                         .impossibleByteRange(reason: "no offset, and the previous segment is not a range of \(uri)"),
                         line: lineNumber, text: Self.text(start, end, in: bytes))
                 }
+                // Every kept range ends within 2⁶⁴, so the previous end cannot wrap.
                 record.rangeOffset = previous.rangeOffset + previous.rangeLength
+            }
+            // An implied offset can put the end past 2⁶⁴ where the written numbers did not.
+            guard record.rangeOffset <= UInt64.max - record.rangeLength else {
+                throw HLSParseError(
+                    .impossibleByteRange(
+                        reason: "\(record.rangeLength)@\(record.rangeOffset) (offset implied) ends past 2⁶⁴"),
+                    line: lineNumber, text: Self.text(start, end, in: bytes))
             }
         }
         if keysChanged {

@@ -256,8 +256,8 @@ extension HLSMultivariantPlaylist {
             return
                 "'\(best.groupID)' declares \(best.renditionBandwidth ?? 0) bit/s, against \(runnerUp?.renditionBandwidth ?? 0) for \(other)."
         case .measuredBitrate:
-            return "'\(best.groupID)' measures \(Int(best.measuredBitrate ?? 0)) bit/s from its byte ranges, "
-                + "against \(Int(runnerUp?.measuredBitrate ?? 0)) for \(other)."
+            return "'\(best.groupID)' measures \(AudioSelection.wholeNumber(best.measuredBitrate)) bit/s from its byte ranges, "
+                + "against \(AudioSelection.wholeNumber(runnerUp?.measuredBitrate)) for \(other)."
         case .channels:
             return
                 "'\(best.groupID)' has \(best.channels ?? 0) channels, against \(runnerUp?.channels.map(String.init) ?? "none") for \(other)."
@@ -274,20 +274,35 @@ extension HLSMultivariantPlaylist {
     }
 }
 
+extension AudioSelection {
+    /// A bit rate as a whole number for a sentence: rounded when it fits in an `Int`, written
+    /// as a decimal otherwise (a hostile playlist can measure any `Double`).
+    static func wholeNumber(_ value: Double?) -> String {
+        guard let value else { return "0" }
+        guard value.isFinite, abs(value) < 9.2e18 else { return "\(value)" }
+        return String(Int(value.rounded()))
+    }
+}
+
 extension HLSMediaPlaylist {
     /// The average bit rate from byte ranges over durations, in bits per second; `nil` when a
-    /// segment has no byte range or the duration is zero.
+    /// segment has no byte range, or the durations add up to no time (or to more than a finite
+    /// number can hold), or the rate is not a finite number.
+    ///
+    /// Ranges and durations come from the server: the sum is kept in floating point, so any
+    /// lengths add up without wrapping, and a hostile playlist gives `nil`, never a trap.
     ///
     /// - Complexity: O(*n*).
     public var averageBitrateFromByteRanges: Double? {
-        var bytes: UInt64 = 0
+        var bytes = 0.0
         var seconds = 0.0
         for segment in segments {
             guard let range = segment.byteRange else { return nil }
-            bytes &+= range.length
+            bytes += Double(range.length)
             seconds += segment.duration
         }
-        guard seconds > 0 else { return nil }
-        return Double(bytes) * 8 / seconds
+        guard seconds > 0, seconds.isFinite else { return nil }
+        let rate = bytes * 8 / seconds
+        return rate.isFinite ? rate : nil
     }
 }

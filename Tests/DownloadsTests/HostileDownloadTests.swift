@@ -1,0 +1,112 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import TestSupport
+import Testing
+
+/// Parts, journals and handles that used to trap: each is now a typed error or an exact file.
+@Suite("Downloads under hostile input")
+struct HostileDownloadTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let resource = resourceBytes(50_000, seed: 11)
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+    }
+
+    func engine(concurrency: Int = 2) -> DownloadEngine<ManualClock> {
+        DownloadEngine(concurrency: concurrency, retry: .none, clock: clock, transport: transport)
+    }
+
+    @Test(
+        "a part whose range ends past 2⁶⁴, or parts whose sizes add up past it, are refused naming the part",
+        arguments: [
+            [ByteRange(length: 10, offset: UInt64.max - 5)],
+            [ByteRange(length: UInt64.max / 2 + 1, offset: 0), ByteRange(length: UInt64.max / 2 + 1, offset: 1)],
+        ])
+    func rangesPast64Bits(ranges: [ByteRange]) async throws {
+        let url = URL(literal: "https://cdn.example/huge.bin")
+        transport.stub(url, reply: .resource(resource))
+        let folder = temporaryFolder("hostile")
+        let parts = ranges.map { DownloadPart(url: url, byteRange: $0) }
+        do {
+            _ = try await engine().download(parts, to: folder.appendingPathComponent("huge.bin"))
+            Issue.record("downloaded")
+        } catch {
+            #expect(error.kind == .rangeTooLarge)
+            #expect(error.part == ranges.count - 1)
+            #expect(error.url == url)
+        }
+        #expect(transport.requests.isEmpty)
+        #expect(files(in: folder).isEmpty)
+    }
+
+    @Test("a stored range that ends past 2⁶⁴ does not decode")
+    func decodingRefusesOverflow() {
+        let json = Data(#"{"length":10,"offset":18446744073709551610}"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ByteRange.self, from: json) }
+        let fine = Data(#"{"length":5,"offset":18446744073709551610}"#.utf8)
+        #expect((try? JSONDecoder().decode(ByteRange.self, from: fine))?.end == UInt64.max)
+    }
+
+    /// Five whole-resource parts, written in order; the run pauses after two, a line is added
+    /// to the journal by hand, and the resumed download must still be exact.
+    @Test(
+        "a tampered journal (a gap, a negative index, a length that overflows, a repeat) never corrupts the file",
+        arguments: ["3 10000\n", "-1 10000\n", "2 18446744073709551615\n2 1\n", "1 10000\n", "garbage\n"])
+    func tamperedJournal(line: String) async throws {
+        let parts = (0..<5).map { index in
+            DownloadPart(url: URL(literal: "https://cdn.example/").appendingPathComponent("part\(index).bin"))
+        }
+        for (index, part) in parts.enumerated() {
+            let bytes = resource.subdata(in: (index * 10_000)..<((index + 1) * 10_000))
+            transport.stub(part.url, reply: .response(status: 200, body: bytes, latency: .seconds(1)))
+        }
+        let folder = temporaryFolder("journal")
+        let destination = folder.appendingPathComponent("lesson.bin")
+        let first = engine(concurrency: 1).start(parts, to: destination)
+        for _ in 0..<2 {
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(1))
+        }
+        await clock.waitForSleepers(count: 1)
+        first.pause()
+        _ = try? await first.result()
+        let journal = folder.appendingPathComponent(".lesson.bin.journal")
+        let handle = try FileHandle(forWritingTo: journal)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(line.utf8))
+        try handle.close()
+        let resumed = engine(concurrency: 1).start(parts, to: destination)
+        let driver = Task {
+            while !Task.isCancelled {
+                if !clock.advanceToNextDeadline() { await Task.yield() }
+            }
+        }
+        defer { driver.cancel() }
+        let result = try await resumed.result()
+        #expect(try Data(contentsOf: destination) == resource)
+        #expect(result.partsFetched == 3)
+        #expect(files(in: folder) == ["lesson.bin"])
+    }
+
+    @Test("dropping a job's handle does not stop or crash the download: it completes, and its progress ends")
+    func droppedHandle() async throws {
+        let url = URL(literal: "https://cdn.example/dropped.bin")
+        transport.stub(url, reply: .resource(resource))
+        let folder = temporaryFolder("dropped")
+        let destination = folder.appendingPathComponent("dropped.bin")
+        let parts = (0..<5).map {
+            DownloadPart(url: url, byteRange: ByteRange(length: 10_000, offset: UInt64($0) * 10_000))
+        }
+        let progress: AsyncStream<DownloadProgress> = {
+            let job = engine().start(parts, to: destination)
+            return job.progress
+        }()
+        var last: DownloadProgress?
+        for await report in progress { last = report }
+        #expect(last?.bytesWritten == 50_000)
+        #expect(try Data(contentsOf: destination) == resource)
+    }
+}
