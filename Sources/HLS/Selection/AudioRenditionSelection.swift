@@ -256,7 +256,8 @@ extension HLSMultivariantPlaylist {
             return
                 "'\(best.groupID)' declares \(best.renditionBandwidth ?? 0) bit/s, against \(runnerUp?.renditionBandwidth ?? 0) for \(other)."
         case .measuredBitrate:
-            return "'\(best.groupID)' measures \(AudioSelection.wholeNumber(best.measuredBitrate)) bit/s from its byte ranges, "
+            return
+                "'\(best.groupID)' measures \(AudioSelection.wholeNumber(best.measuredBitrate)) bit/s from its byte ranges, "
                 + "against \(AudioSelection.wholeNumber(runnerUp?.measuredBitrate)) for \(other)."
         case .channels:
             return
