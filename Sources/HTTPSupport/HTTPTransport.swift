@@ -58,6 +58,12 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
         case other(String)
         /// The calling task was cancelled (or the transport reported `URLError.cancelled`).
         case cancelled
+        /// The request's URL has a scheme that is not allowed (only `http` and `https`, unless
+        /// the caller opts in to others): the request was not sent.
+        case disallowedScheme(String)
+        /// An `http` or `https` request was answered with a response that is not an HTTP
+        /// response, so it has no status to trust.
+        case notHTTP
     }
 
     /// What went wrong.
@@ -76,7 +82,7 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
         switch kind {
         case .timedOut: .timedOut
         case .network(let error): error.code
-        case .other, .cancelled: nil
+        case .other, .cancelled, .disallowedScheme, .notHTTP: nil
         }
     }
 
@@ -84,7 +90,7 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
     public var isTransient: Bool {
         switch kind {
         case .timedOut, .network, .other: true
-        case .cancelled: false
+        case .cancelled, .disallowedScheme, .notHTTP: false
         }
     }
 
@@ -96,6 +102,8 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
         case .network(let error): "\(place): network failure \(error.code.rawValue): \(error.localizedDescription)"
         case .other(let message): "\(place): \(message)"
         case .cancelled: "\(place): cancelled"
+        case .disallowedScheme(let scheme): "\(place): the scheme '\(scheme)' is not fetched"
+        case .notHTTP: "\(place): the answer is not an HTTP response"
         }
     }
 
@@ -111,34 +119,54 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
     }
 }
 
+/// The URL schemes MediaCore fetches unless a caller opts in to more.
+///
+/// `URLSession` also serves `file:` URLs; a catalog or playlist from a server could name one and
+/// have the app copy a local file into its own folders, so no other scheme is fetched by default.
+let httpSchemes: Set<String> = ["http", "https"]
+
 extension HTTPTransport {
     /// Sends `request`, giving up when the whole response has not arrived within `timeout` on
     /// `clock`, and types every failure.
     ///
-    /// This is the one place MediaCore applies a request deadline: the timeout is measured on
-    /// the injected clock, so a test drives it with a manual clock and never waits for real time.
+    /// This is the one place MediaCore applies a request deadline and checks what it may fetch:
+    /// the timeout is measured on the injected clock, so a test drives it with a manual clock
+    /// and never waits for real time; a URL whose scheme is not in `schemes` is refused before
+    /// it is sent; and an `http` or `https` request answered by anything but an
+    /// `HTTPURLResponse` is an error, never taken for a `200 OK`.
     ///
     /// - Parameters:
     ///   - request: The request.
     ///   - timeout: The longest the request may take, body included; `nil` leaves timing to the
     ///     transport.
     ///   - clock: The clock the timeout is measured on.
+    ///   - schemes: The schemes that may be fetched, lowercased: `http` and `https` by default.
+    ///     Other schemes (`file`, say) only when the caller opts in.
     /// - Throws: ``HTTPTransportError``: ``HTTPTransportError/Kind/timedOut(after:)`` when the
     ///   deadline passes, ``HTTPTransportError/Kind/cancelled`` when the calling task is
-    ///   cancelled, and the transport's own failure otherwise.
-    public func send<C: Clock>(_ request: URLRequest, timeout: Duration?, on clock: C)
-        async throws(HTTPTransportError) -> (Data, URLResponse)
-    where C.Duration == Duration {
+    ///   cancelled, ``HTTPTransportError/Kind/disallowedScheme(_:)`` or
+    ///   ``HTTPTransportError/Kind/notHTTP`` as above, and the transport's own failure otherwise.
+    public func send<C: Clock>(
+        _ request: URLRequest, timeout: Duration?, on clock: C, allowing schemes: Set<String> = ["http", "https"]
+    ) async throws(HTTPTransportError) -> (Data, URLResponse) where C.Duration == Duration {
+        let scheme = request.url?.scheme?.lowercased() ?? ""
+        guard schemes.contains(scheme) else { throw HTTPTransportError(.disallowedScheme(scheme), url: request.url) }
+        let answer: (Data, URLResponse)
         do {
             if let timeout {
-                return try await withDeadline(max(timeout, .zero), on: clock) { try await self.send(request) }
+                answer = try await withDeadline(max(timeout, .zero), on: clock) { try await self.send(request) }
+            } else {
+                answer = try await send(request)
             }
-            return try await send(request)
         } catch let error as DeadlineError {
             if Task.isCancelled { throw HTTPTransportError(.cancelled, url: request.url) }
             throw HTTPTransportError(.timedOut(after: error.timeout), url: request.url)
         } catch {
             throw .from(error, url: request.url)
         }
+        if httpSchemes.contains(scheme), !(answer.1 is HTTPURLResponse) {
+            throw HTTPTransportError(.notHTTP, url: request.url)
+        }
+        return answer
     }
 }

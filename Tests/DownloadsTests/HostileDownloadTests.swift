@@ -109,4 +109,41 @@ struct HostileDownloadTests {
         #expect(last?.bytesWritten == 50_000)
         #expect(try Data(contentsOf: destination) == resource)
     }
+
+    @Test(
+        "a file: or data: URL from a catalog is never downloaded: a typed error, and nothing copied",
+        arguments: ["file:///etc/passwd", "data:,secret"])
+    func localSchemes(address: String) async throws {
+        let url = try #require(URL(string: address))
+        let folder = temporaryFolder("schemes")
+        let downloader = MediaDownloader(engine: engine())
+        do {
+            _ = try await downloader.downloadFile(from: url, to: folder.appendingPathComponent("lesson.mp4")).result()
+            Issue.record("downloaded \(address)")
+        } catch {
+            guard case .transport(let failure) = error.kind, case .disallowedScheme = failure.kind else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        #expect(transport.requests.isEmpty)
+        #expect(files(in: folder).isEmpty)
+    }
+
+    @Test("an offline library asked for a local file marks the item failed and copies nothing")
+    func libraryLocalFile() async throws {
+        let folder = temporaryFolder("library")
+        let downloader = MediaDownloader(engine: engine())
+        let library = OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadFile(from: remote, to: destination)
+        }
+        try await library.download("lesson-1", from: URL(fileURLWithPath: "/etc/hosts"))
+        await library.waitForDownload("lesson-1")
+        guard case .failed(let message) = await library.state(of: "lesson-1") else {
+            Issue.record("\(await library.state(of: "lesson-1"))")
+            return
+        }
+        #expect(message.contains("file"))
+        #expect(files(in: folder) == ["offline-library.json"])
+    }
 }

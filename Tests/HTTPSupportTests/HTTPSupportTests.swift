@@ -208,6 +208,42 @@ struct TimedSendTests {
         }
     }
 
+    @Test(
+        "only http and https are fetched unless the caller opts in: file and data URLs never reach the transport",
+        arguments: ["file:///etc/passwd", "data:,hello", "ftp://files.example/a", "FILE:///private/var/mobile"])
+    func schemes(address: String) async throws {
+        let url = try #require(URL(string: address))
+        let counter = RequestCounter()
+        let transport = AnyHTTPTransport { request in
+            counter.increment()
+            return (
+                Data("secret".utf8),
+                URLResponse(url: url, mimeType: nil, expectedContentLength: 6, textEncodingName: nil)
+            )
+        }
+        let scheme = url.scheme?.lowercased() ?? ""
+        await #expect(throws: HTTPTransportError(.disallowedScheme(scheme), url: url)) {
+            try await transport.send(URLRequest(url: url), timeout: nil, on: ManualClock())
+        }
+        #expect(counter.count == 0)
+        // Opted in, the scheme is fetched, and its non-HTTP answer is accepted as the resource.
+        let (data, _) = try await transport.send(
+            URLRequest(url: url), timeout: nil, on: ManualClock(), allowing: [scheme])
+        #expect(data == Data("secret".utf8))
+        #expect(counter.count == 1)
+    }
+
+    @Test("an http request answered by a response that is not an HTTP response is an error, never a 200")
+    func notHTTP() async {
+        let url = url
+        let transport = AnyHTTPTransport { _ in
+            (Data("x".utf8), URLResponse(url: url, mimeType: nil, expectedContentLength: 1, textEncodingName: nil))
+        }
+        await #expect(throws: HTTPTransportError(.notHTTP, url: url)) {
+            try await transport.send(URLRequest(url: url), timeout: nil, on: ManualClock())
+        }
+    }
+
     @Test("transient: timeouts and network failures; a cancellation is not")
     func transience() {
         #expect(HTTPTransportError(.timedOut(after: .seconds(1)), url: url).isTransient)
@@ -231,5 +267,23 @@ struct BodyPreviewTests {
     )
     func preview(body: Data, limit: Int, expected: String) {
         #expect(bodyPreview(body, limit: limit) == expected)
+    }
+}
+
+/// Counts calls from a transport closure.
+final class RequestCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+
+    func increment() {
+        lock.lock()
+        value += 1
+        lock.unlock()
     }
 }

@@ -37,6 +37,10 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// The longest one attempt at one part may take, however slowly its bytes arrive; `nil`
     /// leaves timing to the transport.
     public let partTimeout: Duration?
+    /// The URL schemes the engine fetches: `http` and `https` unless the app opts in to more.
+    /// A part or playlist with any other scheme (`file:` from a hostile catalog, say) fails with
+    /// a ``DownloadError`` of kind ``DownloadError/Kind/transport(_:)`` before it is sent.
+    public let allowedSchemes: Set<String>
     let clock: C
     let transport: any HTTPTransport
     let randomUnit: @Sendable () -> Double
@@ -50,11 +54,14 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     ///     leaves timing to the transport.
     ///   - clock: The clock backoff delays and timeouts are measured on.
     ///   - randomUnit: A random number in `0..<1` for backoff jitter.
+    ///   - allowedSchemes: The URL schemes fetched (`http` and `https`); others only by opting in.
     ///   - transport: Sends the requests (``URLSessionTransport`` in the convenience initializer).
     public init(
         concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), partTimeout: Duration? = nil, clock: C,
-        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, transport: any HTTPTransport
+        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        allowedSchemes: Set<String> = ["http", "https"], transport: any HTTPTransport
     ) {
+        self.allowedSchemes = Set(allowedSchemes.map { $0.lowercased() })
         self.concurrency = max(1, concurrency)
         self.retry = retry
         self.partTimeout = partTimeout.map { max($0, .zero) }
@@ -208,7 +215,8 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// - Throws: ``DownloadError/Kind/transport(_:)`` naming the part, or `CancellationError`.
     func send(_ request: URLRequest, part: Int?, timed: Bool = true) async throws -> (Data, URLResponse) {
         do {
-            return try await transport.send(request, timeout: timed ? partTimeout : nil, on: clock)
+            return try await transport.send(
+                request, timeout: timed ? partTimeout : nil, on: clock, allowing: allowedSchemes)
         } catch {
             if error.kind == .cancelled { throw CancellationError() }
             throw DownloadError(.transport(error), part: part, url: request.url)

@@ -111,7 +111,7 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
         case .cancelled: .cancelled
         case .timedOut: .timedOut
         case .network(let underlying) where underlying.code == .timedOut: .timedOut
-        case .network, .other: .transport(error)
+        case .network, .other, .disallowedScheme, .notHTTP: .transport(error)
         }
     }
 }
