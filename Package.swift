@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "SliderFlow", targets: ["SliderFlow"]),
         .library(name: "HLS", targets: ["HLS"]),
         .library(name: "Downloads", targets: ["Downloads"]),
+        .library(name: "MediaContainers", targets: ["MediaContainers"]),
         .library(name: "HTTPSupport", targets: ["HTTPSupport"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
     ],
@@ -40,6 +41,8 @@ let package = Package(
         // The download engine, its jobs, staging files and journal, HLS download planning and
         // the offline library.
         .target(name: "Downloads", dependencies: ["HLS", "HTTPSupport"], swiftSettings: upcomingFeatures),
+        // Media containers in pure Swift: MPEG-TS demuxing, ADTS and ID3 reading, MP4 writing.
+        .target(name: "MediaContainers", swiftSettings: upcomingFeatures),
         // The HTTP vocabulary shared by the modules that talk to servers: one transport
         // protocol, the URLSession adapter with cancellation, one timed send on an injected
         // clock, one retry loop.
@@ -78,6 +81,12 @@ let package = Package(
         .testTarget(
             name: "HLSTests",
             dependencies: ["HLS", "TestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "MediaContainersTests",
+            dependencies: ["MediaContainers", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),

@@ -12,6 +12,7 @@ struct ModuleGraphTests {
         "HLS": ["DecimalFormatting"],
         "Progress": ["DecimalFormatting"],
         "Gestures": [],
+        "MediaContainers": [],
         "Downloads": ["HLS", "HTTPSupport"],
         "Player": ["Downloads", "Progress"],
         "Catalog": ["HTTPSupport"],

@@ -1,0 +1,110 @@
+public import Foundation
+
+/// The format of an AAC stream, as an ADTS header states it (ISO/IEC 14496-3 §1.A.2.2).
+public struct AACFormat: Hashable, Sendable, CustomStringConvertible {
+    /// The audio object type (2 is AAC LC).
+    public var objectType: UInt8
+    /// The sampling frequency index (Table 1.18).
+    public var frequencyIndex: UInt8
+    /// The channel configuration (1 mono, 2 stereo…).
+    public var channelConfiguration: UInt8
+
+    /// The sampling frequencies of Table 1.18, by index.
+    static let frequencies: [Int] = [
+        96_000, 88_200, 64_000, 48_000, 44_100, 32_000, 24_000, 22_050, 16_000, 12_000, 11_025, 8_000, 7_350,
+    ]
+
+    /// The sample rate in hertz.
+    public var sampleRate: Int {
+        Int(frequencyIndex) < Self.frequencies.count ? Self.frequencies[Int(frequencyIndex)] : 0
+    }
+
+    /// The number of channels (configuration 7 is 7.1, eight channels).
+    public var channelCount: Int {
+        channelConfiguration == 7 ? 8 : Int(channelConfiguration)
+    }
+
+    /// The two-byte AudioSpecificConfig (§1.6.2.1) that an MP4 `esds` carries: object type,
+    /// frequency index and channel configuration, then three zero flags.
+    public var audioSpecificConfig: Data {
+        let bits =
+            UInt16(objectType & 0x1F) << 11 | UInt16(frequencyIndex & 0x0F) << 7
+            | UInt16(channelConfiguration & 0x0F) << 3
+        return Data([UInt8(bits >> 8), UInt8(bits & 0xFF)])
+    }
+
+    /// `AAC object type 2, 44100 Hz, 2 channels`.
+    public var description: String { "AAC object type \(objectType), \(sampleRate) Hz, \(channelCount) channels" }
+}
+
+/// One AAC frame of an ADTS stream: 1,024 samples of raw AAC, without its header.
+public struct ADTSFrame: Hashable, Sendable {
+    /// The stream's format, from the frame's header.
+    public var format: AACFormat
+    /// The raw AAC data block.
+    public var payload: Data
+}
+
+/// Reads ADTS frames (ISO/IEC 14496-3 §1.A.2) from bytes that arrive in pieces of any size.
+///
+/// Each frame starts with the 12-bit syncword 0xFFF and states its length, so frames are read
+/// one after another; a frame split across two pieces waits for the rest.
+///
+/// - Complexity: O(*n*) in the bytes fed.
+public struct ADTSReader: Sendable {
+    private var buffer: [UInt8] = []
+    private var consumed = 0
+
+    /// Creates a reader.
+    public init() {}
+
+    /// Feeds bytes and returns the frames they completed.
+    ///
+    /// - Throws: ``ContainerError/Kind/malformedADTS(reason:)`` with the offset of the frame, for
+    ///   a missing syncword, a reserved sampling frequency, a frame shorter than its header, or
+    ///   a frame of several raw data blocks.
+    public mutating func append(_ data: Data) throws(ContainerError) -> [ADTSFrame] {
+        buffer.append(contentsOf: data)
+        var frames: [ADTSFrame] = []
+        var index = 0
+        while buffer.count - index >= 7 {
+            let header = buffer[index..<(index + 7)]
+            let start = header.startIndex
+            guard header[start] == 0xFF, header[start + 1] & 0xF0 == 0xF0 else {
+                throw ContainerError(.malformedADTS(reason: "no syncword"), offset: consumed + index)
+            }
+            let protectionAbsent = header[start + 1] & 0x01 != 0
+            let profile = (header[start + 2] >> 6) & 0x03
+            let frequency = (header[start + 2] >> 2) & 0x0F
+            let channels = (header[start + 2] & 0x01) << 2 | (header[start + 3] >> 6) & 0x03
+            let length = Int(header[start + 3] & 0x03) << 11 | Int(header[start + 4]) << 3 | Int(header[start + 5] >> 5)
+            let blocks = Int(header[start + 6] & 0x03) + 1
+            let headerLength = protectionAbsent ? 7 : 9
+            guard frequency < 13 else {
+                throw ContainerError(
+                    .malformedADTS(reason: "reserved sampling frequency index \(frequency)"), offset: consumed + index)
+            }
+            guard length > headerLength else {
+                throw ContainerError(
+                    .malformedADTS(reason: "a frame of \(length) bytes, shorter than its header"),
+                    offset: consumed + index)
+            }
+            guard blocks == 1 else {
+                throw ContainerError(
+                    .malformedADTS(reason: "\(blocks) raw data blocks in one frame are not supported"),
+                    offset: consumed + index)
+            }
+            guard buffer.count - index >= length else { break }
+            let format = AACFormat(objectType: profile + 1, frequencyIndex: frequency, channelConfiguration: channels)
+            frames.append(
+                ADTSFrame(format: format, payload: Data(buffer[(index + headerLength)..<(index + length)])))
+            index += length
+        }
+        buffer.removeFirst(index)
+        consumed += index
+        return frames
+    }
+
+    /// The bytes fed but not yet read as a frame (a frame still incomplete).
+    public var pendingByteCount: Int { buffer.count }
+}
