@@ -40,7 +40,8 @@ let package = Package(
         .target(name: "HLS", dependencies: ["DecimalFormatting"], swiftSettings: upcomingFeatures),
         // The download engine, its jobs, staging files and journal, HLS download planning and
         // the offline library.
-        .target(name: "Downloads", dependencies: ["HLS", "HTTPSupport"], swiftSettings: upcomingFeatures),
+        .target(
+            name: "Downloads", dependencies: ["HLS", "HTTPSupport", "MediaContainers"], swiftSettings: upcomingFeatures),
         // Media containers in pure Swift: MPEG-TS demuxing, ADTS and ID3 reading, MP4 writing.
         .target(name: "MediaContainers", swiftSettings: upcomingFeatures),
         // The HTTP vocabulary shared by the modules that talk to servers: one transport
@@ -92,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DownloadsTests",
-            dependencies: ["Downloads", "HLS", "HTTPSupport", "TestSupport"],
+            dependencies: ["Downloads", "HLS", "HTTPSupport", "MediaContainers", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),

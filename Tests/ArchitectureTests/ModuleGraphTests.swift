@@ -13,7 +13,7 @@ struct ModuleGraphTests {
         "Progress": ["DecimalFormatting"],
         "Gestures": [],
         "MediaContainers": [],
-        "Downloads": ["HLS", "HTTPSupport"],
+        "Downloads": ["HLS", "HTTPSupport", "MediaContainers"],
         "Player": ["Downloads", "Progress"],
         "Catalog": ["HTTPSupport"],
         "SliderFlow": ["HTTPSupport"],

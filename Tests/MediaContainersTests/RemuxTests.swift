@@ -3,46 +3,6 @@ import MediaContainers
 import TestSupport
 import Testing
 
-/// The boxes of an MP4 file, read back to check what the writer wrote (ISO/IEC 14496-12 §4.2).
-struct BoxReader {
-    let bytes: [UInt8]
-
-    func uint32(_ at: Int) -> UInt32 { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
-    func uint64(_ at: Int) -> UInt64 { bytes[at..<(at + 8)].reduce(0) { $0 << 8 | UInt64($1) } }
-    func type(_ at: Int) -> String { String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self) }
-
-    /// The top-level boxes from `start` to `end`: type, start of the box, its size.
-    func boxes(from start: Int = 0, to end: Int? = nil) -> [(type: String, start: Int, size: Int)] {
-        var result: [(String, Int, Int)] = []
-        var at = start
-        let end = end ?? bytes.count
-        while at + 8 <= end {
-            var size = Int(uint32(at))
-            if size == 1 { size = Int(uint64(at + 8)) }
-            guard size >= 8, at + size <= end else { break }
-            result.append((type(at), at, size))
-            at += size
-        }
-        return result
-    }
-
-    /// The box at a path of types below the top level, such as `["moov", "trak", "mdia"]`.
-    func find(_ path: [String]) -> (start: Int, size: Int)? {
-        var range = (start: 0, end: bytes.count)
-        var found: (Int, Int)?
-        for (depth, name) in path.enumerated() {
-            let headerSkip = depth == 0 ? 0 : 8
-            // `stsd` and `mp4a` hold fields before their children.
-            let extra = ["stsd": 8, "mp4a": 28][path[max(depth - 1, 0)]] ?? 0
-            let children = boxes(from: range.start + headerSkip + (depth == 0 ? 0 : extra), to: range.end)
-            guard let box = children.first(where: { $0.type == name }) else { return nil }
-            found = (box.start, box.size)
-            range = (box.start, box.start + box.size)
-        }
-        return found
-    }
-}
-
 @Suite("Remuxing to MP4 (ISO/IEC 14496-12, -14)")
 struct RemuxTests {
     static func remux(_ segments: [Data], parts: Int = 1) throws -> (url: URL, seconds: Double) {
@@ -67,7 +27,7 @@ struct RemuxTests {
     @Test("an AAC transport stream becomes an .m4a: ftyp, mdat, moov with the sample tables of every frame")
     func audioFile() throws {
         let (url, seconds) = try Self.remux([try Facts.data("audio-aac.ts")])
-        let file = BoxReader(bytes: [UInt8](try Data(contentsOf: url)))
+        let file = MP4BoxReader(bytes: [UInt8](try Data(contentsOf: url)))
         #expect(file.boxes().map(\.type) == ["ftyp", "mdat", "moov"])
         #expect(abs(seconds - 131 * 1_024 / 44_100) < 1e-9)
         let stsz = try #require(file.find(["moov", "trak", "mdia", "minf", "stbl", "stsz"]))
@@ -81,7 +41,7 @@ struct RemuxTests {
     func esds() throws {
         let (url, _) = try Self.remux([try Facts.data("audio-aac.ts")])
         let bytes = [UInt8](try Data(contentsOf: url))
-        let file = BoxReader(bytes: bytes)
+        let file = MP4BoxReader(bytes: bytes)
         let stsd = try #require(file.find(["moov", "trak", "mdia", "minf", "stbl", "stsd"]))
         let entry = Array(bytes[stsd.start..<(stsd.start + stsd.size)])
         // DecoderSpecificInfo: tag 5, a four-byte length of 2, then the two config bytes.
@@ -104,8 +64,8 @@ struct RemuxTests {
         let segments = try names.map { try Facts.data("hls-audio/\($0)") }
         let (url, seconds) = try Self.remux(segments, parts: 3)
         #expect(abs(seconds - 131 * 1_024 / 44_100) < 1e-9)
-        let joined = BoxReader(bytes: [UInt8](try Data(contentsOf: url)))
-        let single = BoxReader(
+        let joined = MP4BoxReader(bytes: [UInt8](try Data(contentsOf: url)))
+        let single = MP4BoxReader(
             bytes: [UInt8](try Data(contentsOf: try Self.remux([try Facts.data("audio-aac.ts")]).url)))
         let stsz = ["moov", "trak", "mdia", "minf", "stbl", "stsz"]
         let a = try #require(joined.find(stsz))
@@ -123,6 +83,28 @@ struct RemuxTests {
         let packed = try Data(contentsOf: try Self.remux(segments, parts: 5).url)
         let transport = try Data(contentsOf: try Self.remux([try Facts.data("audio-aac.ts")]).url)
         #expect(packed == transport)
+    }
+
+    @Test(
+        "segments concatenated into one file (as a download writes them) remux like separate segments",
+        arguments: ["transport stream", "packed audio"])
+    func concatenated(kind: String) throws {
+        let single = try Data(contentsOf: try Self.remux([try Facts.data("audio-aac.ts")]).url)
+        let joined: Data
+        if kind == "transport stream" {
+            joined = try ["seg0.ts", "seg1.ts", "seg2.ts", "seg3.ts"].reduce(into: Data()) {
+                $0.append(try Facts.data("hls-audio/\($1)"))
+            }
+        } else {
+            let frames = try Facts.aacFrames(try Facts.demux(try Facts.data("audio-aac.ts")).packets)
+            joined = stride(from: 0, to: frames.count, by: 44).reduce(into: Data()) { data, start in
+                data.append(AudioFramingTests.id3(timestamp: Int64(start) * 2_048))
+                data.append(AudioFramingTests.adts(Array(frames[start..<min(start + 44, frames.count)])))
+            }
+        }
+        for parts in [1, 3, 50] {
+            #expect(try Data(contentsOf: try Self.remux([joined], parts: parts).url) == single, "\(parts) parts")
+        }
     }
 
     @Test("a damaged segment is an error naming it; a stream without AAC is refused")

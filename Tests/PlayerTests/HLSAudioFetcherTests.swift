@@ -24,9 +24,13 @@ struct CirclePlayerFetchTests {
             reply: .response(status: 200, body: try fixtures.data("hls/arkiva/hls_a192K_v4.m3u8")))
         transport.stub(
             base.appendingPathComponent("hls_a256K.ts"),
-            reply: .resource(resourceBytes(8_209_772, seed: 2), latency: .milliseconds(100)))
+            reply: .resource(
+                Data(
+                    syntheticTransportStream(
+                        packetCount: 8_209_772 / 188, seed: [UInt8](try fixtures.data("audio-aac.ts")))),
+                latency: .milliseconds(100)))
         let downloader = MediaDownloader(engine: DownloadEngine(clock: clock, transport: transport))
-        let destination = temporaryFolder().appendingPathComponent("circle.ts")
+        let destination = temporaryFolder().appendingPathComponent("circle.m4a")
         let fetcher = HLSAudioFetcher(
             masterURL: base.appendingPathComponent("hls_index.m3u8"), destination: destination, downloader: downloader)
         let output = FakeAudioOutput()
@@ -39,7 +43,10 @@ struct CirclePlayerFetchTests {
         }
         await model.waitUntilSettled()
         #expect(model.state == .playing(file: destination))
-        #expect(output.calls == ["play circle.ts"])
+        #expect(output.calls == ["play circle.m4a"])
+        // What the audio output is given is an MPEG-4 audio file, not MPEG-TS.
+        let head = try Data(contentsOf: destination).prefix(8)
+        #expect(head.suffix(4) == Data("ftyp".utf8))
         #expect(Set(fills).count > 5)
         #expect(zip(fills, fills.dropFirst()).allSatisfy { $0 <= $1 })
     }

@@ -1,6 +1,7 @@
 public import Foundation
 public import HLS
 public import HTTPSupport
+public import MediaContainers
 
 /// How far a download has come.
 public struct DownloadProgress: Hashable, Sendable {
@@ -67,6 +68,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         /// A playlist parsed but cannot be downloaded as asked; the reason says why (no audio,
         /// several initialisation sections, a redirect to another scheme…).
         case unusablePlaylist(reason: String)
+        /// The downloaded segments could not be remuxed into a playable file.
+        case container(ContainerError)
         /// The stream's segments are encrypted with this method and no decryptor was supplied.
         case encrypted(method: String)
         /// The playlist is live (no `#EXT-X-ENDLIST`): it has no end to download.
@@ -112,6 +115,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .playlist(let error): "the playlist cannot be parsed: \(error)"
             case .uri(let error): "a URI cannot be resolved: \(error)"
             case .unusablePlaylist(let reason): "the playlist cannot be downloaded: \(reason)"
+            case .container(let error): "the segments cannot be remuxed: \(error)"
             case .encrypted(let method): "the segments are encrypted (\(method)) and no decryptor was supplied"
             case .liveStream: "a live playlist has no end to download"
             case .cancelled: "the download was cancelled"

@@ -1,6 +1,7 @@
 public import Foundation
 public import HLS
 import HTTPSupport
+import MediaContainers
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -16,6 +17,10 @@ public struct HLSAudioPlan: Hashable, Sendable {
     public var parts: [DownloadPart]
     /// The keys in effect for each part (empty for clear parts).
     public var keys: [[HLSKey]]
+    /// Whether the first part is an initialisation section (`EXT-X-MAP`): the segments are
+    /// fragmented MP4, which joined after their one initialisation section already form a
+    /// playable fragmented MP4 file.
+    public var hasInitializationSection: Bool
 }
 
 /// Downloads media for offline use: an HLS stream's best audio track, or a single large file.
@@ -30,12 +35,20 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: HLS audio
 
-    /// Downloads the highest-quality audio track of the HLS stream at `masterURL` into one file.
+    /// Downloads the highest-quality audio track of the HLS stream at `masterURL` into one file
+    /// that audio players open: an MPEG-4 audio file (name it `.m4a`).
     ///
     /// The master playlist is fetched and parsed, the best audio rendition chosen (see
-    /// ``HLSMultivariantPlaylist/highestQualityAudio(preferredLanguages:)``), its media playlist
-    /// fetched, and its initialisation section and segments downloaded, in order, into
-    /// `destination`. Encrypted segments need a `decryptor`; live playlists are refused.
+    /// `HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:)`), its media playlist
+    /// fetched, and its segments downloaded, in order. Segments in MPEG-2 transport streams or
+    /// packed audio (ADTS with ID3 timestamps) are then remuxed, by `MediaContainers`'
+    /// `AudioRemuxer`, into an `.m4a` with sample tables, which `AVAudioPlayer` and `AVPlayer`
+    /// open and seek in (neither plays a local `.ts` or `.m3u8`). Fragmented MP4 segments are
+    /// written after their one initialisation section and already form a fragmented MP4 file.
+    /// The segments are staged in a hidden file beside `destination` and the result is renamed
+    /// into place only when complete: a download is either a playable file or absent.
+    ///
+    /// Encrypted segments need a `decryptor`; live playlists are refused.
     public func downloadHLSAudio(
         from masterURL: URL, to destination: URL, preferredLanguages: [String] = [],
         decryptor: (any SegmentDecryptor)? = nil
@@ -50,8 +63,53 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                         ? try await decryptor.decrypt(data, keys: keys[index], partIndex: index) : data
                 }
             }
-            return try await engine.run(plan.parts, to: destination, transform: transform, job: job)
+            guard !plan.hasInitializationSection else {
+                return try await engine.run(plan.parts, to: destination, transform: transform, job: job)
+            }
+            let folder = destination.deletingLastPathComponent()
+            let segments = folder.appendingPathComponent(".\(destination.lastPathComponent).segments")
+            let downloaded = try await engine.run(plan.parts, to: segments, transform: transform, job: job)
+            // The joined segments are only an intermediate: gone whether the remux succeeds or not.
+            defer { try? FileManager.default.removeItem(at: segments) }
+            let byteCount = try Self.remuxAudio(segments, to: destination)
+            return DownloadResult(
+                file: destination, byteCount: byteCount, partsFetched: downloaded.partsFetched,
+                peakBufferedBytes: downloaded.peakBufferedBytes)
         }
+    }
+
+    /// Remuxes the joined segments in `segments` into an `.m4a` at `destination`, reading a
+    /// mebibyte at a time, through a hidden temporary file renamed into place.
+    ///
+    /// - Returns: The size of the file written.
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/container(_:)`` or
+    ///   ``DownloadError/Kind/file(operation:reason:)``; nothing is left at `destination`.
+    static func remuxAudio(_ segments: URL, to destination: URL) throws(DownloadError) -> UInt64 {
+        let temporary = destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).remux")
+        do {
+            let input = try FileHandle(forReadingFrom: segments)
+            defer { try? input.close() }
+            var remuxer = try AudioRemuxer(destination: temporary)
+            try remuxer.startSegment(0)
+            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+                try remuxer.append(chunk)
+            }
+            try remuxer.finish()
+        } catch let error as ContainerError {
+            try? FileManager.default.removeItem(at: temporary)
+            throw DownloadError(.container(error), path: segments.path)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw DownloadError(.file(operation: "remux", reason: error.localizedDescription), path: segments.path)
+        }
+        // rename(2) replaces the destination atomically.
+        guard rename(temporary.path, destination.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw DownloadError(.file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.uint64Value
+        return size ?? 0
     }
 
     /// Works out what ``downloadHLSAudio(from:to:preferredLanguages:decryptor:)`` fetches.
@@ -113,7 +171,9 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                     byteRange: segment.byteRange.map(ByteRange.init)))
             keys.append(segment.keys)
         }
-        return HLSAudioPlan(selection: selection, mediaPlaylistURL: mediaURL, parts: parts, keys: keys)
+        return HLSAudioPlan(
+            selection: selection, mediaPlaylistURL: mediaURL, parts: parts, keys: keys,
+            hasInitializationSection: !maps.isEmpty)
     }
 
     // MARK: Single files

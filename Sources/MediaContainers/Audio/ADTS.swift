@@ -70,6 +70,8 @@ public struct ADTSReader: Sendable {
         while buffer.count - index >= 7 {
             let header = buffer[index..<(index + 7)]
             let start = header.startIndex
+            // An ID3 tag where a frame should start stops reading; ``takeID3Tag()`` removes it.
+            if header[start] == 0x49, header[start + 1] == 0x44, header[start + 2] == 0x33 { break }
             guard header[start] == 0xFF, header[start + 1] & 0xF0 == 0xF0 else {
                 throw ContainerError(.malformedADTS(reason: "no syncword"), offset: consumed + index)
             }
@@ -107,4 +109,19 @@ public struct ADTSReader: Sendable {
 
     /// The bytes fed but not yet read as a frame (a frame still incomplete).
     public var pendingByteCount: Int { buffer.count }
+
+    /// Removes an ID3 tag waiting where the next frame should start (packed audio segments
+    /// joined into one stream) and returns how many of its bytes are still to come and the
+    /// bytes after it; `nil` when no tag is there, or its header is not complete yet.
+    ///
+    /// - Throws: ``ContainerError/Kind/malformedID3(reason:)`` for a malformed tag header.
+    mutating func takeID3Tag() throws(ContainerError) -> (skip: Int, rest: Data)? {
+        guard buffer.count >= 10, buffer[0] == 0x49, buffer[1] == 0x44, buffer[2] == 0x33 else { return nil }
+        guard let tag = try ID3Tag.read(Data(buffer.prefix(10))) else { return nil }
+        let available = min(tag.length, buffer.count)
+        let rest = Data(buffer[available...])
+        buffer.removeAll()
+        consumed += available
+        return (tag.length - available, rest)
+    }
 }

@@ -111,7 +111,28 @@ public struct AudioRemuxer: ~Copyable {
                 try feed(data.dropFirst(skipped))
             }
         case .adts:
-            for frame in try adts.append(data) { try writer.append(frame) }
+            try appendADTS(data)
+        }
+    }
+
+    /// Reads ADTS frames; an ID3 tag between frames (packed audio segments concatenated into one
+    /// file) is skipped.
+    private mutating func appendADTS(_ data: Data) throws(ContainerError) {
+        var bytes = data
+        while !bytes.isEmpty {
+            if case .packedAudio(let skipping) = layout {
+                let skipped = min(skipping, bytes.count)
+                bytes = bytes.dropFirst(skipped)
+                layout = skipping - skipped > 0 ? .packedAudio(skipping: skipping - skipped) : .adts
+                continue
+            }
+            for frame in try adts.append(bytes) { try writer.append(frame) }
+            bytes = Data()
+            // A tag where the next frame should start: skip it and go on with what follows.
+            if let tag = try adts.takeID3Tag() {
+                layout = .packedAudio(skipping: tag.skip)
+                bytes = tag.rest
+            }
         }
     }
 

@@ -66,7 +66,10 @@ public struct ElementaryStreamPacket: Hashable, Sendable {
 /// same packets.
 ///
 /// An HLS download is a sequence of segments: call ``startSegment(_:)`` before each, so errors
-/// name the segment and the continuity counters restart (segments are separate files).
+/// name the segment and the continuity counters restart (segments are separate files). Segments
+/// concatenated into one file can also be fed as one stream: a counter that restarts where a new
+/// PES packet or table starts, with nothing of its PID half-assembled, is taken for a segment
+/// boundary; a gap anywhere else is ``ContainerError/Kind/continuityError(pid:expected:found:)``.
 ///
 /// - Complexity: O(*n*) in the bytes fed; memory holds one incomplete transport packet and one
 ///   incomplete PES packet per stream.
@@ -205,7 +208,11 @@ public struct TransportStreamDemuxer: Sendable {
         if let previous = continuity[pid], !discontinuity {
             if counter == previous { return }
             let expected = (previous + 1) & 0x0F
-            guard counter == expected else {
+            // Concatenated HLS segments restart their counters: a jump where a new unit starts,
+            // with nothing of this PID half-assembled, is such a boundary, not a loss. Anywhere
+            // else it means lost packets.
+            let boundary = payloadStart && pending[pid] == nil && sections[pid] == nil
+            guard counter == expected || boundary else {
                 throw ContainerError(
                     .continuityError(pid: pid, expected: expected, found: counter), segment: segment, offset: offset)
             }

@@ -2,7 +2,9 @@ public import Downloads
 public import Foundation
 
 /// The circle player's fetcher, backed by the download engine: the circle fills from real
-/// progress, and a tap that cancels the fetch cancels the transfers.
+/// progress, a tap that cancels the fetch cancels the transfers, and the file it ends with is an
+/// MPEG-4 audio file (name the destination `.m4a`) that `AVAudioPlayer` opens, remuxed from the
+/// stream's transport stream or packed audio segments (see `MediaDownloader.downloadHLSAudio`).
 public struct HLSAudioFetcher<C: Clock>: AudioFetcher where C.Duration == Duration {
     /// The stream to fetch.
     public let masterURL: URL
