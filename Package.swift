@@ -126,7 +126,8 @@ let package = Package(
         .executableTarget(
             name: "benchmarks",
             dependencies: [
-                "BenchmarkHarness", "Progress", "Gestures", "Player", "HLS", "Downloads", "Catalog", "SliderFlow",
+                "BenchmarkHarness", "Progress", "Gestures", "Player", "HLS", "Downloads", "MediaContainers", "Catalog",
+                "SliderFlow",
                 "HTTPSupport", "TestSupport",
             ],
             path: "Benchmarks/Runner",

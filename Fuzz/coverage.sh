@@ -9,7 +9,7 @@ set -euo pipefail
 script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$script")"
 target="${1:?usage: coverage.sh TARGET|all}"
-all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library)
+all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3)
 if [[ "$target" == all ]]; then
     for each in "${all_targets[@]}"; do "$script" "$each"; done
     exit 0
@@ -26,6 +26,9 @@ case "$target" in
     progress-state) files=(Progress/Persistence/ProgressFormat.swift) ;;
     catalog-store) files=(Catalog/Store/CatalogStore.swift Catalog/Store/CRC32.swift) ;;
     offline-library) files=(Downloads/Library/OfflineLibrary.swift) ;;
+    ts-demuxer) files=(MediaContainers/TransportStream/TransportStreamDemuxer.swift) ;;
+    adts) files=(MediaContainers/Audio/ADTS.swift) ;;
+    id3) files=(MediaContainers/Audio/ID3Tag.swift) ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 corpus="out/$target/corpus"
@@ -37,7 +40,7 @@ profdata="$toolchain/llvm-profdata"; [[ -x "$profdata" ]] || profdata=llvm-profd
 cov="$toolchain/llvm-cov"; [[ -x "$cov" ]] || cov=llvm-cov
 
 scratch=.build-coverage
-modules=(DecimalFormatting HTTPSupport HLS Progress Downloads Player Catalog SliderFlow)
+modules=(DecimalFormatting HTTPSupport HLS MediaContainers Progress Downloads Player Catalog SliderFlow)
 for module in "${modules[@]}"; do
     swift build -c release --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
         -Xswiftc -sanitize=fuzzer -Xswiftc -profile-generate -Xswiftc -profile-coverage-mapping >&2

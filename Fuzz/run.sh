@@ -3,7 +3,7 @@
 #   Fuzz/run.sh TARGET SECONDS        e.g. Fuzz/run.sh hls 600
 #   Fuzz/run.sh all SECONDS           every target in turn
 # Targets: hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state
-#          catalog-store offline-library.
+#          catalog-store offline-library ts-demuxer adts id3.
 #
 # SwiftPM cannot link a libFuzzer executable (it aliases `main` to a module entry point that a
 # fuzzer target does not have), so the library modules are built by SwiftPM with the sanitizers
@@ -15,7 +15,7 @@ script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$script")"
 target="${1:?usage: run.sh TARGET|all SECONDS}"
 seconds="${2:-60}"
-all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library)
+all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3)
 if [[ "$target" == all ]]; then
     for each in "${all_targets[@]}"; do
         echo "=== $each"
@@ -25,7 +25,7 @@ if [[ "$target" == all ]]; then
 fi
 
 scratch=.build
-modules=(DecimalFormatting HTTPSupport HLS Progress Downloads Player Catalog SliderFlow)
+modules=(DecimalFormatting HTTPSupport HLS MediaContainers Progress Downloads Player Catalog SliderFlow)
 for module in "${modules[@]}"; do
     swift build -c release --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
         -Xswiftc -sanitize=fuzzer,address >&2
@@ -49,6 +49,10 @@ case "$target" in
     progress-state) printf '%s' '{"completed":false,"duration":600,"format":"mediacore.watch-progress","resume":{"deviceID":"ipad","position":30,"recordedAt":1763700000},"timeSpent":{"ipad":41.5},"version":1,"watched":[[0,12.5],[14,30]]}' > "$corpus/sample" ;;
     attribute-list) printf '%s' 'AVERAGE-BANDWIDTH=2000,CODECS="avc1.64001f,mp4a.40.2",RESOLUTION=1280x720,FRAME-RATE=29.97,AUDIO="a",HDCP-LEVEL=TYPE-0' > "$corpus/variant" ;;
     catalog-store) printf '%s' 'seed' > "$corpus/seed" ;;
+    ts-demuxer) cp -n "$root"/Tests/MediaContainersTests/Fixtures/hls-audio/seg3.ts "$corpus"/ 2>/dev/null || true
+        head -c 4136 "$root"/Tests/MediaContainersTests/Fixtures/av-h264-aac.ts > "$corpus/av-start" ;;
+    adts) printf '\xff\xf1\x50\x80\x01\x7f\xfc\x21\x00' > "$corpus/frame" ;;
+    id3) printf 'ID3\x04\x00\x00\x00\x00\x00\x3f' > "$corpus/header" ;;
     offline-library) printf '%s' '{"items":{"13":{"remoteURL":"https://m.example/v.mp4","state":{"downloaded":{"byteCount":5000,"fileName":"13-1a2b.mp4"}}},"7":{"remoteURL":"https://m.example/v.mp4","state":{"downloading":{"fraction":0.5}}}},"version":1}' > "$corpus/sample" ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
 esac

@@ -5,7 +5,7 @@ import Foundation
 func allBenchmarks(quick: Bool) -> [Benchmark] {
     ProgressBenchmarks.cases(quick: quick) + GesturesBenchmarks.cases(quick: quick)
         + PlayerBenchmarks.cases(quick: quick) + HLSBenchmarks.cases(quick: quick)
-        + DownloadBenchmarks.cases(quick: quick)
+        + DownloadBenchmarks.cases(quick: quick) + ContainerBenchmarks.cases(quick: quick)
         + CatalogBenchmarks.cases(quick: quick)
 }
 

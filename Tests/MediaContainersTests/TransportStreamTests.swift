@@ -101,6 +101,30 @@ struct TransportStreamTests {
         }
     }
 
+    @Test("§2.4.3.7: PTS past the 33-bit wrap (every 26.5 hours) keeps increasing after unwrapping")
+    func wraparound() throws {
+        let start: Int64 = (1 << 33) - 90_000 * 2  // two seconds before the wrap
+        let stream = TransportStreamBuilder.audioStream(pesCount: 200, startPTS: start)
+        let (packets, streams) = try Facts.demux(Data(stream))
+        #expect(Array(streams.values) == [.adtsAAC])
+        let times = packets.compactMap(\.presentationTime)
+        #expect(times.count == 200)
+        #expect(times.first == start)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+        #expect((times.last ?? 0) > 1 << 33)
+        // Written as 33 bits, each is its unwrapped value modulo 2³³.
+        let expected = (0..<200).map { start + Int64($0) * 1_024 * 90_000 / 44_100 }
+        #expect(times == expected)
+    }
+
+    @Test("a built stream demuxes and remuxes: 300 frames in 150 PES packets")
+    func builtStream() throws {
+        let stream = Data(TransportStreamBuilder.audioStream(pesCount: 150, framesPerPES: 2))
+        let frames = try Facts.aacFrames(try Facts.demux(stream).packets)
+        #expect(frames.count == 300)
+        #expect(frames.allSatisfy { $0.payload.count == 200 })
+    }
+
     @Test("§2.4.3.2: a packet without the sync byte is an error naming its offset; nothing before it is lost")
     func lostSync() throws {
         var data = try Facts.data("audio-aac.ts")

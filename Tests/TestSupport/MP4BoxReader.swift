@@ -68,4 +68,3 @@ public struct MP4BoxReader {
         return found
     }
 }
-

@@ -106,9 +106,11 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         // rename(2) replaces the destination atomically.
         guard rename(temporary.path, destination.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
-            throw DownloadError(.file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
+            throw DownloadError(
+                .file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
         }
-        let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.uint64Value
+        let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?
+            .uint64Value
         return size ?? 0
     }
 

@@ -64,47 +64,86 @@ public struct ADTSReader: Sendable {
     ///   a missing syncword, a reserved sampling frequency, a frame shorter than its header, or
     ///   a frame of several raw data blocks.
     public mutating func append(_ data: Data) throws(ContainerError) -> [ADTSFrame] {
-        buffer.append(contentsOf: data)
         var frames: [ADTSFrame] = []
-        var index = 0
-        while buffer.count - index >= 7 {
-            let header = buffer[index..<(index + 7)]
-            let start = header.startIndex
-            // An ID3 tag where a frame should start stops reading; ``takeID3Tag()`` removes it.
-            if header[start] == 0x49, header[start + 1] == 0x44, header[start + 2] == 0x33 { break }
-            guard header[start] == 0xFF, header[start + 1] & 0xF0 == 0xF0 else {
-                throw ContainerError(.malformedADTS(reason: "no syncword"), offset: consumed + index)
+        try read(data) { format, payload in frames.append(ADTSFrame(format: format, payload: Data(payload))) }
+        return frames
+    }
+
+    /// Feeds bytes and hands each completed frame's format and payload to `body`, without
+    /// copying the payload: the remuxer's path, where frames go straight into the file.
+    mutating func read(
+        _ data: Data, _ body: (AACFormat, UnsafeRawBufferPointer) throws(ContainerError) -> Void
+    ) throws(ContainerError) {
+        var failure: ContainerError?
+        var used = 0
+        // Whole frames are read straight from `data` when nothing is pending, the usual case for
+        // PES packets that hold whole frames; only a frame cut at the end is copied aside.
+        if buffer.isEmpty {
+            data.withUnsafeBytes { raw in
+                do throws(ContainerError) {
+                    used = try Self.frames(in: raw, startingAt: consumed, body)
+                } catch {
+                    failure = error
+                }
             }
-            let protectionAbsent = header[start + 1] & 0x01 != 0
-            let profile = (header[start + 2] >> 6) & 0x03
-            let frequency = (header[start + 2] >> 2) & 0x0F
-            let channels = (header[start + 2] & 0x01) << 2 | (header[start + 3] >> 6) & 0x03
-            let length = Int(header[start + 3] & 0x03) << 11 | Int(header[start + 4]) << 3 | Int(header[start + 5] >> 5)
-            let blocks = Int(header[start + 6] & 0x03) + 1
+            if let failure { throw failure }
+            buffer.append(contentsOf: data.dropFirst(used))
+        } else {
+            buffer.append(contentsOf: data)
+            buffer.withUnsafeBytes { raw in
+                do throws(ContainerError) {
+                    used = try Self.frames(in: raw, startingAt: consumed, body)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+            buffer.removeFirst(used)
+        }
+        consumed += used
+    }
+
+    /// Hands the whole frames at the start of `bytes` to `body` and returns how many bytes they
+    /// took; `offset` is the stream offset of `bytes`, for errors.
+    private static func frames(
+        in bytes: UnsafeRawBufferPointer, startingAt offset: Int,
+        _ body: (AACFormat, UnsafeRawBufferPointer) throws(ContainerError) -> Void
+    ) throws(ContainerError) -> Int {
+        var index = 0
+        while bytes.count - index >= 7 {
+            // An ID3 tag where a frame should start stops reading; ``takeID3Tag()`` removes it.
+            if bytes[index] == 0x49, bytes[index + 1] == 0x44, bytes[index + 2] == 0x33 { break }
+            guard bytes[index] == 0xFF, bytes[index + 1] & 0xF0 == 0xF0 else {
+                throw ContainerError(.malformedADTS(reason: "no syncword"), offset: offset + index)
+            }
+            let protectionAbsent = bytes[index + 1] & 0x01 != 0
+            let profile = (bytes[index + 2] >> 6) & 0x03
+            let frequency = (bytes[index + 2] >> 2) & 0x0F
+            let channels = (bytes[index + 2] & 0x01) << 2 | (bytes[index + 3] >> 6) & 0x03
+            let length =
+                Int(bytes[index + 3] & 0x03) << 11 | Int(bytes[index + 4]) << 3 | Int(bytes[index + 5] >> 5)
+            let blocks = Int(bytes[index + 6] & 0x03) + 1
             let headerLength = protectionAbsent ? 7 : 9
             guard frequency < 13 else {
                 throw ContainerError(
-                    .malformedADTS(reason: "reserved sampling frequency index \(frequency)"), offset: consumed + index)
+                    .malformedADTS(reason: "reserved sampling frequency index \(frequency)"), offset: offset + index)
             }
             guard length > headerLength else {
                 throw ContainerError(
                     .malformedADTS(reason: "a frame of \(length) bytes, shorter than its header"),
-                    offset: consumed + index)
+                    offset: offset + index)
             }
             guard blocks == 1 else {
                 throw ContainerError(
                     .malformedADTS(reason: "\(blocks) raw data blocks in one frame are not supported"),
-                    offset: consumed + index)
+                    offset: offset + index)
             }
-            guard buffer.count - index >= length else { break }
+            guard bytes.count - index >= length else { break }
             let format = AACFormat(objectType: profile + 1, frequencyIndex: frequency, channelConfiguration: channels)
-            frames.append(
-                ADTSFrame(format: format, payload: Data(buffer[(index + headerLength)..<(index + length)])))
+            try body(format, UnsafeRawBufferPointer(rebasing: bytes[(index + headerLength)..<(index + length)]))
             index += length
         }
-        buffer.removeFirst(index)
-        consumed += index
-        return frames
+        return index
     }
 
     /// The bytes fed but not yet read as a frame (a frame still incomplete).

@@ -126,7 +126,9 @@ public struct AudioRemuxer: ~Copyable {
                 layout = skipping - skipped > 0 ? .packedAudio(skipping: skipping - skipped) : .adts
                 continue
             }
-            for frame in try adts.append(bytes) { try writer.append(frame) }
+            try adts.read(bytes) { format, payload throws(ContainerError) in
+                try writer.append(format: format, payload: payload)
+            }
             bytes = Data()
             // A tag where the next frame should start: skip it and go on with what follows.
             if let tag = try adts.takeID3Tag() {
@@ -141,7 +143,9 @@ public struct AudioRemuxer: ~Copyable {
         for packet in packets where packet.streamType == .adtsAAC {
             if audioPID == nil { audioPID = packet.pid }
             guard packet.pid == audioPID else { continue }
-            for frame in try adts.append(packet.payload) { try writer.append(frame) }
+            try adts.read(packet.payload) { format, payload throws(ContainerError) in
+                try writer.append(format: format, payload: payload)
+            }
         }
     }
 

@@ -60,12 +60,25 @@ public struct MP4AudioWriter: ~Copyable {
     /// - Throws: ``ContainerError/Kind/audioFormatChanged(from:to:)`` for a frame whose format
     ///   differs from the first one's, or ``ContainerError/Kind/writeFailed(reason:)``.
     public mutating func append(_ frame: ADTSFrame) throws(ContainerError) {
-        if let format, format != frame.format {
-            throw ContainerError(.audioFormatChanged(from: format.description, to: frame.format.description))
+        var failure: ContainerError?
+        frame.payload.withUnsafeBytes { bytes in
+            do throws(ContainerError) {
+                try append(format: frame.format, payload: bytes)
+            } catch {
+                failure = error
+            }
         }
-        format = frame.format
-        sampleSizes.append(UInt32(frame.payload.count))
-        pending.append(contentsOf: frame.payload)
+        if let failure { throw failure }
+    }
+
+    /// Appends one frame given as its format and raw AAC bytes (the remuxer's copy-free path).
+    mutating func append(format frameFormat: AACFormat, payload: UnsafeRawBufferPointer) throws(ContainerError) {
+        if let format, format != frameFormat {
+            throw ContainerError(.audioFormatChanged(from: format.description, to: frameFormat.description))
+        }
+        format = frameFormat
+        sampleSizes.append(UInt32(payload.count))
+        pending.append(contentsOf: payload)
         if pending.count >= 1 << 18 { try flush() }
     }
 
@@ -106,7 +119,7 @@ public struct MP4AudioWriter: ~Copyable {
     private mutating func flush() throws(ContainerError) {
         guard !pending.isEmpty else { return }
         do {
-            try handle.write(contentsOf: Data(pending))
+            try pending.withUnsafeBytes { try handle.write(contentsOf: $0) }
         } catch {
             throw ContainerError(.writeFailed(reason: error.localizedDescription))
         }

@@ -78,14 +78,23 @@ public struct TransportStreamDemuxer: Sendable {
     static let packetSize = 188
 
     /// The elementary streams of the program, by PID, as the PMT declares them.
-    public private(set) var streams: [UInt16: StreamType] = [:]
+    public private(set) var streams: [UInt16: StreamType] = [:] {
+        didSet {
+            supported = [Bool](repeating: false, count: 8_192)
+            for (pid, type) in streams where type.isSupported { supported[Int(pid)] = true }
+        }
+    }
+    /// Whether each of the 8,192 PIDs is a supported stream: an array, not a dictionary, since
+    /// it is asked for every packet.
+    private var supported = [Bool](repeating: false, count: 8_192)
+    /// Each PID's last continuity counter, or 0xFF before its first packet.
+    private var counters = [UInt8](repeating: 0xFF, count: 8_192)
 
     private var carry: [UInt8] = []
     private var segment: Int?
     private var segmentOffset = 0
     private var pmtPID: UInt16?
     private var sections: [UInt16: [UInt8]] = [:]
-    private var continuity: [UInt16: UInt8] = [:]
     private var pending: [UInt16: PendingPES] = [:]
     private var lastTimes: [UInt16: Int64] = [:]
 
@@ -106,7 +115,7 @@ public struct TransportStreamDemuxer: Sendable {
         let flushed = try finish()
         segment = index
         segmentOffset = 0
-        continuity = [:]
+        counters = [UInt8](repeating: 0xFF, count: 8_192)
         return flushed
     }
 
@@ -171,7 +180,7 @@ public struct TransportStreamDemuxer: Sendable {
         }
         var output: [ElementaryStreamPacket] = []
         for pid in pending.keys.sorted() {
-            if let pes = pending.removeValue(forKey: pid) {
+            if let pes = pending.removeValue(forKey: pid), !pes.bytes.isEmpty {
                 if let packet = try finishPES(pes, pid: pid) { output.append(packet) }
             }
         }
@@ -205,23 +214,24 @@ public struct TransportStreamDemuxer: Sendable {
         guard control & 0x01 != 0, pid != 0x1FFF else { return }
         // §2.4.3.3: the counter increases by one per packet with a payload; one duplicate may
         // be sent; a discontinuity indicator allows a jump.
-        if let previous = continuity[pid], !discontinuity {
+        let previous = counters[Int(pid)]
+        if previous != 0xFF, !discontinuity {
             if counter == previous { return }
             let expected = (previous + 1) & 0x0F
             // Concatenated HLS segments restart their counters: a jump where a new unit starts,
             // with nothing of this PID half-assembled, is such a boundary, not a loss. Anywhere
             // else it means lost packets.
-            let boundary = payloadStart && pending[pid] == nil && sections[pid] == nil
+            let boundary = payloadStart && (pending[pid]?.bytes.isEmpty ?? true) && sections[pid] == nil
             guard counter == expected || boundary else {
                 throw ContainerError(
                     .continuityError(pid: pid, expected: expected, found: counter), segment: segment, offset: offset)
             }
         }
-        continuity[pid] = counter
+        counters[Int(pid)] = counter
         let payload = UnsafeBufferPointer(rebasing: packet[index...])
         if pid == 0 || pid == pmtPID {
             try handleSection(payload, pid: pid, unitStart: payloadStart, offset: offset)
-        } else if let type = streams[pid], type.isSupported {
+        } else if supported[Int(pid)] {
             try handlePES(payload, pid: pid, unitStart: payloadStart, offset: offset, into: &output)
         }
     }
@@ -307,21 +317,27 @@ public struct TransportStreamDemuxer: Sendable {
         into output: inout [ElementaryStreamPacket]
     ) throws(ContainerError) {
         if unitStart {
-            if let previous = pending.removeValue(forKey: pid), let packet = try finishPES(previous, pid: pid) {
-                output.append(packet)
+            var storage: [UInt8] = []
+            if let previous = pending.removeValue(forKey: pid) {
+                if !previous.bytes.isEmpty, let packet = try finishPES(previous, pid: pid) { output.append(packet) }
+                // Reuse the finished packet's storage: PES packets of a stream are alike in size.
+                storage = previous.bytes
+                storage.removeAll(keepingCapacity: true)
             }
-            pending[pid] = PendingPES(bytes: Array(payload), offset: offset)
+            storage.append(contentsOf: payload)
+            pending[pid] = PendingPES(bytes: storage, offset: offset)
         } else {
             // Data of a packet whose start was never seen (the stream began mid-packet) is dropped.
-            guard pending[pid] != nil else { return }
+            guard let current = pending[pid], !current.bytes.isEmpty else { return }
             pending[pid]?.bytes.append(contentsOf: payload)
         }
         guard let current = pending[pid], current.bytes.count >= 6 else { return }
         let declared = Int(current.bytes[4]) << 8 | Int(current.bytes[5])
         // A declared length completes the packet as soon as its bytes are in.
         if declared > 0, current.bytes.count >= 6 + declared {
-            pending[pid] = nil
+            // Emptied, not removed: the next unit start reuses its storage.
             if let packet = try finishPES(current, pid: pid) { output.append(packet) }
+            pending[pid]?.bytes.removeAll(keepingCapacity: true)
         }
     }
 
@@ -368,7 +384,7 @@ public struct TransportStreamDemuxer: Sendable {
         guard let type = streams[pid] else { return nil }
         return ElementaryStreamPacket(
             pid: pid, streamType: type, presentationTime: pts, decodeTime: dts ?? pts,
-            payload: Data(bytes[payloadStart..<payloadEnd]))
+            payload: bytes.withUnsafeBytes { Data(UnsafeRawBufferPointer(rebasing: $0[payloadStart..<payloadEnd])) })
     }
 
     /// A 33-bit PTS or DTS from its five bytes (§2.4.3.7).
