@@ -1,8 +1,10 @@
 import Catalog
 import Foundation
 import HLS
+import MediaContainers
 import Progress
 import SliderFlow
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -38,6 +40,8 @@ enum HostileInputMemory {
         var repeats: Int?
         /// Whether the parser takes text: the input is then made a `String` before measuring.
         var takesText = false
+        /// Builds a binary input of about the given size instead of repeating ``unit``.
+        var binary: (@Sendable (Int) -> Data)?
         /// Reads the input (`text` is empty unless ``takesText``); returns what happened.
         var run: @Sendable (_ data: Data, _ text: String) -> String
     }
@@ -114,6 +118,10 @@ enum HostileInputMemory {
                 + "\"watched\":[[0,1]",
             unit: ",[1,2]", suffix: "]}", repeats: 999_999
         ) { data, _ in outcome { try ProgressFormat.decode(data) } },
+        Probe(
+            name: "ts-remux", summary: "Remux: AAC in MPEG-TS to .m4a", prefix: "", unit: "",
+            binary: { size in Data(TransportStreamBuilder.audioStream(pesCount: size / 564, framesPerPES: 2)) }
+        ) { data, _ in remuxOutcome(data) },
         Probe(name: "slider", summary: "Slider body", prefix: "\"{\\\"ticks\\\":[", unit: "1,") { data, _ in
             outcome { try SliderWireFormat.decode(data) }
         },
@@ -141,6 +149,7 @@ enum HostileInputMemory {
 
     /// The input of `size` bytes for `probe`, built in place.
     static func input(for probe: Probe, size: Int) -> Data {
+        if let binary = probe.binary { return binary(size) }
         let prefix = Array(probe.prefix.utf8)
         let unit = Array(probe.unit.utf8)
         let suffix = Array(probe.suffix.utf8)
@@ -217,6 +226,29 @@ enum HostileInputMemory {
     }
 
     /// In the child: builds the input, runs the parser, prints `baseline peak outcome`.
+    /// Remuxes `data` in 1 MiB pieces to a temporary file: what the downloads module does with a
+    /// lesson's segments. The peak beyond the input is the sample table and a few buffers.
+    static func remuxOutcome(_ data: Data) -> String {
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mediacore-remux-probe-\(ProcessInfo.processInfo.processIdentifier).m4a")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        do {
+            var remuxer = try AudioRemuxer(destination: destination)
+            try remuxer.startSegment(0)
+            var start = data.startIndex
+            while start < data.endIndex {
+                let end = min(start + (1 << 20), data.endIndex)
+                try remuxer.append(data[start..<end])
+                start = end
+            }
+            let frames = remuxer.frameCount
+            try remuxer.finish()
+            return "remuxed \(frames) frames (a \(frames * 4 / 1_024) KiB sample table)"
+        } catch {
+            return "refused: \(error)"
+        }
+    }
+
     static func runProbe(named name: String, size: Int) -> Int32 {
         guard let probe = probes.first(where: { $0.name == name }) else {
             FileHandle.standardError.write(Data("no memory probe named \(name)\n".utf8))
