@@ -120,8 +120,8 @@ enum HostileInputMemory {
         ) { data, _ in outcome { try ProgressFormat.decode(data) } },
         Probe(
             name: "ts-remux", summary: "Remux: AAC in MPEG-TS to .m4a", prefix: "", unit: "",
-            binary: { size in Data(TransportStreamBuilder.audioStream(pesCount: size / 564, framesPerPES: 2)) }
-        ) { data, _ in remuxOutcome(data) },
+            binary: { size in Data(TransportStreamBuilder.audioStream(pesCount: size / 564, framesPerPES: 2)) },
+            run: { data, _ in remuxOutcome(data) }),
         Probe(name: "slider", summary: "Slider body", prefix: "\"{\\\"ticks\\\":[", unit: "1,") { data, _ in
             outcome { try SliderWireFormat.decode(data) }
         },
