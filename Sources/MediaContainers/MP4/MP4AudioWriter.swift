@@ -127,6 +127,43 @@ public struct MP4AudioWriter: ~Copyable {
         pending.removeAll(keepingCapacity: true)
     }
 
+    /// The `mp4a` sample entry with its `esds` (ISO/IEC 14496-14 §5.6): the channels, the sample
+    /// rate, and the AudioSpecificConfig in a DecoderSpecificInfo.
+    static func sampleEntry(format: AACFormat, bitrate: UInt32) -> [UInt8] {
+        var box = BoxWriter()
+        box.begin("mp4a")
+        box.appendZeros(6)
+        box.append16(1)  // data reference index
+        box.appendZeros(8)
+        box.append16(UInt16(clamping: format.channelCount))
+        box.append16(16)  // sample size
+        box.append16(0)
+        box.append16(0)
+        box.append32(format.sampleRate <= 0xFFFF ? UInt32(format.sampleRate) << 16 : 0)
+        box.beginFull("esds")
+        var decoderConfig: [UInt8] = [0x40, 0x15]  // MPEG-4 audio; an audio stream
+        decoderConfig += [0, 0x18, 0]  // buffer size: 6,144 bytes, an AAC frame's maximum
+        for value in [bitrate, bitrate] {
+            decoderConfig += [
+                UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF),
+            ]
+        }
+        var specific = BoxWriter()
+        specific.appendDescriptor(tag: 0x05, Array(format.audioSpecificConfig))
+        decoderConfig += specific.bytes
+        var esContent: [UInt8] = [0, 0, 0]  // ES ID 0, no flags
+        var config = BoxWriter()
+        config.appendDescriptor(tag: 0x04, decoderConfig)
+        esContent += config.bytes
+        var sl = BoxWriter()
+        sl.appendDescriptor(tag: 0x06, [0x02])
+        esContent += sl.bytes
+        box.appendDescriptor(tag: 0x03, esContent)
+        box.end()  // esds
+        box.end()  // mp4a
+        return box.bytes
+    }
+
     /// The `moov` box for one AAC track whose frames form one chunk at `chunkOffset`.
     ///
     /// - Complexity: O(*n*) in the number of frames.
@@ -198,36 +235,7 @@ public struct MP4AudioWriter: ~Copyable {
         box.begin("stbl")
         box.beginFull("stsd")
         box.append32(1)
-        box.begin("mp4a")
-        box.appendZeros(6)
-        box.append16(1)  // data reference index
-        box.appendZeros(8)
-        box.append16(UInt16(clamping: format.channelCount))
-        box.append16(16)  // sample size
-        box.append16(0)
-        box.append16(0)
-        box.append32(format.sampleRate <= 0xFFFF ? UInt32(format.sampleRate) << 16 : 0)
-        box.beginFull("esds")
-        var decoderConfig: [UInt8] = [0x40, 0x15]  // MPEG-4 audio; an audio stream
-        decoderConfig += [0, 0x18, 0]  // buffer size: 6,144 bytes, an AAC frame's maximum
-        for value in [bitrate, bitrate] {
-            decoderConfig += [
-                UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF),
-            ]
-        }
-        var specific = BoxWriter()
-        specific.appendDescriptor(tag: 0x05, Array(format.audioSpecificConfig))
-        decoderConfig += specific.bytes
-        var esContent: [UInt8] = [0, 0, 0]  // ES ID 0, no flags
-        var config = BoxWriter()
-        config.appendDescriptor(tag: 0x04, decoderConfig)
-        esContent += config.bytes
-        var sl = BoxWriter()
-        sl.appendDescriptor(tag: 0x06, [0x02])
-        esContent += sl.bytes
-        box.appendDescriptor(tag: 0x03, esContent)
-        box.end()  // esds
-        box.end()  // mp4a
+        box.append(sampleEntry(format: format, bitrate: bitrate))
         box.end()  // stsd
 
         box.beginFull("stts")

@@ -3,12 +3,22 @@
 # which facts.json records and the tests check against. Tests never run this: they read the
 # committed files. Needs ffmpeg (Debian: apt-get install ffmpeg).
 #   Tests/MediaContainersTests/Fixtures/make-fixtures.sh          regenerate and print facts
-#   Tests/MediaContainersTests/Fixtures/make-fixtures.sh FILE.m4a check a remuxed file
+#   Tests/MediaContainersTests/Fixtures/make-fixtures.sh OUT.mp4 [ORIGINAL.ts]
+#                                                          check a remuxed file (and that it
+#                                                          decodes to the original's frames)
 set -euo pipefail
 cd "$(dirname "$0")"
-if [[ $# -eq 1 ]]; then
+if [[ $# -ge 1 ]]; then
     ffprobe -v error -count_packets -show_entries \
-        stream=codec_name,sample_rate,channels,nb_read_packets,duration:format=format_name,duration -of json "$1"
+        stream=codec_name,sample_rate,channels,width,height,nb_read_packets,start_time,duration:format=format_name,duration \
+        -of json "$1"
+    if [[ $# -eq 2 ]]; then
+        # The remux must decode to the very frames and samples of the original.
+        for map in 0:v 0:a; do
+            echo "$map original $(ffmpeg -v error -i "$2" -map "$map?" -f md5 - 2>/dev/null)"
+            echo "$map remuxed  $(ffmpeg -v error -i "$1" -map "$map?" -f md5 - 2>/dev/null)"
+        done
+    fi
     exit 0
 fi
 ffmpeg -hide_banner -loglevel error -f lavfi -i "sine=frequency=440:duration=3:sample_rate=44100" \
@@ -19,7 +29,23 @@ ffmpeg -hide_banner -loglevel error -f lavfi -i "sine=frequency=440:duration=3:s
 ffmpeg -hide_banner -loglevel error -f lavfi -i "testsrc=size=192x108:rate=25" \
     -f lavfi -i "sine=frequency=330:sample_rate=44100" -t 2 -c:v libx264 -profile:v main -bf 2 -g 25 \
     -pix_fmt yuv420p -c:a aac -b:a 48k -ac 1 -f mpegts -y av-h264-aac.ts
-for file in audio-aac.ts av-h264-aac.ts hls-audio/seg*.ts; do
+mkdir -p hls-av/video hls-av/audio
+ffmpeg -hide_banner -loglevel error -f lavfi -i "testsrc=size=192x108:rate=25" -t 2 -an -c:v libx264 \
+    -profile:v main -bf 2 -g 25 -pix_fmt yuv420p -f hls -hls_time 1 -hls_playlist_type vod \
+    -hls_segment_filename "hls-av/video/seg%d.ts" -y hls-av/video/index.m3u8
+ffmpeg -hide_banner -loglevel error -f lavfi -i "sine=frequency=330:sample_rate=44100:duration=2" -ac 1 \
+    -c:a aac -b:a 48k -f hls -hls_time 1 -hls_playlist_type vod \
+    -hls_segment_filename "hls-av/audio/seg%d.ts" -y hls-av/audio/index.m3u8
+ffmpeg -hide_banner -loglevel error -f lavfi -i "testsrc2=size=160x90:rate=25" -t 1 -c:v libx265 \
+    -x265-params log-level=error:bframes=2 -pix_fmt yuv420p -f mpegts -y hevc.ts
+# Two clips whose timestamps both start at 1.4 s: joined, they make a discontinuity.
+ffmpeg -hide_banner -loglevel error -f lavfi -i "testsrc=size=192x108:rate=25" \
+    -f lavfi -i "sine=frequency=500:sample_rate=44100" -t 1 -c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p \
+    -c:a aac -b:a 48k -ac 1 -f mpegts -y disc-a.ts
+ffmpeg -hide_banner -loglevel error -f lavfi -i "smptebars=size=192x108:rate=25" \
+    -f lavfi -i "sine=frequency=700:sample_rate=44100" -t 1 -c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p \
+    -c:a aac -b:a 48k -ac 1 -f mpegts -y disc-b.ts
+for file in audio-aac.ts av-h264-aac.ts hls-audio/seg*.ts hls-av/*/seg*.ts hevc.ts disc-a.ts disc-b.ts; do
     echo "== $file"
     ffprobe -v error -count_packets -show_entries \
         stream=index,codec_name,profile,sample_rate,channels,width,height,start_pts,nb_read_packets -of compact "$file"
