@@ -92,9 +92,18 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: The run
 
-    func run(_ parts: [DownloadPart], to destination: URL, transform: Transform?, job: DownloadJob) async throws
-        -> DownloadResult
-    {
+    /// Where one run's progress sits in a job of several runs (the video, then the audio, of a
+    /// lesson): parts and bytes already done by earlier runs, and the parts of the whole job.
+    struct ProgressPhase: Sendable {
+        var partsBefore = 0
+        var bytesBefore: UInt64 = 0
+        var totalParts: Int?
+    }
+
+    func run(
+        _ parts: [DownloadPart], to destination: URL, transform: Transform?, job: DownloadJob,
+        phase: ProgressPhase = ProgressPhase()
+    ) async throws -> DownloadResult {
         // A range that ends past 2⁶⁴ (a hand-built or tampered part) is refused before any file
         // or transfer: its `Range` header and its offsets could not be written.
         var total: UInt64 = 0
@@ -108,7 +117,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         }
         let files = StagingFiles(destination: destination, parts: parts)
         do {
-            return try await runKeepingFiles(parts, files: files, transform: transform, job: job)
+            return try await runKeepingFiles(parts, files: files, transform: transform, job: job, phase: phase)
         } catch {
             // A cancellation removes the partial download; a pause or a failure keeps it to resume.
             if (error is CancellationError || Task.isCancelled) && !job.isPauseRequested {
@@ -118,10 +127,17 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
-    func runKeepingFiles(_ parts: [DownloadPart], files: StagingFiles, transform: Transform?, job: DownloadJob)
-        async throws
-        -> DownloadResult
-    {
+    func runKeepingFiles(
+        _ parts: [DownloadPart], files: StagingFiles, transform: Transform?, job: DownloadJob, phase: ProgressPhase
+    ) async throws -> DownloadResult {
+        /// This run's progress as the whole job's.
+        func report(written: UInt64, completed: Int, expected: UInt64?) {
+            let whole = phase.totalParts != nil
+            job.report(
+                DownloadProgress(
+                    bytesWritten: phase.bytesBefore + written, partsCompleted: phase.partsBefore + completed,
+                    partCount: phase.totalParts ?? parts.count, bytesExpected: whole ? nil : expected))
+        }
         let destination = files.destination
         var journal = try files.openJournal()
         let handle = try files.openStaging(truncatingTo: journal.bytesWritten)
@@ -148,10 +164,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         var buffered: UInt64 = 0
         var peak: UInt64 = 0
         var fetched = 0
-        job.report(
-            DownloadProgress(
-                bytesWritten: written, partsCompleted: completed.count, partCount: parts.count, bytesExpected: expected)
-        )
+        report(written: written, completed: completed.count, expected: expected)
 
         try await withThrowingTaskGroup(of: (Int, Data).self) { group in
             var inFlight = 0
@@ -191,10 +204,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                         nextToWrite += 1
                     }
                 }
-                job.report(
-                    DownloadProgress(
-                        bytesWritten: written, partsCompleted: completed.count, partCount: parts.count,
-                        bytesExpected: expected))
+                report(written: written, completed: completed.count, expected: expected)
                 startMore()
             }
         }

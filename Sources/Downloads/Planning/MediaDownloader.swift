@@ -56,13 +56,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         DownloadJob { job in
             let plan = try await planHLSAudio(
                 from: masterURL, preferredLanguages: preferredLanguages, decryptor: decryptor)
-            let transform: DownloadEngine<C>.Transform? = decryptor.map { decryptor in
-                let keys = plan.keys
-                return { data, index in
-                    keys[index].contains(where: \.encrypts)
-                        ? try await decryptor.decrypt(data, keys: keys[index], partIndex: index) : data
-                }
-            }
+            let transform = Self.decrypting(decryptor, keys: plan.keys)
             guard !plan.hasInitializationSection else {
                 return try await engine.run(plan.parts, to: destination, transform: transform, job: job)
             }
@@ -147,10 +141,25 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             }
             media = parsed
         }
+        let planned = try mediaParts(of: media, at: mediaURL, decryptor: decryptor)
+        return HLSAudioPlan(
+            selection: selection, mediaPlaylistURL: mediaURL, parts: planned.parts, keys: planned.keys,
+            hasInitializationSection: planned.hasInitializationSection)
+    }
+
+    /// The parts of a media playlist in file order (its one initialisation section first, then
+    /// every segment that is not a gap) and the keys in effect for each.
+    ///
+    /// - Throws: ``DownloadError`` for a live playlist, encrypted segments without a decryptor,
+    ///   several initialisation sections, or a URI that cannot be resolved.
+    func mediaParts(of media: HLSMediaPlaylist, at mediaURL: URL, decryptor: (any SegmentDecryptor)?) throws
+        -> (parts: [DownloadPart], keys: [[HLSKey]], hasInitializationSection: Bool)
+    {
         guard media.hasEndList else { throw DownloadError(.liveStream, url: mediaURL) }
         if decryptor == nil, let key = media.segments.lazy.flatMap(\.keys).first(where: \.encrypts) {
             throw DownloadError(.encrypted(method: key.method), url: mediaURL)
         }
+        // The initialisation section is written once, however often EXT-X-MAP repeats it.
         let maps = Set(media.segments.compactMap(\.map))
         guard maps.count <= 1 else {
             throw DownloadError(
@@ -173,9 +182,17 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                     byteRange: segment.byteRange.map(ByteRange.init)))
             keys.append(segment.keys)
         }
-        return HLSAudioPlan(
-            selection: selection, mediaPlaylistURL: mediaURL, parts: parts, keys: keys,
-            hasInitializationSection: !maps.isEmpty)
+        return (parts, keys, !maps.isEmpty)
+    }
+
+    /// The transform that decrypts the encrypted parts among `keys` with `decryptor`.
+    static func decrypting(_ decryptor: (any SegmentDecryptor)?, keys: [[HLSKey]]) -> DownloadEngine<C>.Transform? {
+        guard let decryptor else { return nil }
+        let transform: DownloadEngine<C>.Transform = { data, index in
+            guard index < keys.count, keys[index].contains(where: \.encrypts) else { return data }
+            return try await decryptor.decrypt(data, keys: keys[index], partIndex: index)
+        }
+        return transform
     }
 
     // MARK: Single files

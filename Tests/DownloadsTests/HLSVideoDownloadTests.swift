@@ -1,0 +1,185 @@
+import Downloads
+import Foundation
+import HLS
+import HTTPSupport
+import MediaContainers
+import TestSupport
+import Testing
+
+@Suite("HLS video downloads")
+struct HLSVideoDownloadTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let fixtures = FixtureLoader(bundle: .module)
+    let base = URL(literal: "https://videos.example/lesson/")
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+    }
+
+    func downloader() -> MediaDownloader<ManualClock> {
+        MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+    }
+
+    static let master = """
+        #EXTM3U
+        #EXT-X-VERSION:4
+        #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aac",NAME="English",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,URI="audio/index.m3u8"
+        #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="English",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,URI="subs/en.m3u8"
+        #EXT-X-STREAM-INF:BANDWIDTH=9000000,RESOLUTION=3840x2160,AUDIO="aac",SUBTITLES="subs"
+        uhd/index.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=300000,RESOLUTION=192x108,AUDIO="aac",SUBTITLES="subs"
+        video/index.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=1500000,RESOLUTION=1280x720,CODECS="avc1.64001f,mp4a.40.2"
+        muxed.m3u8
+
+        """
+
+    /// Serves the master, the 192×108 variant and its separate audio from the ffmpeg fixtures,
+    /// a muxed variant, and two WebVTT subtitle segments.
+    func serve() throws {
+        transport.stub(
+            base.appendingPathComponent("master.m3u8"), reply: .response(status: 200, body: Data(Self.master.utf8)))
+        for folder in ["video", "audio"] {
+            let playlist = try fixtures.data("media/hls-av/\(folder)/index.m3u8")
+            transport.stub(
+                base.appendingPathComponent("\(folder)/index.m3u8"), reply: .response(status: 200, body: playlist))
+            for segment in 0..<3 {
+                guard let data = try? fixtures.data("media/hls-av/\(folder)/seg\(segment).ts") else { continue }
+                transport.stub(
+                    base.appendingPathComponent("\(folder)/seg\(segment).ts"),
+                    reply: .resource(data, latency: .milliseconds(50)))
+            }
+        }
+        let muxed = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nav.ts\n#EXT-X-ENDLIST\n"
+        transport.stub(base.appendingPathComponent("muxed.m3u8"), reply: .response(status: 200, body: Data(muxed.utf8)))
+        transport.stub(
+            base.appendingPathComponent("av.ts"), reply: .resource(try fixtures.data("media/av-h264-aac.ts")))
+        let subs = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nen0.vtt\n#EXTINF:1,\nen1.vtt\n#EXT-X-ENDLIST\n"
+        transport.stub(
+            base.appendingPathComponent("subs/en.m3u8"), reply: .response(status: 200, body: Data(subs.utf8)))
+        transport.stub(
+            base.appendingPathComponent("subs/en0.vtt"),
+            reply: .response(
+                status: 200,
+                body: Data(
+                    "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n\n00:00.000 --> 00:01.000\nHello\n".utf8)
+            ))
+        transport.stub(
+            base.appendingPathComponent("subs/en1.vtt"),
+            reply: .response(
+                status: 200,
+                body: Data(
+                    "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n\n00:01.000 --> 00:02.000\nWorld\n".utf8)
+            ))
+    }
+
+    /// Runs `job` to its end, advancing the manual clock whenever everything waits on it.
+    func drive(_ job: DownloadJob) async throws(DownloadError) -> DownloadResult {
+        let clock = clock
+        let driver = Task {
+            while !Task.isCancelled {
+                if !clock.advanceToNextDeadline() { await Task.yield() }
+            }
+        }
+        defer { driver.cancel() }
+        return try await job.result()
+    }
+
+    static func sampleCount(_ url: URL, handler: String) throws -> UInt32 {
+        let file = MP4BoxReader(bytes: [UInt8](try Data(contentsOf: url)))
+        let moov = try #require(file.find(["moov"]))
+        for trak in file.boxes(from: moov.start + 8, to: moov.start + moov.size) where trak.type == "trak" {
+            let sub = MP4BoxReader(bytes: Array(file.bytes[trak.start..<(trak.start + trak.size)]))
+            guard let hdlr = sub.find(["trak", "mdia", "hdlr"]), sub.type(hdlr.start + 12) == handler,
+                let stsz = sub.find(["trak", "mdia", "minf", "stbl", "stsz"])
+            else { continue }
+            return sub.uint32(stsz.start + 16)
+        }
+        return 0
+    }
+
+    @Test(
+        "a variant policy chooses by bandwidth or by the largest resolution that fits",
+        arguments: [
+            (VariantPolicy.highestBandwidth(atMost: 2_000_000), "muxed.m3u8"),
+            (.highestBandwidth(atMost: 100), "video/index.m3u8"),
+            (.largestResolution(fittingWidth: 1_920, height: 1_080), "muxed.m3u8"),
+            (.largestResolution(fittingWidth: 1_080, height: 1_920), "muxed.m3u8"),
+            (.largestResolution(fittingWidth: 320, height: 240), "video/index.m3u8"),
+            (.largestResolution(fittingWidth: 100, height: 100), "video/index.m3u8"),
+            (.largestResolution(fittingWidth: 4_096, height: 2_160), "uhd/index.m3u8"),
+        ])
+    func policies(policy: VariantPolicy, expected: String) throws {
+        guard case .multivariant(let master) = try HLSParser().parse(Self.master).playlist else {
+            Issue.record("not a multivariant playlist")
+            return
+        }
+        #expect(policy.choose(from: master.variants)?.uri == expected)
+    }
+
+    @Test("a variant with separate audio: two media playlists become one MP4 with both tracks, subtitles beside it")
+    func separateAudio() async throws {
+        try serve()
+        let folder = temporaryFolder("video")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let job = downloader().downloadHLSVideo(
+            from: base.appendingPathComponent("master.m3u8"), to: destination,
+            policy: .largestResolution(fittingWidth: 640, height: 480), subtitles: true)
+        let progress = Task { await job.progress.reduce(into: [DownloadProgress]()) { $0.append($1) } }
+        let result = try await drive(job)
+        #expect(try Self.sampleCount(destination, handler: "vide") == 50)
+        #expect(try Self.sampleCount(destination, handler: "soun") == 88)
+        #expect(result.file == destination)
+        #expect(transport.maximumConcurrentRequests <= 2)
+        #expect(files(in: folder) == ["lesson.en.vtt", "lesson.mp4"])
+        let vtt = try String(contentsOf: folder.appendingPathComponent("lesson.en.vtt"), encoding: .utf8)
+        #expect(vtt.hasPrefix("WEBVTT\n"))
+        #expect(vtt.contains("Hello") && vtt.contains("World"))
+        #expect(vtt.components(separatedBy: "WEBVTT").count == 2)
+        // One progress sequence for the video and the audio together: it never goes back.
+        let reports = await progress.value
+        #expect(reports.last?.partsCompleted == 5)
+        #expect(reports.last?.partCount == 5)
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.partsCompleted <= $1.partsCompleted })
+    }
+
+    @Test("a variant with muxed audio becomes an MP4 with both tracks")
+    func muxedAudio() async throws {
+        try serve()
+        let destination = temporaryFolder("video").appendingPathComponent("muxed.mp4")
+        _ = try await drive(
+            downloader().downloadHLSVideo(
+                from: base.appendingPathComponent("master.m3u8"), to: destination,
+                policy: .highestBandwidth(atMost: 2_000_000)))
+        #expect(try Self.sampleCount(destination, handler: "vide") == 50)
+        #expect(try Self.sampleCount(destination, handler: "soun") == 88)
+    }
+
+    @Test("paused after some parts, a resumed video download writes the same bytes as an uninterrupted one")
+    func pauseAndResume() async throws {
+        try serve()
+        let master = base.appendingPathComponent("master.m3u8")
+        let policy = VariantPolicy.largestResolution(fittingWidth: 640, height: 480)
+        let whole = temporaryFolder("video").appendingPathComponent("whole.mp4")
+        _ = try await drive(downloader().downloadHLSVideo(from: master, to: whole, policy: policy))
+        let folder = temporaryFolder("video")
+        let destination = folder.appendingPathComponent("paused.mp4")
+        let first = downloader().downloadHLSVideo(from: master, to: destination, policy: policy)
+        // Let the playlists and the first video segment arrive, then pause.
+        var reports = first.progress.makeAsyncIterator()
+        let driver = Task {
+            while !Task.isCancelled {
+                if !clock.advanceToNextDeadline() { await Task.yield() }
+            }
+        }
+        while let report = await reports.next(), report.partsCompleted < 1 {}
+        first.pause()
+        driver.cancel()
+        await #expect(throws: DownloadError(.paused)) { try await first.result() }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        _ = try await drive(downloader().downloadHLSVideo(from: master, to: destination, policy: policy))
+        #expect(try Data(contentsOf: destination) == Data(contentsOf: whole))
+        #expect(files(in: folder) == ["paused.mp4"])
+    }
+}
