@@ -6,6 +6,10 @@ import MediaContainers
 import TestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite("HLS video downloads")
 struct HLSVideoDownloadTests {
     let clock = ManualClock()
@@ -181,5 +185,71 @@ struct HLSVideoDownloadTests {
         _ = try await drive(downloader().downloadHLSVideo(from: master, to: destination, policy: policy))
         #expect(try Data(contentsOf: destination) == Data(contentsOf: whole))
         #expect(files(in: folder) == ["paused.mp4"])
+    }
+}
+
+@Suite("One entry point for a lesson")
+struct LessonDownloadTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let fixtures = FixtureLoader(bundle: .module)
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+    }
+
+    func downloader() -> MediaDownloader<ManualClock> {
+        MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+    }
+
+    @Test(
+        "RFC 8216 §4: a playlist is known by its content type, then its first line; anything else is a file",
+        arguments: [
+            ("https://a.example/v", "application/vnd.apple.mpegurl", "#EXTM3U\n", true),
+            ("https://a.example/v", "audio/mpegurl; charset=utf-8", "", true),
+            ("https://a.example/v.bin", "text/plain", "\u{FEFF}  #EXTM3U\n#EXT-X-VERSION:3", true),
+            ("https://a.example/v.mp4", "video/mp4", "\0\0\0 ftypisom", false),
+            ("https://a.example/v.m3u8", "video/mp4", "\0\0\0 ftypisom", false),
+            ("https://a.example/v.m3u8", "application/octet-stream", "", true),
+            ("https://a.example/v.mp4", "application/octet-stream", "", false),
+        ])
+    func sniffing(address: String, type: String, body: String, playlist: Bool) throws {
+        let url = try #require(URL(string: address))
+        let response = try #require(
+            HTTPURLResponse(url: url, statusCode: 206, httpVersion: nil, headerFields: ["Content-Type": type]))
+        #expect(MediaDownloader<ManualClock>.isPlaylist(Data(body.utf8), response: response, url: url) == playlist)
+    }
+
+    @Test("the photography school's HLS video_link ends as an .mp4 in the offline library; a plain file stays itself")
+    func offlineLibrary() async throws {
+        let base = URL(literal: "https://videos.example/lesson/")
+        let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=300000,RESOLUTION=192x108\nmuxed.m3u8\n"
+        transport.stub(
+            base.appendingPathComponent("master"),
+            reply: .response(
+                status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: Data(master.utf8)))
+        transport.stub(
+            base.appendingPathComponent("muxed.m3u8"),
+            reply: .response(
+                status: 200, body: Data("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nav.ts\n#EXT-X-ENDLIST\n".utf8)))
+        transport.stub(
+            base.appendingPathComponent("av.ts"), reply: .resource(try fixtures.data("media/av-h264-aac.ts")))
+        let plain = resourceBytes(5_000, seed: 4)
+        transport.stub(base.appendingPathComponent("notes.pdf"), reply: .resource(plain))
+        let folder = temporaryFolder("library")
+        let downloader = downloader()
+        let library = OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadLesson(from: remote, to: destination)
+        }
+        try await library.download("950", from: base.appendingPathComponent("master"))
+        try await library.download("951", from: base.appendingPathComponent("notes.pdf"))
+        await library.waitForDownload("950")
+        await library.waitForDownload("951")
+        let video = try #require(await library.localFile(of: "950"))
+        #expect(video.pathExtension == "mp4")
+        #expect(try HLSVideoDownloadTests.sampleCount(video, handler: "vide") == 50)
+        let notes = try #require(await library.localFile(of: "951"))
+        #expect(try Data(contentsOf: notes) == plain)
+        #expect(files(in: folder).filter { $0.hasPrefix(".") }.isEmpty)
     }
 }

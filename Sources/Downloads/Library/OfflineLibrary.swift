@@ -53,7 +53,10 @@ public actor OfflineLibrary {
         }
     }
 
-    /// Starts a download of `remote` into `destination` (usually a `MediaDownloader` method).
+    /// Starts a download of `remote` into `destination`: usually
+    /// `{ downloader.downloadLesson(from: $0, to: $1) }`, which ends with a playable file whatever
+    /// the URL serves (a file, or an HLS playlist remuxed into an `.mp4` whose name the library
+    /// records).
     public typealias Starter = @Sendable (_ remote: URL, _ destination: URL) -> DownloadJob
 
     private struct Entry: Codable, Hashable {
@@ -166,7 +169,15 @@ public actor OfflineLibrary {
         outcomes[id] = Task {
             do throws(DownloadError) {
                 let result = try await job.result()
-                self.finished(id, job: job, state: .downloaded(fileName: fileName, byteCount: result.byteCount))
+                // The downloader may choose the extension (an HLS lesson becomes an `.mp4`): keep the
+                // name of the file it wrote, when that file is in the library's folder.
+                let written = result.file.lastPathComponent
+                let inFolder =
+                    result.file.deletingLastPathComponent().standardizedFileURL.path
+                    == self.directory.standardizedFileURL.path && Self.isPlainFileName(written)
+                self.finished(
+                    id, job: job,
+                    state: .downloaded(fileName: inFolder ? written : fileName, byteCount: result.byteCount))
             } catch {
                 switch error.kind {
                 case .cancelled, .paused: self.finished(id, job: job, state: .cancelled)

@@ -4,7 +4,7 @@ import HTTPSupport
 import MediaContainers
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+    package import FoundationNetworking
 #endif
 
 /// What an HLS audio download will fetch.
@@ -210,39 +210,107 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-0", forHTTPHeaderField: "Range")
             // Not timed: a server that ignores ranges sends the whole file in answer to the probe.
-            let (data, response) = try await engine.send(probe, part: 0, timed: false)
-            let http = response as? HTTPURLResponse
-            switch http?.statusCode ?? 200 {
-            case 206:
-                guard let header = http?.value(forHTTPHeaderField: "Content-Range"),
-                    let total = ContentRange(header)?.total
-                else {
-                    throw DownloadError(
-                        .wrongRange(expected: "bytes=0-0 with the total size", received: "no total size"), part: 0,
-                        url: url)
-                }
-                // At least a byte, and at most 1 TiB: a stride must fit in an `Int`.
-                let size = min(max(chunkSize, 1), 1 << 40)
-                let parts = stride(from: UInt64(0), to: total, by: Int(size)).map { offset in
-                    DownloadPart(url: url, byteRange: ByteRange(length: min(size, total - offset), offset: offset))
-                }
-                return try await engine.run(parts, to: destination, transform: nil, job: job)
-            case 200:
-                let files = StagingFiles(destination: destination, parts: [DownloadPart(url: url)])
-                try files.createFolder()
-                do {
-                    try data.write(to: destination, options: .atomic)
-                } catch {
-                    throw DownloadError(
-                        .file(operation: "write", reason: error.localizedDescription), path: destination.path)
-                }
-                let total = UInt64(data.count)
-                job.report(DownloadProgress(bytesWritten: total, partsCompleted: 1, partCount: 1, bytesExpected: total))
-                return DownloadResult(file: destination, byteCount: total, partsFetched: 1, peakBufferedBytes: total)
-            case let status:
-                throw DownloadError(.httpStatus(status), part: 0, url: url)
+            let answer = try await engine.send(probe, part: 0, timed: false)
+            return try await fileRun(from: url, to: destination, chunkSize: chunkSize, probe: answer, job: job)
+        }
+    }
+
+    /// Downloads the file at `url` given the answer to a range probe: by ranges after a `206`,
+    /// from the probe's own body after a `200` (a server that ignores ranges sent it whole).
+    func fileRun(
+        from url: URL, to destination: URL, chunkSize: UInt64, probe: (Data, URLResponse), job: DownloadJob
+    ) async throws -> DownloadResult {
+        let (data, response) = probe
+        let http = response as? HTTPURLResponse
+        switch http?.statusCode ?? 200 {
+        case 206:
+            guard let header = http?.value(forHTTPHeaderField: "Content-Range"),
+                let total = ContentRange(header)?.total
+            else {
+                throw DownloadError(
+                    .wrongRange(expected: "a range with the total size", received: "no total size"), part: 0,
+                    url: url)
+            }
+            // At least a byte, and at most 1 TiB: a stride must fit in an `Int`.
+            let size = min(max(chunkSize, 1), 1 << 40)
+            let parts = stride(from: UInt64(0), to: total, by: Int(size)).map { offset in
+                DownloadPart(url: url, byteRange: ByteRange(length: min(size, total - offset), offset: offset))
+            }
+            return try await engine.run(parts, to: destination, transform: nil, job: job)
+        case 200:
+            let files = StagingFiles(destination: destination, parts: [DownloadPart(url: url)])
+            try files.createFolder()
+            do {
+                try data.write(to: destination, options: .atomic)
+            } catch {
+                throw DownloadError(
+                    .file(operation: "write", reason: error.localizedDescription), path: destination.path)
+            }
+            let total = UInt64(data.count)
+            job.report(DownloadProgress(bytesWritten: total, partsCompleted: 1, partCount: 1, bytesExpected: total))
+            return DownloadResult(file: destination, byteCount: total, partsFetched: 1, peakBufferedBytes: total)
+        case let status:
+            throw DownloadError(.httpStatus(status), part: 0, url: url)
+        }
+    }
+
+    // MARK: Any lesson
+
+    /// Downloads a lesson's media, whatever its URL serves, into one local file a player opens.
+    ///
+    /// The answer to a first request decides: an HLS playlist (by its content type, then by its
+    /// first line `#EXTM3U`, then, as a last resort, by a `.m3u8` extension) is downloaded with
+    /// ``downloadHLSVideo(from:to:policy:preferredLanguages:decryptor:subtitles:)`` into an MP4
+    /// (audio-only streams too); anything else is downloaded as a file with
+    /// ``downloadFile(from:to:chunkSize:)``. The result's ``DownloadResult/file`` is the file
+    /// written: `destination` with the extension `mp4` for HLS, `destination` itself otherwise.
+    ///
+    /// - Parameters:
+    ///   - url: The lesson's media URL (a file, a multivariant or a media playlist).
+    ///   - destination: The local file to write; for HLS its extension becomes `mp4`.
+    ///   - policy: How an HLS variant is chosen.
+    ///   - subtitles: Whether an HLS lesson's WebVTT subtitles are saved beside it.
+    public func downloadLesson(
+        from url: URL, to destination: URL, policy: VariantPolicy = .default, subtitles: Bool = false
+    ) -> DownloadJob {
+        DownloadJob { job in
+            var probe = URLRequest(url: url)
+            probe.setValue("bytes=0-1023", forHTTPHeaderField: "Range")
+            let answer = try await engine.send(probe, part: 0, timed: false)
+            guard Self.isPlaylist(answer.0, response: answer.1, url: url) else {
+                return try await fileRun(from: url, to: destination, chunkSize: 4 << 20, probe: answer, job: job)
+            }
+            let file = destination.deletingPathExtension().appendingPathExtension("mp4")
+            let video = downloadHLSVideo(from: url, to: file, policy: policy, subtitles: subtitles)
+            let forwarding = Task {
+                for await progress in video.progress { job.report(progress) }
+            }
+            defer { forwarding.cancel() }
+            return try await withTaskCancellationHandler {
+                try await video.result()
+            } onCancel: {
+                if job.isPauseRequested { video.pause() } else { video.cancel() }
             }
         }
+    }
+
+    /// Whether a response is an HLS playlist: by its content type (RFC 8216 §4 names
+    /// `application/vnd.apple.mpegurl` and `audio/mpegurl`), then by its first line, then by the
+    /// URL's extension.
+    package static func isPlaylist(_ body: Data, response: URLResponse, url: URL) -> Bool {
+        let type =
+            (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type")?
+            .split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        if ["application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl"]
+            .contains(type)
+        {
+            return true
+        }
+        var text = String(decoding: body.prefix(64), as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("#EXTM3U") { return true }
+        if type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("image/") { return false }
+        return ["m3u8", "m3u"].contains(url.pathExtension.lowercased()) && body.isEmpty
     }
 
     // MARK: Helpers
