@@ -117,7 +117,19 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         }
         let files = StagingFiles(destination: destination, parts: parts)
         do {
-            return try await runKeepingFiles(parts, files: files, transform: transform, job: job, phase: phase)
+            do {
+                return try await runKeepingFiles(parts, files: files, transform: transform, job: job, phase: phase)
+            } catch is Validators.Changed {
+                // The server's copy changed since the bytes kept were written (between a pause and
+                // a resume, say): they belong to another version, so start over, once.
+                files.remove()
+                do {
+                    return try await runKeepingFiles(parts, files: files, transform: transform, job: job, phase: phase)
+                } catch let again as Validators.Changed {
+                    files.remove()
+                    throw DownloadError(.remoteChanged(was: again.was, now: again.now), url: again.url)
+                }
+            }
         } catch {
             // A cancellation removes the partial download; a pause or a failure keeps it to resume.
             if (error is CancellationError || Task.isCancelled) && !job.isPauseRequested {
@@ -130,6 +142,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     func runKeepingFiles(
         _ parts: [DownloadPart], files: StagingFiles, transform: Transform?, job: DownloadJob, phase: ProgressPhase
     ) async throws -> DownloadResult {
+        let validators = Validators(file: files.validatorsURL)
         /// This run's progress as the whole job's.
         func report(written: UInt64, completed: Int, expected: UInt64?) {
             let whole = phase.totalParts != nil
@@ -175,7 +188,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     pending.removeLast()
                     inFlight += 1
                     group.addTask {
-                        var data = try await fetchWithRetry(parts[index], index: index)
+                        var data = try await fetchWithRetry(parts[index], index: index, validators: validators)
                         if let transform { data = try await transform(data, index) }
                         return (index, data)
                     }
@@ -213,10 +226,10 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Fetches a part, retrying transient failures with backoff on the engine's clock.
-    func fetchWithRetry(_ part: DownloadPart, index: Int) async throws -> Data {
+    func fetchWithRetry(_ part: DownloadPart, index: Int, validators: Validators? = nil) async throws -> Data {
         try await retry.run(
             on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true },
-            operation: { _ in try await fetch(part, index: index) })
+            operation: { _ in try await fetch(part, index: index, validators: validators) })
     }
 
     /// Sends one request, under ``partTimeout`` when `timed`, and types its failure.
@@ -234,12 +247,24 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// One attempt at a part.
-    func fetch(_ part: DownloadPart, index: Int) async throws -> Data {
+    func fetch(_ part: DownloadPart, index: Int, validators: Validators? = nil) async throws -> Data {
         if let range = part.byteRange, range.length == 0 { return Data() }
         var request = URLRequest(url: part.url)
-        if let range = part.byteRange { request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range") }
+        let known = validators?.validator(for: part.url)
+        if let range = part.byteRange {
+            request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range")
+            // RFC 9110 §13.1.5: the range only if the resource is still the version whose bytes
+            // are kept; otherwise the server sends it whole, and the download starts over.
+            if let known { request.setValue(known, forHTTPHeaderField: "If-Range") }
+        }
         let (data, response) = try await send(request, part: index)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 200
+        if let validators {
+            try validators.check(response, for: part.url)
+            if status == 200, part.byteRange != nil, let known {
+                throw Validators.Changed(url: part.url, was: known, now: "a whole new representation")
+            }
+        }
         switch (status, part.byteRange) {
         case (206, let range?):
             if let header = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range"),

@@ -10,6 +10,8 @@ struct StagingFiles: Sendable {
     let destination: URL
     let staging: URL
     let journalURL: URL
+    /// The validators of the remote resources (see ``Validators``).
+    let validatorsURL: URL
     let fingerprint: String
     let partCount: Int
     /// Whether the parts are written one after another (not every part has a byte range), so
@@ -21,6 +23,7 @@ struct StagingFiles: Sendable {
         let folder = destination.deletingLastPathComponent()
         staging = folder.appendingPathComponent(".\(destination.lastPathComponent).partial")
         journalURL = folder.appendingPathComponent(".\(destination.lastPathComponent).journal")
+        validatorsURL = folder.appendingPathComponent(".\(destination.lastPathComponent).validators")
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for part in parts {
             for byte in part.url.absoluteString.utf8 + Array("|\(part.byteRange?.description ?? "-");".utf8) {
@@ -118,12 +121,14 @@ struct StagingFiles: Sendable {
                 .file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
         }
         try? FileManager.default.removeItem(at: journalURL)
+        try? FileManager.default.removeItem(at: validatorsURL)
     }
 
     /// Removes the staging file and the journal.
     func remove() {
         try? FileManager.default.removeItem(at: staging)
         try? FileManager.default.removeItem(at: journalURL)
+        try? FileManager.default.removeItem(at: validatorsURL)
     }
 
     func createFolder() throws {
