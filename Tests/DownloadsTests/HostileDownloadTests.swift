@@ -4,6 +4,10 @@ import HTTPSupport
 import TestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Parts, journals and handles that used to trap: each is now a typed error or an exact file.
 @Suite("Downloads under hostile input")
 struct HostileDownloadTests {
@@ -144,6 +148,32 @@ struct HostileDownloadTests {
             return
         }
         #expect(message.contains("file"))
+        #expect(files(in: folder) == ["offline-library.json"])
+    }
+
+    @Test("deleting a failed item removes its partial and journal files too")
+    func deleteRemovesPartialFiles() async throws {
+        let url = URL(literal: "https://cdn.example/failing.mp4")
+        let resource = resource
+        transport.stub(
+            url,
+            reply: .handler { request in
+                if request.value(forHTTPHeaderField: "Range") == "bytes=30000-39999" { return .response(status: 404) }
+                return .resource(resource)
+            })
+        let folder = temporaryFolder("delete")
+        let downloader = MediaDownloader(engine: engine(concurrency: 1))
+        let library = OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadFile(from: remote, to: destination, chunkSize: 10_000)
+        }
+        try await library.download("lesson", from: url)
+        await library.waitForDownload("lesson")
+        guard case .failed = await library.state(of: "lesson") else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        #expect(files(in: folder).count == 3)  // the state file, the staging file, its journal
+        try await library.delete("lesson")
         #expect(files(in: folder) == ["offline-library.json"])
     }
 }

@@ -201,10 +201,20 @@ public actor OfflineLibrary {
         }
     }
 
-    /// Deletes item `id`'s file and forgets it.
+    /// Deletes item `id`'s file, and the hidden files of a paused or failed download of it, and
+    /// forgets it.
     public func delete(_ id: String) throws(LibraryError) {
         jobs[id]?.cancel()
         if let file = localFile(of: id) { try? FileManager.default.removeItem(at: file) }
+        if let remote = entries[id]?.remoteURL {
+            // A paused or failed download keeps hidden staging files (`.<name>.partial`, its
+            // journal, validators, HLS intermediates); they go with the item.
+            let base = (Self.fileName(for: id, remote: remote) as NSString).deletingPathExtension
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            for name in names where name.hasPrefix(".\(base).") {
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            }
+        }
         entries[id] = nil
         continuation.yield((id, .notDownloaded))
         try save()
