@@ -24,6 +24,9 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
         case audioFormatChanged(from: String, to: String)
         /// The stream holds no audio this remuxer supports (AAC in ADTS).
         case noSupportedAudio
+        /// The stream's media is in a codec this remuxer cannot write into MP4 (MPEG-2 video,
+        /// MPEG audio…): nothing of it could be kept.
+        case unsupportedCodec(StreamType)
         /// An ID3 tag (RFC 8216 §3.4's packed audio timestamp) is malformed.
         case malformedID3(reason: String)
         /// The output file could not be written; the file system's message.
@@ -64,6 +67,7 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
             case .malformedADTS(let reason): "malformed ADTS frame: \(reason)"
             case .audioFormatChanged(let from, let to): "the audio changed from \(from) to \(to)"
             case .noSupportedAudio: "no AAC audio in the stream"
+            case .unsupportedCodec(let type): "\(type) cannot be remuxed into MP4"
             case .malformedID3(let reason): "malformed ID3 tag: \(reason)"
             case .writeFailed(let reason): "the file could not be written: \(reason)"
             }

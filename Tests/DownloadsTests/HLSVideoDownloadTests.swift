@@ -188,6 +188,64 @@ struct HLSVideoDownloadTests {
     }
 }
 
+@Suite("Fragmented MP4 lessons")
+struct FragmentedMP4Tests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let fixtures = FixtureLoader(bundle: .module)
+    let base = URL(literal: "https://videos.example/fmp4/")
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+    }
+
+    /// ffmpeg's fMP4 segments (H.264 and AAC; `init.mp4`, `seg0.m4s`, `seg1.m4s`) behind a
+    /// playlist that repeats its EXT-X-MAP before each segment, as some packagers do.
+    func serve() throws -> Data {
+        let playlist = """
+            #EXTM3U
+            #EXT-X-VERSION:7
+            #EXT-X-TARGETDURATION:1
+            #EXT-X-PLAYLIST-TYPE:VOD
+            #EXT-X-MAP:URI="init.mp4"
+            #EXTINF:1.0,
+            seg0.m4s
+            #EXT-X-MAP:URI="init.mp4"
+            #EXTINF:1.0,
+            seg1.m4s
+            #EXT-X-ENDLIST
+
+            """
+        transport.stub(
+            base.appendingPathComponent("index.m3u8"),
+            reply: .response(
+                status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: Data(playlist.utf8)))
+        var joined = Data()
+        for name in ["init.mp4", "seg0.m4s", "seg1.m4s"] {
+            let data = try fixtures.data("media/hls-fmp4/\(name)")
+            transport.stub(base.appendingPathComponent(name), reply: .resource(data))
+            joined.append(data)
+        }
+        return joined
+    }
+
+    @Test("RFC 8216 §4.3.2.5: fMP4 segments joined after their initialisation section, written once, are the file")
+    func initialisationSectionOnce() async throws {
+        let expected = try serve()
+        let folder = temporaryFolder("fmp4")
+        let destination = folder.appendingPathComponent("lesson")
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let result = try await downloader.downloadLesson(
+            from: base.appendingPathComponent("index.m3u8"), to: destination
+        )
+        .result()
+        #expect(result.file.lastPathComponent == "lesson.mp4")
+        #expect(try Data(contentsOf: result.file) == expected)
+        #expect(transport.requests.filter { $0.url?.lastPathComponent == "init.mp4" }.count == 1)
+        #expect(files(in: folder) == ["lesson.mp4"])
+    }
+}
+
 @Suite("One entry point for a lesson")
 struct LessonDownloadTests {
     let clock = ManualClock()

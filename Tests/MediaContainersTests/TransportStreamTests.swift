@@ -138,6 +138,21 @@ struct TransportStreamTests {
         }
     }
 
+    @Test("§2.4.3.7: a PES packet carrying more than its declared length is a typed error naming its offset")
+    func pesLongerThanDeclared() throws {
+        var stream = TransportStreamBuilder.audioStream(pesCount: 3)
+        // The first PES starts in the third packet, after its 4-byte header: declare 100 bytes.
+        let pes = 188 * 2 + 4
+        #expect(Array(stream[pes..<(pes + 4)]) == [0, 0, 1, 0xC0])
+        stream[pes + 4] = 0
+        stream[pes + 5] = 100
+        #expect(
+            throws: ContainerError(.pesLongerThanDeclared(pid: 0x101, declared: 100, found: 178), offset: 188 * 2)
+        ) {
+            _ = try Facts.demux(Data(stream))
+        }
+    }
+
     @Test("the data ending inside a packet is a typed error")
     func truncated() throws {
         let data = try Facts.data("audio-aac.ts").dropLast(100)

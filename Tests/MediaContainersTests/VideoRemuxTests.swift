@@ -109,4 +109,19 @@ struct VideoRemuxTests {
         let data = try Facts.data("av-h264-aac.ts")
         #expect(try Data(contentsOf: Self.remux([data], parts: parts)) == Data(contentsOf: Self.remux([data])))
     }
+
+    @Test("a stream in a codec MP4 remuxing does not take (MPEG-2 video) is a typed error naming the codec and segment")
+    func unsupportedCodec() throws {
+        // The builder's stream, its PMT announcing stream type 0x02 (MPEG-2 video) instead of AAC.
+        var stream = TransportStreamBuilder.audioStream(pesCount: 5)
+        let pmt = try #require((188..<376).first { stream[$0] == 0x02 && stream[$0 + 1] == 0xB0 })
+        #expect(stream[pmt + 12] == 0x0F)
+        stream[pmt + 12] = 0x02
+        do {
+            _ = try Self.remux([Data(stream)])
+            Issue.record("remuxed")
+        } catch let error as ContainerError {
+            #expect(error == ContainerError(.unsupportedCodec(StreamType(rawValue: 0x02)), segment: 0))
+        }
+    }
 }

@@ -22,7 +22,8 @@ public struct StreamType: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let hevc = StreamType(rawValue: 0x24)
 
     /// Whether the demuxer reassembles this stream's packets (the types above); the others are
-    /// skipped.
+    /// skipped. (MPEG-1 and MPEG-2 audio are reassembled; the remuxers write AAC and H.264 or
+    /// HEVC only, and name any other codec in a typed error.)
     public var isSupported: Bool {
         [Self.mpeg1Audio, .mpeg2Audio, .adtsAAC, .h264, .hevc].contains(self)
     }

@@ -44,6 +44,8 @@ public struct MediaRemuxer: ~Copyable {
     private var audioTimeline = Timeline()
     private var videoPID: UInt16?
     private var audioPID: [Input: UInt16] = [:]
+    /// The first stream type met that the remuxer cannot write, and the segment it was in.
+    private var unsupported: (type: StreamType, segment: Int)?
 
     /// The per-input reading state.
     private struct InputState {
@@ -130,6 +132,9 @@ public struct MediaRemuxer: ~Copyable {
     public consuming func finish() throws(ContainerError) -> Double {
         try endSegment(of: .video)
         try endSegment(of: .audio)
+        if writer.videoSampleCount == 0, writer.audioFrameCount == 0, let unsupported {
+            throw ContainerError(.unsupportedCodec(unsupported.type), segment: unsupported.segment)
+        }
         return try writer.finish()
     }
 
@@ -206,8 +211,13 @@ public struct MediaRemuxer: ~Copyable {
                 try takeAudio(
                     packet.payload, presentationTime: packet.presentationTime, input: input, reader: &current.adts)
             default:
+                if unsupported == nil { unsupported = (packet.streamType, current.segment) }
                 continue
             }
+        }
+        // Streams of types the demuxer does not even reassemble (MPEG-2 video…) are noted too.
+        if unsupported == nil, let type = current.demuxer.streams.values.first(where: { !$0.isSupported }) {
+            unsupported = (type, current.segment)
         }
     }
 

@@ -45,6 +45,12 @@ ffmpeg -hide_banner -loglevel error -f lavfi -i "testsrc=size=192x108:rate=25" \
 ffmpeg -hide_banner -loglevel error -f lavfi -i "smptebars=size=192x108:rate=25" \
     -f lavfi -i "sine=frequency=700:sample_rate=44100" -t 1 -c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p \
     -c:a aac -b:a 48k -ac 1 -f mpegts -y disc-b.ts
+# Fragmented MP4 segments, for the downloads tests (copied to Tests/DownloadsTests/Fixtures/media).
+mkdir -p hls-fmp4
+ffmpeg -hide_banner -loglevel error -f lavfi -i "testsrc=size=192x108:rate=25" \
+    -f lavfi -i "sine=frequency=440:sample_rate=44100" -t 2 -c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p \
+    -c:a aac -b:a 48k -ac 1 -f hls -hls_time 1 -hls_playlist_type vod -hls_segment_type fmp4 \
+    -hls_fmp4_init_filename init.mp4 -hls_segment_filename "hls-fmp4/seg%d.m4s" -y hls-fmp4/index.m3u8
 for file in audio-aac.ts av-h264-aac.ts hls-audio/seg*.ts hls-av/*/seg*.ts hevc.ts disc-a.ts disc-b.ts; do
     echo "== $file"
     ffprobe -v error -count_packets -show_entries \
