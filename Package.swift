@@ -57,7 +57,7 @@ let package = Package(
             swiftSettings: upcomingFeatures),
         .testTarget(
             name: "TestSupportTests",
-            dependencies: ["TestSupport"],
+            dependencies: ["TestSupport", "HTTPSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),
