@@ -24,6 +24,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         case response(status: Int, headers: [String: String] = [:], body: Data = Data())
         /// A redirect (`302`) to `location`.
         case redirect(to: String)
+        /// An answer computed from the request (status, headers, body), for stateful protocols.
+        case handler(@Sendable (Request) async -> (status: Int, headers: [String: String], body: Data))
     }
 
     /// A failure to inject into one answer.
@@ -283,6 +285,17 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             return send(client, status: status, headers: headers, body: body, fault: fault)
         case .redirect(let location):
             return send(client, status: 302, headers: ["Location": location], body: Data(), fault: fault)
+        case .handler(let handle):
+            // The connection's own thread waits for the handler: one request at a time per connection.
+            let answer = AnswerBox()
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                answer.value = await handle(request)
+                done.signal()
+            }
+            done.wait()
+            guard let (status, headers, body) = answer.value else { return false }
+            return send(client, status: status, headers: headers, body: body, fault: fault)
         case .file(let data, let etag, let lastModified, let contentType):
             var headers: [String: String] = ["Accept-Ranges": "bytes"]
             if let etag { headers["ETag"] = etag }
@@ -370,4 +383,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         }
         return nil
     }
+}
+
+/// Carries a handler's answer from its task to the connection's thread, which waits on a
+/// semaphore before reading it.
+private final class AnswerBox: @unchecked Sendable {
+    var value: (status: Int, headers: [String: String], body: Data)?
 }

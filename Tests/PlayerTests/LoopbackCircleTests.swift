@@ -1,0 +1,55 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import Player
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The audio brief end to end: a tap fetches an HLS lesson over a real socket, the circle fills,
+/// the file played is an MPEG-4 audio file, and the end of playback deletes it.
+@MainActor
+@Suite("Audio circle over loopback HTTP")
+struct LoopbackCircleTests {
+    @Test("tap → fetch over HTTP → a playable .m4a → playing → completion deletes the file")
+    func circle() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let segment = try FixtureLoader(bundle: .module).data("audio-aac.ts")
+        let master = """
+            #EXTM3U
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="Default",DEFAULT=YES,AUTOSELECT=YES,URI="audio.m3u8"
+            #EXT-X-STREAM-INF:BANDWIDTH=64000,CODECS="mp4a.40.2",AUDIO="a"
+            audio.m3u8
+
+            """
+        let media = "#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:3.0,\nsegment.ts\n#EXT-X-ENDLIST\n"
+        server.route("/master.m3u8", .response(status: 200, body: Data(master.utf8)))
+        server.route("/audio.m3u8", .response(status: 200, body: Data(media.utf8)))
+        server.route("/segment.ts", .file(segment))
+        let folder = temporaryFolder("circle")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let destination = folder.appendingPathComponent("lesson.m4a")
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 2, session: URLSession(configuration: .ephemeral)))
+        let output = FakeAudioOutput()
+        let model = CirclePlayerModel(
+            fetcher: HLSAudioFetcher(
+                masterURL: server.url("/master.m3u8"), destination: destination, downloader: downloader),
+            output: output)
+        model.tap()
+        while case .fetching = model.state { await Task.yield() }
+        #expect(model.state == .playing(file: destination))
+        #expect(output.calls == ["play lesson.m4a"])
+        let head = try Data(contentsOf: destination).prefix(8)
+        #expect(head.suffix(4) == Data("ftyp".utf8))
+        output.finish()
+        await model.waitUntilSettled()
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        #expect(files(in: folder).isEmpty)
+        #expect(server.requests.map(\.path) == ["/master.m3u8", "/audio.m3u8", "/segment.ts"])
+    }
+}
