@@ -249,6 +249,51 @@ struct CatalogRepositoryTests {
         #expect(results.allSatisfy { $0.value.count == 14 })
         #expect(transport.requests.count == 1)
     }
+
+    @Test("going back cancels the load: the request is cancelled, nothing is cached, no throttle window opens")
+    func goingBackCancels() async throws {
+        transport.stub(url, reply: .response(status: 200, body: body, latency: .seconds(8)))
+        let store = CatalogStore(directory: temporaryFolder())
+        let repository = repository(store: store)
+        let screen = Task { try await repository.value(.videos(at: url)) }
+        await clock.waitForSleepers(count: 2)  // the transport's latency and the request timeout
+        clock.advance(by: .milliseconds(500))
+        screen.cancel()
+        let result = await screen.result
+        guard case .failure(let error as CatalogError) = result, case .transport(let failure) = error.kind else {
+            Issue.record("\(result)")
+            return
+        }
+        #expect(failure.kind == .cancelled)
+        // The request itself stops: soon nothing sleeps on the clock any more, well before 8 s.
+        for _ in 0..<10_000 where clock.sleeperCount > 0 { await Task.yield() }
+        #expect(clock.sleeperCount == 0)
+        #expect(clock.now.offset < .seconds(1))
+        #expect(await store.entry(for: "videos:" + url.absoluteString) == nil)
+        #expect(await repository.lastError == nil)
+        // No throttle window: the next screen asks the network again.
+        transport.stub(url, reply: .response(status: 200, body: body))
+        #expect(try await repository.value(.videos(at: url)).origin == .network)
+        #expect(await repository.networkRequestCount == 2)
+    }
+
+    @Test("one waiter going back leaves the others served by the same request")
+    func oneWaiterCancels() async throws {
+        transport.stub(url, reply: .response(status: 200, body: body, latency: .seconds(2)))
+        let repository = repository()
+        let staying = Task { try await repository.value(.videos(at: url)) }
+        await clock.waitForSleepers(count: 2)
+        let leaving = Task { try await repository.value(.videos(at: url)) }
+        // Let the second caller join the request in flight.
+        while await repository.networkRequestCount < 1 { await Task.yield() }
+        for _ in 0..<50 { await Task.yield() }
+        leaving.cancel()
+        _ = await leaving.result
+        clock.advance(by: .seconds(2))
+        #expect(try await staying.value.origin == .network)
+        #expect(await repository.networkRequestCount == 1)
+        #expect(transport.requests.count == 1)
+    }
 }
 
 @Suite("Catalog fixtures end to end")

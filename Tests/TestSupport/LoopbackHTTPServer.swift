@@ -42,7 +42,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         case ignoreRange
         /// Answer with this status and no body.
         case status(Int)
-        /// Accept the request and never answer (until the server stops).
+        /// Accept the request and never answer, until the client closes the connection (counted
+        /// in ``stalledRequestsClosedByClient``) or the server stops.
         case stall
     }
 
@@ -76,6 +77,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     private var peak = 0
     private var connections = 0
     private var stopped = false
+    private var closedByClient = 0
     private var sockets: Set<Int32> = []
     private let listener: Int32
     /// The port the server listens on.
@@ -147,6 +149,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// The most requests answered at once so far.
     public var maximumInFlight: Int { locked { peak } }
+
+    /// How many stalled requests the client gave up on by closing the connection: what a
+    /// cancelled `URLSession` task does on the wire.
+    public var stalledRequestsClosedByClient: Int { locked { closedByClient } }
 
     /// Stops listening and closes every connection.
     public func stop() {
@@ -270,7 +276,15 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             setsockopt(client, SOL_SOCKET, SO_LINGER, &abort, socklen_t(MemoryLayout<linger>.size))
             return false
         case .stall?:
-            while !locked({ stopped }) { usleep(5_000) }
+            var byte: UInt8 = 0
+            while !locked({ stopped }) {
+                // A peek that reads nothing means the client closed its end.
+                if recv(client, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0 {
+                    locked { closedByClient += 1 }
+                    return false
+                }
+                usleep(5_000)
+            }
             return false
         case .status(let status)?:
             return send(client, status: status, headers: [:], body: Data(), fault: nil)

@@ -147,6 +147,9 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     private let now: @Sendable () -> Date
     private var lastSuccess: [String: C.Instant] = [:]
     private var inFlight: [String: Task<Data, any Error>] = [:]
+    /// The callers waiting for each request in flight, by a number of their own.
+    private var waiting: [String: Set<Int>] = [:]
+    private var nextWaiter = 0
 
     /// Creates a repository.
     ///
@@ -248,7 +251,8 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
             data = try await sharedFetch(resource)
         } catch {
             let failure = Self.map(error, resource: resource)
-            lastError = failure
+            // Going back is not a failure of the catalog: it is not remembered as one.
+            if !(error is CancellationError) { lastError = failure }
             throw failure
         }
         let value: Value
@@ -271,8 +275,52 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     }
 
     /// One network call per resource at a time; concurrent callers share it.
+    ///
+    /// When every caller waiting for a request has been cancelled (the learner went back), the
+    /// request itself is cancelled: the transport closes the connection, and nothing is cached.
+    /// A cancelled caller stops waiting at once; the others are still served.
     private func sharedFetch<Value>(_ resource: CatalogResource<Value>) async throws -> Data {
-        if let running = inFlight[resource.key] { return try await running.value }
+        let key = resource.key
+        let task = inFlight[key] ?? startFetch(resource)
+        nextWaiter += 1
+        let waiter = nextWaiter
+        waiting[key, default: []].insert(waiter)
+        let delivery = OneDelivery<Result<Data, any Error>>()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                delivery.wait(with: continuation)
+                Task { delivery.deliver(await task.result) }
+            }
+        } onCancel: {
+            // This caller stops waiting now; the request goes on while others wait for it.
+            delivery.deliver(.failure(CancellationError()))
+        }
+        if Task.isCancelled {
+            abandon(key, waiter: waiter, task: task)
+        } else {
+            waiting[key]?.remove(waiter)
+            if waiting[key]?.isEmpty == true {
+                waiting[key] = nil
+                if inFlight[key] == task { inFlight[key] = nil }
+            }
+        }
+        // A caller that went back gets a cancellation, never the result it no longer waits for.
+        try Task.checkCancellation()
+        return try result.get()
+    }
+
+    /// One caller stopped waiting; when none is left, the request is cancelled.
+    private func abandon(_ key: String, waiter: Int, task: Task<Data, any Error>) {
+        guard inFlight[key] == task else { return }
+        waiting[key]?.remove(waiter)
+        if waiting[key]?.isEmpty ?? true {
+            task.cancel()
+            inFlight[key] = nil
+            waiting[key] = nil
+        }
+    }
+
+    private func startFetch<Value>(_ resource: CatalogResource<Value>) -> Task<Data, any Error> {
         networkRequestCount += 1
         let (transport, clock, timeout) = (transport, clock, requestTimeout)
         let (url, key) = (resource.url, resource.key)
@@ -288,8 +336,7 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
             return data
         }
         inFlight[resource.key] = task
-        defer { inFlight[resource.key] = nil }
-        return try await task.value
+        return task
     }
 
     static func map<Value>(_ error: any Error, resource: CatalogResource<Value>) -> CatalogError {
@@ -315,5 +362,46 @@ extension CatalogRepository where C == ContinuousClock {
         self.init(
             store: store, clock: ContinuousClock(), throttle: throttle, requestTimeout: requestTimeout,
             transport: URLSessionTransport(session: session))
+    }
+}
+
+/// Hands one value to one waiting continuation, whichever comes first: the value (a result, or
+/// a cancellation) or the continuation. Later values are dropped.
+final class OneDelivery<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Value, Never>?
+    private var value: Value?
+    private var delivered = false
+
+    /// Waits with `continuation`, resuming it at once if the value came first.
+    func wait(with continuation: CheckedContinuation<Value, Never>) {
+        lock.lock()
+        if let value, !delivered {
+            delivered = true
+            lock.unlock()
+            continuation.resume(returning: value)
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    /// Delivers `value` to the waiting continuation, or keeps it for the one to come; only the
+    /// first value counts.
+    func deliver(_ value: Value) {
+        lock.lock()
+        guard !delivered, self.value == nil else {
+            lock.unlock()
+            return
+        }
+        if let continuation {
+            delivered = true
+            self.continuation = nil
+            lock.unlock()
+            continuation.resume(returning: value)
+        } else {
+            self.value = value
+            lock.unlock()
+        }
     }
 }
