@@ -114,4 +114,42 @@ struct LoopbackDownloadTests {
         _ = try await downloader.downloadFile(from: server.url("/lesson.mp4"), to: again, chunkSize: 8_000).result()
         #expect(try Data(contentsOf: again) == second)
     }
+
+    @Test("an HLS lesson (video and a separate audio rendition) over HTTP: one MP4, at most two requests in flight")
+    func hlsLesson() async throws {
+        defer { server.stop() }
+        let fixtures = FixtureLoader(bundle: .module)
+        let master = """
+            #EXTM3U
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aac",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="audio/index.m3u8"
+            #EXT-X-STREAM-INF:BANDWIDTH=300000,RESOLUTION=192x108,AUDIO="aac"
+            video/index.m3u8
+
+            """
+        server.route(
+            "/lesson/master.m3u8",
+            .response(status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: Data(master.utf8)))
+        for folder in ["video", "audio"] {
+            server.route(
+                "/lesson/\(folder)/index.m3u8",
+                .response(status: 200, body: try fixtures.data("media/hls-av/\(folder)/index.m3u8")))
+            for index in 0..<3 {
+                guard let data = try? fixtures.data("media/hls-av/\(folder)/seg\(index).ts") else { continue }
+                server.route("/lesson/\(folder)/seg\(index).ts", .file(data, etag: "\"\(folder)\(index)\""))
+                // Each segment answers slowly, so that transfers overlap and the bound shows.
+                server.script("/lesson/\(folder)/seg\(index).ts", [.drip(bytes: 1_000, interval: .milliseconds(2))])
+            }
+        }
+        let folder = temporaryFolder("hls-loopback")
+        let job = MediaDownloader(engine: engine()).downloadLesson(
+            from: server.url("/lesson/master.m3u8"), to: folder.appendingPathComponent("lesson"))
+        let progress = Task { await job.progress.reduce(into: [DownloadProgress]()) { $0.append($1) } }
+        let result = try await job.result()
+        #expect(result.file.lastPathComponent == "lesson.mp4")
+        #expect(try HLSVideoDownloadTests.sampleCount(result.file, handler: "vide") == 50)
+        #expect(try HLSVideoDownloadTests.sampleCount(result.file, handler: "soun") == 88)
+        #expect(server.maximumInFlight <= 2)
+        #expect(await progress.value.last?.partsCompleted == 5)
+        #expect(files(in: folder) == ["lesson.mp4"])
+    }
 }
