@@ -8,7 +8,7 @@ import Testing
 struct ReadmeExampleTests {
     @Test("the Player example walks the circle through its life")
     func playerExample() {
-        let file = URL(fileURLWithPath: "/tmp/lesson-audio.ts")
+        let file = URL(fileURLWithPath: "/tmp/lesson-audio.m4a")
         // README: begin Player
         var circle = CirclePlayerMachine()
         circle.handle(.tap)  // .accepted([.startFetch(fetch #1)]): the view shows a spinner
