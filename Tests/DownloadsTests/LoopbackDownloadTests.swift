@@ -44,12 +44,13 @@ struct LoopbackDownloadTests {
     }
 
     /// Every fault at every request of the download in turn (the probe is request 0): each run
-    /// ends with the exact file, or a typed error and no file at all.
+    /// ends with the exact file, or a typed error and no file at all. A drip past the part
+    /// timeout is retried like a lost connection.
     @Test(
         "a fault at every part index ends with the exact file or a typed error, never a corrupt file",
         arguments: [
             LoopbackHTTPServer.Fault.reset, .closeAfter(bytes: 3_000), .status(503), .wrongContentLength(9_000),
-            .ignoreRange,
+            .ignoreRange, .drip(bytes: 100, interval: .milliseconds(50)),
         ])
     func faultAtEveryPart(fault: LoopbackHTTPServer.Fault) async throws {
         defer { server.stop() }
@@ -59,7 +60,8 @@ struct LoopbackDownloadTests {
             let folder = temporaryFolder("faults")
             let destination = folder.appendingPathComponent("lesson.mp4")
             do {
-                _ = try await MediaDownloader(engine: engine()).downloadFile(
+                // A part must arrive within 400 ms: the drip (8,000 bytes at 100 per 50 ms) cannot.
+                _ = try await MediaDownloader(engine: engine(timeout: .milliseconds(400))).downloadFile(
                     from: server.url("/lesson.mp4"), to: destination, chunkSize: 8_000
                 ).result()
                 #expect(try Data(contentsOf: destination) == file, "\(fault) at request \(index)")

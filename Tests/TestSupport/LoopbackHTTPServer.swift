@@ -156,14 +156,17 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// Stops listening and closes every connection.
     public func stop() {
-        let open: Set<Int32> = locked {
-            guard !stopped else { return [] }
+        // Under the lock, so that no connection thread closes a socket (and frees its number for
+        // someone else) between reading the set and shutting the socket down.
+        locked {
+            guard !stopped else { return }
             stopped = true
-            return sockets
+            // Only shut the sockets down: the threads that use them close them. Closing the
+            // listener here would free its number while the accept loop may still call accept(2)
+            // on it, and another server's new socket could get that number.
+            shutdown(listener, Int32(SHUT_RDWR))
+            for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for socket in open { shutdown(socket, Int32(SHUT_RDWR)) }
     }
 
     // MARK: Connections
@@ -175,6 +178,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while !locked({ stopped }) {
             let client = accept(listener, nil, nil)
             guard client >= 0 else {

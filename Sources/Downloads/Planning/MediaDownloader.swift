@@ -285,12 +285,18 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             let forwarding = Task {
                 for await progress in video.progress { job.report(progress) }
             }
-            defer { forwarding.cancel() }
-            return try await withTaskCancellationHandler {
-                try await video.result()
+            let result: Result<DownloadResult, DownloadError> = await withTaskCancellationHandler {
+                do throws(DownloadError) {
+                    return .success(try await video.result())
+                } catch {
+                    return .failure(error)
+                }
             } onCancel: {
                 if job.isPauseRequested { video.pause() } else { video.cancel() }
             }
+            // The inner job's progress ends with it: forward every report, the last included.
+            await forwarding.value
+            return try result.get()
         }
     }
 
