@@ -191,9 +191,7 @@ extension MediaDownloader {
     /// Remuxes the joined video segments (and separate audio) into an MP4 at `destination`,
     /// through a hidden temporary file renamed into place.
     static func remuxVideo(_ video: URL, audio: URL?, to destination: URL) throws(DownloadError) -> UInt64 {
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).remux")
-        do {
+        try remuxing(into: destination, source: video) { temporary in
             var remuxer = try MediaRemuxer(destination: temporary, audio: audio == nil ? .muxed : .separate)
             for (input, file) in [(MediaRemuxer.Input.video, Optional(video)), (.audio, audio)] {
                 guard let file else { continue }
@@ -205,21 +203,7 @@ extension MediaDownloader {
                 }
             }
             try remuxer.finish()
-        } catch let error as ContainerError {
-            try? FileManager.default.removeItem(at: temporary)
-            throw DownloadError(.container(error), path: video.path)
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw DownloadError(.file(operation: "remux", reason: error.localizedDescription), path: video.path)
         }
-        guard rename(temporary.path, destination.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
-            throw DownloadError(
-                .file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
-        }
-        let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?
-            .uint64Value
-        return size ?? 0
     }
 
     /// Saves each subtitle rendition as one WebVTT file beside `destination`: its segments'

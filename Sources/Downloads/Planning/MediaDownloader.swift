@@ -79,9 +79,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/container(_:)`` or
     ///   ``DownloadError/Kind/file(operation:reason:)``; nothing is left at `destination`.
     static func remuxAudio(_ segments: URL, to destination: URL) throws(DownloadError) -> UInt64 {
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).remux")
-        do {
+        try remuxing(into: destination, source: segments) { temporary in
             let input = try FileHandle(forReadingFrom: segments)
             defer { try? input.close() }
             var remuxer = try AudioRemuxer(destination: temporary)
@@ -90,12 +88,28 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 try remuxer.append(chunk)
             }
             try remuxer.finish()
+        }
+    }
+
+    /// Runs `remux` into a hidden temporary file beside `destination`, then renames it into
+    /// place: the destination is the complete file or absent, never half a file.
+    ///
+    /// - Returns: The size of the file.
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/container(_:)`` (naming `source`)
+    ///   or ``DownloadError/Kind/file(operation:reason:)``; the temporary file is removed.
+    static func remuxing(into destination: URL, source: URL, _ remux: (URL) throws -> Void) throws(DownloadError)
+        -> UInt64
+    {
+        let temporary = destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).remux")
+        do {
+            try remux(temporary)
         } catch let error as ContainerError {
             try? FileManager.default.removeItem(at: temporary)
-            throw DownloadError(.container(error), path: segments.path)
+            throw DownloadError(.container(error), path: source.path)
         } catch {
             try? FileManager.default.removeItem(at: temporary)
-            throw DownloadError(.file(operation: "remux", reason: error.localizedDescription), path: segments.path)
+            throw DownloadError(.file(operation: "remux", reason: error.localizedDescription), path: source.path)
         }
         // rename(2) replaces the destination atomically.
         guard rename(temporary.path, destination.path) == 0 else {
