@@ -2,7 +2,7 @@
 ///
 /// The delay before retry *n* (counted from 1) is `initialDelay × multiplier^(n-1)`, capped at
 /// `maximumDelay`, then scaled by a jitter factor in `1 - jitter … 1`, so that many clients
-/// retrying at once spread out.
+/// retrying at once spread out. A server's `Retry-After` lengthens a delay, never shortens it.
 public struct RetryPolicy: Sendable, Hashable {
     /// The most attempts in all, the first included; 1 means no retry.
     public var maximumAttempts: Int
@@ -14,6 +14,9 @@ public struct RetryPolicy: Sendable, Hashable {
     public var maximumDelay: Duration
     /// The share of each delay that is randomised away, 0…1.
     public var jitter: Double
+    /// The longest wait a server may ask for (with `Retry-After`) and still be retried; a server
+    /// asking for longer fails the operation at once, rather than holding it for that long.
+    public var longestServerDelay: Duration
 
     /// Creates a policy.
     public init(
@@ -21,13 +24,15 @@ public struct RetryPolicy: Sendable, Hashable {
         initialDelay: Duration = .milliseconds(500),
         multiplier: Double = 2,
         maximumDelay: Duration = .seconds(10),
-        jitter: Double = 0.2
+        jitter: Double = 0.2,
+        longestServerDelay: Duration = .seconds(60)
     ) {
         self.maximumAttempts = max(1, maximumAttempts)
         self.initialDelay = initialDelay
         self.multiplier = multiplier.isFinite ? max(1, multiplier) : 1
         self.maximumDelay = maximumDelay
         self.jitter = jitter.isFinite ? min(max(jitter, 0), 1) : 0
+        self.longestServerDelay = max(longestServerDelay, .zero)
     }
 
     /// No retry at all.
@@ -57,13 +62,17 @@ extension RetryPolicy {
     ///     operation: { attempt in try await send() })
     /// ```
     /// The delay before retry *n* is
-    /// ``delay(beforeRetry:unit:)`` with a fresh `randomUnit()`; the last failure is rethrown
-    /// unchanged when the attempts run out or the failure is not transient.
+    /// ``delay(beforeRetry:unit:)`` with a fresh `randomUnit()`, or the wait the server asked for
+    /// (`serverDelay`, read from `Retry-After` with ``Foundation/HTTPURLResponse/retryAfter``)
+    /// when that is longer. A server asking for more than ``longestServerDelay`` is not retried.
+    /// The last failure is rethrown unchanged when the attempts run out or the failure is not
+    /// transient.
     ///
     /// - Parameters:
     ///   - clock: The clock the backoff delays are slept on.
     ///   - randomUnit: A random number in `0..<1` for the jitter.
     ///   - isTransient: Whether a failure may go away if the operation runs again.
+    ///   - serverDelay: The wait the server asked for with a failure, if any.
     ///   - operation: The work to run; `attempt` counts from 1.
     /// - Throws: The operation's last error, or `CancellationError` when the calling task is
     ///   cancelled during a backoff delay.
@@ -72,6 +81,7 @@ extension RetryPolicy {
         on clock: C,
         randomUnit: () -> Double = { Double.random(in: 0..<1) },
         isTransient: (any Error) -> Bool,
+        serverDelay: (any Error) -> Duration? = { _ in nil },
         operation: (_ attempt: Int) async throws -> Value
     ) async throws -> Value where C.Duration == Duration {
         var attempt = 1
@@ -79,7 +89,12 @@ extension RetryPolicy {
             do {
                 return try await operation(attempt)
             } catch  where attempt < maximumAttempts && isTransient(error) {
-                try await clock.sleep(for: delay(beforeRetry: attempt, unit: randomUnit()))
+                var wait = delay(beforeRetry: attempt, unit: randomUnit())
+                if let asked = serverDelay(error) {
+                    guard asked <= longestServerDelay else { throw error }
+                    wait = max(wait, asked)
+                }
+                try await clock.sleep(for: wait)
                 attempt += 1
             }
         }

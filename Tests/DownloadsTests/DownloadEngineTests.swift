@@ -105,12 +105,49 @@ struct DownloadEngineTests {
         #expect(failures.value == 3)
     }
 
+    @Test(
+        "RFC 9110 §10.2.3: a 503's Retry-After lengthens the backoff; a wait past the policy's longest fails at once",
+        arguments: [
+            ("7", [String: String](), Duration?.some(.seconds(7))),
+            ("Sun, 06 Nov 1994 08:50:07 GMT", ["Date": "Sun, 06 Nov 1994 08:49:37 GMT"], .seconds(30)),
+            ("0", [:], .seconds(1)),
+            ("soon", [:], .seconds(1)),
+            ("3600", [:], nil),
+        ])
+    func retryAfter(value: String, headers: [String: String], waited: Duration?) async throws {
+        let url = URL(literal: "https://cdn.example/busy.ts")
+        let resource = self.resource
+        let requests = LockedCounter()
+        transport.stub(
+            url,
+            reply: .handler { _ in
+                if requests.increment() == 1 {
+                    return .response(status: 503, headers: headers.merging(["Retry-After": value]) { $1 })
+                }
+                return .resource(resource)
+            })
+        let destination = temporaryFolder().appendingPathComponent("busy.ts")
+        do {
+            _ = try await drive(engine().start([DownloadPart(url: url)], to: destination))
+            #expect(try Data(contentsOf: destination) == resource)
+            #expect(clock.now.offset == waited)
+            #expect(requests.value == 2)
+        } catch {
+            let error = try #require(error as? DownloadError)
+            #expect(waited == nil)
+            #expect(error.kind == .httpStatus(503))
+            #expect(error.retryAfter == .seconds(3_600))
+            #expect(requests.value == 1)
+            #expect(clock.now.offset == .zero)
+        }
+    }
+
     enum Fault: String, CaseIterable, Sendable {
-        case notFound, shortBody, wrongRange, wholeBody
+        case notFound, shortBody, wrongRange, missingContentRange, unreadableContentRange, wholeBody
     }
 
     @Test(
-        "faults at every part: a typed error naming the part, no file at the destination, and a resume that is byte-identical",
+        "RFC 9110 §15.3.7: faults at every part (a 206 without a readable Content-Range included): a typed error naming the part, no file at the destination, and a resume that is byte-identical",
         arguments: Fault.allCases, 0..<10
     )
     func faults(fault: Fault, index: Int) async throws {
@@ -127,12 +164,21 @@ struct DownloadEngineTests {
                 switch fault {
                 case .notFound: return .response(status: 404)
                 case .shortBody:
-                    return .response(status: 206, body: resource[start..<(start + 10)])
+                    return .response(
+                        status: 206, headers: ["Content-Range": "bytes \(start)-\(range.end - 1)/100000"],
+                        body: resource[start..<(start + 10)])
                 case .wrongRange:
                     // The right length, one byte off.
                     return .response(
                         status: 206, headers: ["Content-Range": "bytes \(start + 1)-\(start + 10_000)/100001"],
                         body: resource[(start + 1)..<(start + 10_000)] + Data([0]))
+                case .missingContentRange:
+                    // The right bytes, but nothing in the answer says which they are.
+                    return .response(status: 206, body: resource[start..<Int(range.end)])
+                case .unreadableContentRange:
+                    return .response(
+                        status: 206, headers: ["Content-Range": "bytes \(start)-/100000"],
+                        body: resource[start..<Int(range.end)])
                 case .wholeBody:
                     return .response(status: 200, body: resource)
                 }
@@ -145,7 +191,8 @@ struct DownloadEngineTests {
             #expect(fault == .wholeBody)
         } catch {
             switch (fault, error.kind) {
-            case (.notFound, .httpStatus(404)), (.shortBody, .wrongLength), (.wrongRange, .wrongRange):
+            case (.notFound, .httpStatus(404)), (.shortBody, .wrongLength), (.wrongRange, .wrongRange),
+                (.missingContentRange, .wrongRange), (.unreadableContentRange, .wrongRange):
                 #expect(error.part == index)
                 #expect(error.url == faulty)
             default: Issue.record("\(fault) at \(index): \(error)")

@@ -149,6 +149,83 @@ struct RetryLoopTests {
     }
 }
 
+@Suite("Retry-After")
+struct RetryAfterTests {
+    @Test(
+        "RFC 9110 §5.6.7: the three HTTP-date forms name the same instant; anything else is not a date",
+        arguments: [
+            ("Sun, 06 Nov 1994 08:49:37 GMT", Int64?.some(784_111_777)),
+            ("Sunday, 06-Nov-94 08:49:37 GMT", 784_111_777),
+            ("Sun Nov  6 08:49:37 1994", 784_111_777),
+            ("Thu, 01 Jan 1970 00:00:00 GMT", 0),
+            ("Tue, 29 Feb 2028 23:59:60 GMT", 1_835_481_600),
+            ("Sun, 06 Nov 1994 08:49:37 UTC", nil),
+            ("Sun, 06 Foo 1994 08:49:37 GMT", nil),
+            ("Sun, 06 Nov 1994 24:00:00 GMT", nil),
+            ("06 Nov 1994 08:49:37 GMT", nil),
+            ("", nil),
+        ])
+    func httpDates(text: String, seconds: Int64?) {
+        #expect(httpDateSeconds(text) == seconds)
+    }
+
+    @Test(
+        "RFC 9110 §10.2.3: Retry-After is delay-seconds or an HTTP-date measured against the response's Date",
+        arguments: [
+            ("120", String?.none, Duration?.some(.seconds(120))),
+            (" 5 ", nil, .seconds(5)),
+            ("99999999999999999999999", nil, .seconds(Int64.max)),
+            ("Fri, 31 Dec 1999 23:59:59 GMT", "Fri, 31 Dec 1999 23:58:59 GMT", .seconds(60)),
+            ("Fri, 31 Dec 1999 23:58:59 GMT", "Fri, 31 Dec 1999 23:59:59 GMT", .zero),
+            ("Fri, 31 Dec 1999 23:59:59 GMT", nil, nil),
+            ("-5", nil, nil),
+            ("1.5", nil, nil),
+            ("later", nil, nil),
+        ])
+    func delays(value: String, date: String?, expected: Duration?) throws {
+        #expect(retryAfterDelay(value, date: date) == expected)
+        var fields = ["Retry-After": value]
+        if let date { fields["Date"] = date }
+        let response = try #require(
+            HTTPURLResponse(
+                url: URL(literal: "https://a.example/"), statusCode: 503, httpVersion: nil, headerFields: fields))
+        #expect(response.retryAfter == expected)
+    }
+
+    struct Busy: Error, Equatable {
+        var wait: Duration?
+    }
+
+    @Test("the retry loop waits the longer of its backoff and the server's wait, and gives up on a wait past its limit")
+    func serverDelay() async throws {
+        let clock = ManualClock()
+        let policy = RetryPolicy(
+            maximumAttempts: 3, initialDelay: .seconds(1), jitter: 0, longestServerDelay: .seconds(30))
+        let asked: [Duration?] = [.seconds(20), .zero]
+        let task = Task {
+            try await policy.run(
+                on: clock, randomUnit: { 0 }, isTransient: { _ in true }, serverDelay: { ($0 as? Busy)?.wait },
+                operation: { attempt -> Int in
+                    if attempt < 3 { throw Busy(wait: asked[attempt - 1]) }
+                    return attempt
+                })
+        }
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(20))
+        // The second failure asks for no wait: the policy's own 2 s backoff applies.
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(2))
+        #expect(try await task.value == 3)
+        #expect(clock.now.offset == .seconds(22))
+        await #expect(throws: Busy(wait: .seconds(31))) {
+            try await policy.run(
+                on: clock, isTransient: { _ in true }, serverDelay: { ($0 as? Busy)?.wait },
+                operation: { _ -> Int in throw Busy(wait: .seconds(31)) })
+        }
+        #expect(clock.now.offset == .seconds(22))
+    }
+}
+
 @Suite("HTTPTransport.send(_:timeout:on:)")
 struct TimedSendTests {
     let url = URL(literal: "https://api.example/x")

@@ -121,6 +121,27 @@ struct HTTPSliderServiceTests {
         #expect(transport.requests.count == 3)
     }
 
+    @Test("RFC 9110 §10.2.3: starting waits as long as a 503's Retry-After asks, or gives up when it asks too much")
+    func startRetryAfter() async throws {
+        transport.stub(
+            startURL, method: "POST",
+            replies: [
+                .response(status: 503, headers: ["Retry-After": "4"]),
+                .response(status: 200, body: Self.stepBody),
+            ])
+        let service = service()
+        let start = Task { try await service.start() }
+        await clock.waitForSleeper(until: clock.now.advanced(by: .seconds(4)))
+        clock.advance(by: .seconds(4))
+        #expect(try await start.value == .step(SliderStep(sessionID: 9, stepCount: 1, ticks: [1.5, 2.5])))
+        #expect(transport.requests.count == 2)
+        transport.stub(startURL, method: "POST", reply: .response(status: 503, headers: ["Retry-After": "86400"]))
+        var expected = SliderServiceError(.httpStatus(503, bodyPreview: ""), url: startURL)
+        expected.retryAfter = .seconds(86_400)
+        await #expect(throws: expected) { try await service.start() }
+        #expect(transport.requests.count == 3)
+    }
+
     @Test("starting gives up after the last attempt, and never retries a 4xx")
     func startGivesUp() async {
         transport.stub(startURL, method: "POST", reply: .response(status: 400))

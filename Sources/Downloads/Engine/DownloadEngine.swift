@@ -229,6 +229,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     func fetchWithRetry(_ part: DownloadPart, index: Int, validators: Validators? = nil) async throws -> Data {
         try await retry.run(
             on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true },
+            serverDelay: { ($0 as? DownloadError)?.retryAfter },
             operation: { _ in try await fetch(part, index: index, validators: validators) })
     }
 
@@ -267,11 +268,15 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         }
         switch (status, part.byteRange) {
         case (206, let range?):
-            if let header = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range"),
-                let served = ContentRange(header), served.first != range.offset || served.last != range.end - 1
-            {
+            // RFC 9110 §15.3.7.1: a single-part 206 carries a Content-Range naming the bytes it
+            // holds. Without one (or unreadable, or other bytes) nothing says where the body goes.
+            let header = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range")
+            guard let header, let served = ContentRange(header), served.first == range.offset,
+                served.last == range.end - 1
+            else {
                 throw DownloadError(
-                    .wrongRange(expected: range.httpRangeHeader, received: header), part: index, url: part.url)
+                    .wrongRange(expected: range.httpRangeHeader, received: header ?? "no Content-Range"),
+                    part: index, url: part.url)
             }
             guard UInt64(data.count) == range.length else {
                 throw DownloadError(
@@ -293,7 +298,9 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 .wrongRange(expected: "the whole resource", received: "206 Partial Content"), part: index,
                 url: part.url)
         default:
-            throw DownloadError(.httpStatus(status), part: index, url: part.url)
+            var error = DownloadError(.httpStatus(status), part: index, url: part.url)
+            error.retryAfter = (response as? HTTPURLResponse)?.retryAfter
+            throw error
         }
     }
 }

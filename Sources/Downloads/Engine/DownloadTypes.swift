@@ -91,6 +91,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     public var url: URL?
     /// The local file concerned, for file failures.
     public var path: String?
+    /// The wait the server asked for with `Retry-After` (RFC 9110 §10.2.3), when it did.
+    public var retryAfter: Duration?
 
     /// Creates an error.
     public init(_ kind: Kind, part: Int? = nil, url: URL? = nil, path: String? = nil) {

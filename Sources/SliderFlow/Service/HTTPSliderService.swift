@@ -50,12 +50,14 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
         self.transport = transport
     }
 
-    /// Starts a session, retrying transient failures as ``startRetry`` says.
+    /// Starts a session, retrying transient failures as ``startRetry`` says (a `Retry-After`
+    /// from the server lengthens the wait).
     public func start() async throws(SliderServiceError) -> SliderReply {
         do {
             return try await startRetry.run(
                 on: clock, randomUnit: randomUnit,
                 isTransient: { ($0 as? SliderServiceError)?.isTransient == true },
+                serverDelay: { ($0 as? SliderServiceError)?.retryAfter },
                 operation: { _ in try await send(path: "test_start", body: SliderWireFormat.startRequestBody()) })
         } catch let error as SliderServiceError {
             throw error
@@ -91,7 +93,9 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
             throw SliderServiceError(Self.map(error), url: url)
         }
         if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
-            throw SliderServiceError(.httpStatus(http.statusCode, bodyPreview: bodyPreview(data)), url: url)
+            var error = SliderServiceError(.httpStatus(http.statusCode, bodyPreview: bodyPreview(data)), url: url)
+            error.retryAfter = http.retryAfter
+            throw error
         }
         let decoded: SliderBody
         do {

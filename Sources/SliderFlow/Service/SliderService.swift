@@ -43,6 +43,8 @@ public struct SliderServiceError: Error, Hashable, Sendable, CustomStringConvert
     public var kind: Kind
     /// The endpoint's URL, when a request was made.
     public var url: URL?
+    /// The wait the server asked for with `Retry-After` (RFC 9110 §10.2.3), when it did.
+    public var retryAfter: Duration?
 
     /// Creates an error.
     public init(_ kind: Kind, url: URL? = nil) {
