@@ -86,6 +86,20 @@ struct WatchProgressMergeTests {
         #expect(c.merged(with: b).resumePoint == tie)
     }
 
+    @Test(
+        "a resume point with a position or time that is not finite, or a negative position, cannot be made",
+        arguments: [
+            (Double.nan, 1.0), (.infinity, 1), (-1, 1), (5, .nan), (5, -.infinity),
+        ])
+    func invalidResumePoints(position: Double, seconds: Double) {
+        #expect(
+            ResumePoint(position: position, recordedAt: Date(timeIntervalSince1970: seconds), deviceID: "tv") == nil)
+        var progress = WatchProgress(watched: [], duration: 100)
+        progress.recordResumePosition(position, at: Date(timeIntervalSince1970: seconds), deviceID: "tv")
+        #expect(progress.resumePoint == nil || position < 0)
+        #expect(progress.resumePoint.map { $0.position == 0 && $0.secondsSince1970 == seconds } ?? true)
+    }
+
     @Test("a local write after a merge wins even when the remote clock ran ahead")
     func localWriteAfterSkewedRemote() {
         var tracker = WatchTracker(deviceID: "phone", duration: 100)

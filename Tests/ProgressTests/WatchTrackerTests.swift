@@ -66,7 +66,7 @@ struct WatchTrackerTests {
                 let remote = WatchProgress(
                     watched: IntervalSet(segments.map { $0[0]..<$0[1] }),
                     duration: nil,
-                    resumePoint: resume.map {
+                    resumePoint: resume.flatMap {
                         ResumePoint(
                             position: $0, recordedAt: Date(timeIntervalSince1970: time ?? 0), deviceID: "remote")
                     })

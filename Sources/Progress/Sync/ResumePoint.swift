@@ -6,24 +6,26 @@ public import Foundation
 /// written later wins; equal times are decided by the device identifier and then the position,
 /// so every device picks the same winner whatever order it merges in.
 public struct ResumePoint: Sendable, Hashable, Codable {
-    /// The media time to resume at, in seconds, as the player reported it.
-    public var position: Double
+    /// The media time to resume at, in seconds, as the player reported it: finite and never
+    /// negative.
+    public internal(set) var position: Double
     /// The wall-clock time of the write, in seconds since 1970: the value stored and compared,
-    /// so a point read back from disk is equal to the one written.
-    public var secondsSince1970: Double
+    /// so a point read back from disk is equal to the one written. Always finite.
+    public internal(set) var secondsSince1970: Double
     /// The device that recorded it.
     public var deviceID: String
 
     /// The wall-clock time at which the position was recorded.
-    public var recordedAt: Date {
-        get { Date(timeIntervalSince1970: secondsSince1970) }
-        set { secondsSince1970 = newValue.timeIntervalSince1970 }
-    }
+    public var recordedAt: Date { Date(timeIntervalSince1970: secondsSince1970) }
 
-    /// Creates a resume point.
-    public init(position: Double, recordedAt: Date, deviceID: String) {
+    /// Creates a resume point, or `nil` when the position is negative or not finite, or the time
+    /// is not finite (a player reports NaN while it does not know where it is; such a point would
+    /// break the order every device must agree on).
+    public init?(position: Double, recordedAt: Date, deviceID: String) {
+        let seconds = recordedAt.timeIntervalSince1970
+        guard position.isFinite, position >= 0, seconds.isFinite else { return nil }
         self.position = position
-        self.secondsSince1970 = recordedAt.timeIntervalSince1970
+        self.secondsSince1970 = seconds
         self.deviceID = deviceID
     }
 
@@ -61,15 +63,16 @@ public struct ResumePoint: Sendable, Hashable, Codable {
 
     /// Decodes a point written by ``encode(to:)``.
     ///
-    /// - Throws: `DecodingError.dataCorrupted` when the position or the time is not finite.
+    /// - Throws: `DecodingError.dataCorrupted` when the position is negative or not finite, or the
+    ///   time is not finite.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         position = try container.decode(Double.self, forKey: .position)
         let seconds = try container.decode(Double.self, forKey: .recordedAt)
         deviceID = try container.decode(String.self, forKey: .deviceID)
-        guard position.isFinite else {
+        guard position.isFinite, position >= 0 else {
             throw DecodingError.dataCorruptedError(
-                forKey: .position, in: container, debugDescription: "The resume position is not finite")
+                forKey: .position, in: container, debugDescription: "The resume position is negative or not finite")
         }
         guard seconds.isFinite else {
             throw DecodingError.dataCorruptedError(

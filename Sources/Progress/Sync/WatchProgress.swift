@@ -149,10 +149,11 @@ public struct WatchProgress: Sendable {
     ///
     /// A local write always replaces the current point: if the current point carries a later
     /// time (a remote clock ahead of this one), the new point takes that time, so the newest
-    /// local action is not lost to clock skew.
+    /// local action is not lost to clock skew. A position or time that is not finite is ignored.
     public mutating func recordResumePosition(_ position: Double, at time: Date, deviceID: String) {
-        guard position.isFinite else { return }
-        var point = ResumePoint(position: max(position, 0), recordedAt: time, deviceID: deviceID)
+        guard position.isFinite,
+            var point = ResumePoint(position: max(position, 0), recordedAt: time, deviceID: deviceID)
+        else { return }
         if let current = resumePoint, current.secondsSince1970 > point.secondsSince1970 {
             point.secondsSince1970 = current.secondsSince1970
         }
