@@ -114,6 +114,35 @@ struct VideoPlaybackSessionTests {
         #expect(engine.calls.last == "stop observing")
     }
 
+    @Test(
+        "a saved file that cannot be read is reported at start, then set aside by the first save: saving never stops",
+        arguments: ["not json", #"{"format":"mediacore.watch-progress","version":99}"#])
+    func damagedFileDoesNotStopSaving(contents: String) async throws {
+        let engine = FakeEngine(duration: 100)
+        let session = session(engine: engine)
+        try await store.save(WatchProgress(watched: [], duration: 100), for: "salsa-101")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        try Data(contents.utf8).write(to: folder.appendingPathComponent(try #require(names.first)))
+        await session.start()
+        #expect(session.lastSaveError?.lessonID == "salsa-101")
+        #expect(engine.currentTime == 0)
+        engine.advance(to: 10)
+        session.pause()
+        await session.waitUntilSettled()
+        #expect(session.lastSaveError == nil)
+        #expect(try await store.progress(for: "salsa-101")?.watched.intervals == [0..<10])
+        session.play()
+        engine.advance(to: 20)
+        session.pause()
+        await session.waitUntilSettled()
+        #expect(try await store.progress(for: "salsa-101")?.watched.intervals == [0..<20])
+        // The damaged file's bytes are kept beside the new one, never deleted.
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".corrupt-") }
+        #expect(kept.count == 1)
+        let keptBytes = try Data(contentsOf: folder.appendingPathComponent(try #require(kept.first)))
+        #expect(keptBytes == Data(contents.utf8))
+    }
+
     @Test("a new session resumes where the learner stopped")
     func resumes() async throws {
         let first = FakeEngine(duration: 100)

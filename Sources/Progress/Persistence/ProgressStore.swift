@@ -84,11 +84,21 @@ public actor ProgressStore {
 
     /// The stored progress of a lesson, or `nil` when none is stored.
     ///
-    /// - Throws: ``ProgressStoreError`` when the file exists but cannot be read or decoded.
+    /// - Throws: ``ProgressStoreError`` naming `lessonID` when the file exists but cannot be read or
+    ///   decoded.
     public func progress(for lessonID: String) throws(ProgressStoreError) -> WatchProgress? {
         let url = fileURL(for: lessonID)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let (foundID, progress) = try read(url)
+        let foundID: String
+        let progress: WatchProgress
+        do {
+            (foundID, progress) = try read(url)
+        } catch {
+            // The file could not say whose it is; the caller asked for this lesson's.
+            var named = error
+            if named.lessonID == nil { named.lessonID = lessonID }
+            throw named
+        }
         guard foundID == lessonID else {
             throw ProgressStoreError(.lessonMismatch(found: foundID), lessonID: lessonID, file: url.lastPathComponent)
         }
