@@ -151,6 +151,37 @@ struct HostileDownloadTests {
         #expect(files(in: folder) == ["offline-library.json"])
     }
 
+    @Test(
+        "an offline file's name is made of [a-z0-9_.-] only, whatever the id and the remote's extension",
+        arguments: [
+            ("lesson-1", "https://cdn.example/a.MP4", "mp4"),
+            ("lesson-1", "https://cdn.example/a.mp4%00", "bin"),
+            ("../../etc/passwd", "https://cdn.example/a.m%2F..%2Fy", "bin"),
+            ("Ünïcode\u{202E}id", "https://cdn.example/a.%E2%80%AEmp4", "bin"),
+            ("lesson-1", "https://cdn.example/a.extensionthatistoolong", "bin"),
+            ("lesson-1", "https://cdn.example/master.m3u8", "m3u8"),
+        ])
+    func plainFileNames(id: String, address: String, pathExtension: String) async throws {
+        let url = try #require(URL(string: address))
+        transport.stub(url, reply: .resource(resource))
+        let folder = temporaryFolder("names")
+        let downloader = MediaDownloader(engine: engine())
+        let library = OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadFile(from: remote, to: destination)
+        }
+        try await library.download(id, from: url)
+        await library.waitForDownload(id)
+        let file = try #require(await library.localFile(of: id))
+        let name = file.lastPathComponent
+        #expect(file.deletingLastPathComponent().standardizedFileURL.path == folder.standardizedFileURL.path)
+        #expect(name.hasSuffix(".\(pathExtension)"))
+        #expect(
+            name.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "." || $0 == "-"
+            })
+        #expect(try Data(contentsOf: file) == resource)
+    }
+
     @Test("deleting a failed item removes its partial and journal files too")
     func deleteRemovesPartialFiles() async throws {
         let url = URL(literal: "https://cdn.example/failing.mp4")

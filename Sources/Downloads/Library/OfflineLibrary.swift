@@ -264,7 +264,8 @@ public actor OfflineLibrary {
     }
 
     /// A file name for an item: a readable prefix of its id, a hash of all of it (ids that
-    /// differ only in case stay apart on case-insensitive volumes), and the remote extension.
+    /// differ only in case stay apart on case-insensitive volumes), and the remote extension when
+    /// it is short and plain (`bin` otherwise): every character is from `[a-z0-9_.-]`.
     static func fileName(for id: String, remote: URL) -> String {
         let readable = String(
             id.unicodeScalars.prefix(40).map { scalar -> Character in
@@ -279,7 +280,13 @@ public actor OfflineLibrary {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
-        let pathExtension = remote.pathExtension.isEmpty ? "bin" : String(remote.pathExtension.prefix(8))
+        // The remote's extension only when it is 1–8 ASCII letters or digits: a URL can carry a
+        // NUL, a separator or a bidirectional override there, none of which belongs in a file name.
+        let remoteExtension = remote.pathExtension.lowercased()
+        let isPlain =
+            (1...8).contains(remoteExtension.utf8.count)
+            && remoteExtension.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) }
+        let pathExtension = isPlain ? remoteExtension : "bin"
         return "\(readable)-\(String(hash, radix: 16)).\(pathExtension)"
     }
 }
