@@ -40,7 +40,7 @@ root=..
 corpus="out/$target/corpus"
 mkdir -p "$corpus" "out/$target/crashes"
 case "$target" in
-    hls) cp -n "$root"/Tests/HLSTests/Fixtures/hls/corpus/*.m3u8 "$root"/Tests/HLSTests/Fixtures/hls/arkiva/*.m3u8 "$corpus"/ 2>/dev/null || true ;;
+    hls) cp -n "$root"/Tests/HLSTests/Fixtures/hls/corpus/*.m3u8 "$root"/Tests/HLSTests/Fixtures/hls/arkiva/*.m3u8 "$root"/Tests/HLSTests/Fixtures/hls/low-latency/*.m3u8 "$corpus"/ 2>/dev/null || true ;;
     csv) cp -n "$root"/Tests/CatalogTests/Fixtures/*.csv "$corpus"/ 2>/dev/null || true ;;
     catalog-json) cp -n "$root"/Tests/CatalogTests/Fixtures/*.json "$corpus"/ 2>/dev/null || true ;;
     uri-template) printf '%s' 'https://content.viaplay.com/ios-se/serier{?dtg,productsPerPage}' > "$corpus/viaplay" ;;

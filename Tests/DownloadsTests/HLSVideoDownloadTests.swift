@@ -244,6 +244,43 @@ struct FragmentedMP4Tests {
         #expect(transport.requests.filter { $0.url?.lastPathComponent == "init.mp4" }.count == 1)
         #expect(files(in: folder) == ["lesson.mp4"])
     }
+
+    @Test(
+        "RFC 8216bis §4.4.4.5: an encrypted initialisation section is decrypted with the key in effect at its EXT-X-MAP"
+    )
+    func initialisationSectionKey() async throws {
+        // The section is under key "i", the segments under key "s" (XORDecryptor masks with a
+        // key URI's first byte): one key for everything would garble one or the other.
+        let playlist = """
+            #EXTM3U
+            #EXT-X-VERSION:7
+            #EXT-X-TARGETDURATION:1
+            #EXT-X-KEY:METHOD=AES-128,URI="i",IV=0x1
+            #EXT-X-MAP:URI="init.mp4"
+            #EXT-X-KEY:METHOD=AES-128,URI="s"
+            #EXTINF:1.0,
+            seg0.m4s
+            #EXTINF:1.0,
+            seg1.m4s
+            #EXT-X-ENDLIST
+
+            """
+        let url = base.appendingPathComponent("encrypted.m3u8")
+        transport.stub(url, reply: .response(status: 200, body: Data(playlist.utf8)))
+        var expected = Data()
+        for (name, mask) in [
+            ("init.mp4", UInt8(ascii: "i")), ("seg0.m4s", UInt8(ascii: "s")), ("seg1.m4s", UInt8(ascii: "s")),
+        ] {
+            let data = try fixtures.data("media/hls-fmp4/\(name)")
+            transport.stub(base.appendingPathComponent(name), reply: .resource(Data(data.map { $0 ^ mask })))
+            expected.append(data)
+        }
+        let destination = temporaryFolder("fmp4-keys").appendingPathComponent("lesson.mp4")
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let result = try await downloader.downloadHLSVideo(from: url, to: destination, decryptor: XORDecryptor())
+            .result()
+        #expect(try Data(contentsOf: result.file) == expected)
+    }
 }
 
 @Suite("One entry point for a lesson")

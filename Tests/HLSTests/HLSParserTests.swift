@@ -250,7 +250,10 @@ struct HLSParserTests {
             ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n" + String(repeating: "#EXTINF:1,\na.ts\n", count: 3), "segments"),
             ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,A=1,B=2,C=3\nv.m3u8\n", "attributes"),
             ("#EXTM3U\n" + String(repeating: "#EXT-X-SESSION-DATA:DATA-ID=\"a\"\n", count: 3), "session data"),
-            ("#EXTM3U\n" + String(repeating: "#EXT-X-SESSION-KEY:METHOD=NONE\n", count: 3), "session keys"),
+            (
+                "#EXTM3U\n" + String(repeating: "#EXT-X-SESSION-KEY:METHOD=AES-128,URI=\"k\"\n", count: 3),
+                "session keys"
+            ),
             (
                 "#EXTM3U\n" + String(repeating: "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=1,URI=\"i.m3u8\"\n", count: 3),
                 "I-frame variants"
@@ -400,7 +403,9 @@ struct HLSParserTests {
         #expect(try HLSParser().parse(HLSWriter.write(playlist)).playlist == playlist)
     }
 
-    /// Random media and multivariant playlists (1,000 seeds), written then parsed: equal.
+    /// Random media and multivariant playlists (1,000 seeds), written then parsed: equal. They
+    /// carry every typed tag: parts (ranged and not), maps under rotating keys, date ranges,
+    /// server control, skips, hints, reports, a segment in progress and content steering.
     @Test("parse(write(p)) == p for random valid playlists")
     func writeParseProperty() throws {
         for seed in UInt64(0)..<1_000 {
@@ -446,11 +451,33 @@ struct HLSParserTests {
                 HLSMultivariantPlaylist(
                     version: pick([nil, 4, 7]), hasIndependentSegments: Bool.random(using: &generator),
                     renditions: renditions, variants: variants,
-                    unknownTags: pick([[], ["EXT-X-CONTENT-STEERING:SERVER-URI=\"s\""]])))
+                    contentSteering: pick([
+                        nil,
+                        HLSContentSteering(
+                            attributes: HLSAttributeList([
+                                .init(name: "SERVER-URI", value: "/steer?v=1", isQuoted: true),
+                                .init(name: "PATHWAY-ID", value: "CDN-A", isQuoted: true),
+                            ])),
+                    ]),
+                    unknownTags: pick([[], ["EXT-X-APP-SPECIFIC:SERVER=\"s\""]])))
         }
         var segments: [HLSSegment] = []
         var keys: [HLSKey] = []
+        var map: HLSMap?
         var offset: UInt64 = 0
+        func parts(_ index: Int) -> [HLSPartialSegment] {
+            var partOffset: UInt64 = 0
+            return (0..<pick([0, 0, 1, 3])).map { part in
+                let length = UInt64.random(in: 1...5_000, using: &generator)
+                defer { partOffset += length }
+                let ranged = Bool.random(using: &generator)
+                return HLSPartialSegment(
+                    uri: ranged ? "p\(index).mp4" : "p\(index).\(part).mp4",
+                    duration: Double(Int.random(in: 1...1_000, using: &generator)) / 1_000,
+                    byteRange: ranged ? HLSByteRange(length: length, offset: partOffset) : nil,
+                    isIndependent: Bool.random(using: &generator), isGap: Int.random(in: 0..<8, using: &generator) == 0)
+            }
+        }
         for index in 0..<Int.random(in: 0...30, using: &generator) {
             if Int.random(in: 0..<6, using: &generator) == 0 {
                 // Either METHOD=NONE or one key for each of up to three KEYFORMATs, in any order:
@@ -474,6 +501,11 @@ struct HLSParserTests {
                     }
                 }
             }
+            // A map records the keys in effect where it stands, as a parser does.
+            if Int.random(in: 0..<8, using: &generator) == 0 {
+                map = HLSMap(
+                    uri: "init\(index).mp4", byteRange: pick([nil, HLSByteRange(length: 700, offset: 0)]), keys: keys)
+            }
             let useRange = Bool.random(using: &generator)
             let length = UInt64.random(in: 1...100_000, using: &generator)
             let range = useRange ? HLSByteRange(length: length, offset: offset) : nil
@@ -484,13 +516,46 @@ struct HLSParserTests {
                     uri: useRange ? "media.ts" : "s\(index).ts", duration: duration, title: pick([nil, "t", "a, b"]),
                     byteRange: range, isDiscontinuity: Int.random(in: 0..<10, using: &generator) == 0,
                     programDateTime: pick([nil, "2024-01-01T00:00:\(10 + index % 40).000Z"]), keys: keys,
-                    map: nil, isGap: false, precedingTags: pick([[], ["EXT-X-BITRATE:800"]])))
+                    map: map, isGap: false, precedingTags: pick([[], ["EXT-X-BITRATE:800"]]), parts: parts(index)))
         }
+        let dateRanges = (0..<pick([0, 0, 2])).map { index in
+            HLSDateRange(
+                attributes: HLSAttributeList([
+                    .init(name: "ID", value: "ad\(index)", isQuoted: true),
+                    .init(name: "START-DATE", value: "2024-01-01T00:0\(index):00.000Z", isQuoted: true),
+                    .init(name: "DURATION", value: "30.5", isQuoted: false),
+                    .init(name: "X-AD-URL", value: "https://ads.example/\(index)", isQuoted: true),
+                ]))
+        }
+        let control = HLSServerControl(
+            attributes: HLSAttributeList([
+                .init(name: "CAN-BLOCK-RELOAD", value: "YES", isQuoted: false),
+                .init(name: "PART-HOLD-BACK", value: "1.5", isQuoted: false),
+                .init(name: "CAN-SKIP-UNTIL", value: "60", isQuoted: false),
+            ]))
+        let inProgress = HLSSegmentInProgress(
+            parts: parts(99), programDateTime: pick([nil, "2024-01-01T01:00:00.000Z"]),
+            isDiscontinuity: Bool.random(using: &generator), keys: keys, map: map)
         return .media(
             HLSMediaPlaylist(
                 version: pick([nil, 4, 7]), targetDuration: 10,
                 mediaSequence: UInt64.random(in: 0...1_000, using: &generator),
-                playlistType: pick([nil, .vod, .event]), hasEndList: Bool.random(using: &generator), segments: segments,
+                playlistType: pick([nil, .vod, .event]), hasEndList: Bool.random(using: &generator),
+                serverControl: pick([nil, control]), partTargetDuration: pick([nil, 1.0, 0.33334]),
+                skip: pick([
+                    nil, HLSSkip(skippedSegmentCount: 3),
+                    HLSSkip(skippedSegmentCount: 5, recentlyRemovedDateRanges: ["a", "b"]),
+                ]),
+                dateRanges: dateRanges, segments: segments,
+                segmentInProgress: inProgress.parts.isEmpty && inProgress.programDateTime == nil ? nil : inProgress,
+                preloadHints: pick([
+                    [], [HLSPreloadHint(type: .part, uri: "next.mp4", byteRangeStart: 100, byteRangeLength: 50)],
+                    [HLSPreloadHint(type: .map, uri: "init2.mp4")],
+                ]),
+                renditionReports: pick([
+                    [], [HLSRenditionReport(uri: "../1M/p.m3u8", lastMediaSequenceNumber: 273, lastPartIndex: 2)],
+                    [HLSRenditionReport(uri: "r.m3u8")],
+                ]),
                 trailingTags: pick([[], ["EXT-X-FOO"]])))
     }
 }

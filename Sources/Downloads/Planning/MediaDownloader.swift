@@ -170,11 +170,18 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         -> (parts: [DownloadPart], keys: [[HLSKey]], hasInitializationSection: Bool)
     {
         guard media.hasEndList else { throw DownloadError(.liveStream, url: mediaURL) }
-        if decryptor == nil, let key = media.segments.lazy.flatMap(\.keys).first(where: \.encrypts) {
+        if decryptor == nil,
+            let key = media.segments.lazy.flatMap({ $0.keys + ($0.map?.keys ?? []) }).first(where: \.encrypts)
+        {
             throw DownloadError(.encrypted(method: key.method), url: mediaURL)
         }
-        // The initialisation section is written once, however often EXT-X-MAP repeats it.
-        let maps = Set(media.segments.compactMap(\.map))
+        // The initialisation section is written once, however often EXT-X-MAP repeats it; it is
+        // decrypted with the keys in effect where its first EXT-X-MAP stands.
+        var maps: [HLSMap] = []
+        for map in media.segments.lazy.compactMap(\.map)
+        where !maps.contains(where: { $0.uri == map.uri && $0.byteRange == map.byteRange }) {
+            maps.append(map)
+        }
         guard maps.count <= 1 else {
             throw DownloadError(
                 .unusablePlaylist(reason: "\(maps.count) initialisation sections cannot share one file"), url: mediaURL)
@@ -187,7 +194,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                     url: try resolve(map.uri, against: mediaURL, playlist: mediaURL),
                     byteRange: map.byteRange.map(ByteRange.init))
             )
-            keys.append([])
+            keys.append(map.keys)
         }
         for segment in media.segments where !segment.isGap {
             parts.append(

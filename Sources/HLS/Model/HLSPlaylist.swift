@@ -175,6 +175,8 @@ public struct HLSMultivariantPlaylist: Hashable, Sendable {
     public var sessionData: [HLSAttributeList]
     /// `#EXT-X-SESSION-KEY` attribute lists.
     public var sessionKeys: [HLSAttributeList]
+    /// `#EXT-X-CONTENT-STEERING`, if given.
+    public var contentSteering: HLSContentSteering?
     /// Tags this parser does not know, verbatim (without the leading `#`), in order.
     public var unknownTags: [String]
 
@@ -183,7 +185,7 @@ public struct HLSMultivariantPlaylist: Hashable, Sendable {
         version: Int? = nil, hasIndependentSegments: Bool = false, start: HLSAttributeList? = nil,
         definitions: [HLSDefinition] = [], renditions: [HLSRendition] = [], variants: [HLSVariant] = [],
         iFrameVariants: [HLSIFrameVariant] = [], sessionData: [HLSAttributeList] = [],
-        sessionKeys: [HLSAttributeList] = [],
+        sessionKeys: [HLSAttributeList] = [], contentSteering: HLSContentSteering? = nil,
         unknownTags: [String] = []
     ) {
         self.version = version
@@ -195,6 +197,7 @@ public struct HLSMultivariantPlaylist: Hashable, Sendable {
         self.iFrameVariants = iFrameVariants
         self.sessionData = sessionData
         self.sessionKeys = sessionKeys
+        self.contentSteering = contentSteering
         self.unknownTags = unknownTags
     }
 
@@ -230,12 +233,20 @@ public struct HLSMap: Hashable, Sendable {
     public var uri: String
     /// Its byte range, if given (an omitted offset is 0).
     public var byteRange: HLSByteRange?
+    /// The keys in effect where the `#EXT-X-MAP` tag stands: an encrypted section is decrypted
+    /// with these, which can differ from the keys of the segments that follow (RFC 8216bis
+    /// §4.4.4.5).
+    public var keys: [HLSKey]
 
     /// Creates a map.
-    public init(uri: String, byteRange: HLSByteRange? = nil) {
+    public init(uri: String, byteRange: HLSByteRange? = nil, keys: [HLSKey] = []) {
         self.uri = uri
         self.byteRange = byteRange
+        self.keys = keys
     }
+
+    /// Whether the section is encrypted.
+    public var isEncrypted: Bool { keys.contains(where: \.encrypts) }
 }
 
 /// A media segment with everything that applies to it.
@@ -251,23 +262,33 @@ public struct HLSSegment: Hashable, Sendable {
         let map: HLSMap?
         let isGap: Bool
         let precedingTags: [String]
+        let parts: [HLSPartialSegment]
 
-        init(title: String?, programDateTime: String?, map: HLSMap?, isGap: Bool, precedingTags: [String]) {
+        init(
+            title: String?, programDateTime: String?, map: HLSMap?, isGap: Bool, precedingTags: [String],
+            parts: [HLSPartialSegment]
+        ) {
             self.title = title
             self.programDateTime = programDateTime
             self.map = map
             self.isGap = isGap
             self.precedingTags = precedingTags
+            self.parts = parts
         }
 
-        static func make(title: String?, programDateTime: String?, map: HLSMap?, isGap: Bool, precedingTags: [String])
-            -> Extras?
-        {
-            guard title != nil || programDateTime != nil || map != nil || isGap || !precedingTags.isEmpty else {
+        static func make(
+            title: String?, programDateTime: String?, map: HLSMap?, isGap: Bool, precedingTags: [String],
+            parts: [HLSPartialSegment]
+        ) -> Extras? {
+            guard
+                title != nil || programDateTime != nil || map != nil || isGap || !precedingTags.isEmpty
+                    || !parts.isEmpty
+            else {
                 return nil
             }
             return Extras(
-                title: title, programDateTime: programDateTime, map: map, isGap: isGap, precedingTags: precedingTags)
+                title: title, programDateTime: programDateTime, map: map, isGap: isGap, precedingTags: precedingTags,
+                parts: parts)
         }
     }
 
@@ -288,7 +309,7 @@ public struct HLSSegment: Hashable, Sendable {
         uri: String, duration: Double, title: String? = nil, byteRange: HLSByteRange? = nil,
         isDiscontinuity: Bool = false,
         programDateTime: String? = nil, keys: [HLSKey] = [], map: HLSMap? = nil, isGap: Bool = false,
-        precedingTags: [String] = []
+        precedingTags: [String] = [], parts: [HLSPartialSegment] = []
     ) {
         self.uri = uri
         self.duration = duration
@@ -296,16 +317,17 @@ public struct HLSSegment: Hashable, Sendable {
         self.isDiscontinuity = isDiscontinuity
         self.keys = keys
         extras = Extras.make(
-            title: title, programDateTime: programDateTime, map: map, isGap: isGap, precedingTags: precedingTags)
+            title: title, programDateTime: programDateTime, map: map, isGap: isGap, precedingTags: precedingTags,
+            parts: parts)
     }
 
     private mutating func update(
         title: String?? = nil, programDateTime: String?? = nil, map: HLSMap?? = nil, isGap: Bool? = nil,
-        precedingTags: [String]? = nil
+        precedingTags: [String]? = nil, parts: [HLSPartialSegment]? = nil
     ) {
         extras = Extras.make(
             title: title ?? self.title, programDateTime: programDateTime ?? self.programDateTime, map: map ?? self.map,
-            isGap: isGap ?? self.isGap, precedingTags: precedingTags ?? self.precedingTags)
+            isGap: isGap ?? self.isGap, precedingTags: precedingTags ?? self.precedingTags, parts: parts ?? self.parts)
     }
 
     /// The title after the comma of `#EXTINF`, if any.
@@ -338,6 +360,12 @@ public struct HLSSegment: Hashable, Sendable {
         set { update(precedingTags: newValue) }
     }
 
+    /// The segment's partial segments (`#EXT-X-PART`), in order; empty for most segments.
+    public var parts: [HLSPartialSegment] {
+        get { extras?.parts ?? [] }
+        set { update(parts: newValue) }
+    }
+
     /// Whether the segment is encrypted.
     public var isEncrypted: Bool { keys.contains(where: \.encrypts) }
 
@@ -346,7 +374,7 @@ public struct HLSSegment: Hashable, Sendable {
         lhs.uri == rhs.uri && lhs.duration == rhs.duration && lhs.byteRange == rhs.byteRange
             && lhs.isDiscontinuity == rhs.isDiscontinuity && lhs.keys == rhs.keys && lhs.title == rhs.title
             && lhs.programDateTime == rhs.programDateTime && lhs.map == rhs.map && lhs.isGap == rhs.isGap
-            && lhs.precedingTags == rhs.precedingTags
+            && lhs.precedingTags == rhs.precedingTags && lhs.parts == rhs.parts
     }
 
     /// Hashes the same values that ``==(_:_:)`` compares.
@@ -361,6 +389,7 @@ public struct HLSSegment: Hashable, Sendable {
         hasher.combine(map)
         hasher.combine(isGap)
         hasher.combine(precedingTags)
+        hasher.combine(parts)
     }
 }
 
@@ -394,8 +423,22 @@ public struct HLSMediaPlaylist: Hashable, Sendable {
     public var start: HLSAttributeList?
     /// The variables defined.
     public var definitions: [HLSDefinition]
+    /// `#EXT-X-SERVER-CONTROL`, if given.
+    public var serverControl: HLSServerControl?
+    /// `#EXT-X-PART-INF`'s `PART-TARGET`: the longest partial segment, in seconds, if given.
+    public var partTargetDuration: Double?
+    /// `#EXT-X-SKIP`: the segments a delta update left out, if it is one.
+    public var skip: HLSSkip?
+    /// The `#EXT-X-DATERANGE` tags, in order (see ``combinedDateRanges``).
+    public var dateRanges: [HLSDateRange]
     /// The segments, in order (compact when parsed; see ``HLSSegmentList``).
     public var segments: HLSSegmentList
+    /// The segment still being produced, when partial segments or tags follow the last segment.
+    public var segmentInProgress: HLSSegmentInProgress?
+    /// `#EXT-X-PRELOAD-HINT`s, in order.
+    public var preloadHints: [HLSPreloadHint]
+    /// `#EXT-X-RENDITION-REPORT`s, in order.
+    public var renditionReports: [HLSRenditionReport]
     /// Unknown tags after the last segment, verbatim.
     public var trailingTags: [String]
 
@@ -404,7 +447,9 @@ public struct HLSMediaPlaylist: Hashable, Sendable {
         version: Int? = nil, targetDuration: Int, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0,
         playlistType: PlaylistType? = nil, hasEndList: Bool = false, isIFramesOnly: Bool = false,
         hasIndependentSegments: Bool = false, start: HLSAttributeList? = nil, definitions: [HLSDefinition] = [],
-        segments: [HLSSegment] = [], trailingTags: [String] = []
+        serverControl: HLSServerControl? = nil, partTargetDuration: Double? = nil, skip: HLSSkip? = nil,
+        dateRanges: [HLSDateRange] = [], segments: [HLSSegment] = [], segmentInProgress: HLSSegmentInProgress? = nil,
+        preloadHints: [HLSPreloadHint] = [], renditionReports: [HLSRenditionReport] = [], trailingTags: [String] = []
     ) {
         self.version = version
         self.targetDuration = targetDuration
@@ -416,22 +461,15 @@ public struct HLSMediaPlaylist: Hashable, Sendable {
         self.hasIndependentSegments = hasIndependentSegments
         self.start = start
         self.definitions = definitions
+        self.serverControl = serverControl
+        self.partTargetDuration = partTargetDuration
+        self.skip = skip
+        self.dateRanges = dateRanges
         self.segments = HLSSegmentList(segments)
+        self.segmentInProgress = segmentInProgress
+        self.preloadHints = preloadHints
+        self.renditionReports = renditionReports
         self.trailingTags = trailingTags
-    }
-
-    /// Creates a media playlist from a parsed segment list.
-    init(
-        version: Int?, targetDuration: Int, mediaSequence: UInt64, discontinuitySequence: UInt64,
-        playlistType: PlaylistType?, hasEndList: Bool, isIFramesOnly: Bool, hasIndependentSegments: Bool,
-        start: HLSAttributeList?, definitions: [HLSDefinition], segments: HLSSegmentList, trailingTags: [String]
-    ) {
-        self.init(
-            version: version, targetDuration: targetDuration, mediaSequence: mediaSequence,
-            discontinuitySequence: discontinuitySequence, playlistType: playlistType, hasEndList: hasEndList,
-            isIFramesOnly: isIFramesOnly, hasIndependentSegments: hasIndependentSegments, start: start,
-            definitions: definitions, trailingTags: trailingTags)
-        self.segments = segments
     }
 
     /// The total duration of the segments, in seconds.

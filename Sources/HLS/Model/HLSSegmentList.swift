@@ -161,6 +161,7 @@ final class CompactSegments: Sendable {
         var programDateTime: String?
         var isGap: Bool
         var precedingTags: [String]
+        var parts: [HLSPartialSegment]
     }
 
     let bytes: Data
@@ -197,6 +198,6 @@ final class CompactSegments: Sendable {
             byteRange: record.hasRange ? HLSByteRange(length: record.rangeLength, offset: record.rangeOffset) : nil,
             isDiscontinuity: record.isDiscontinuity, programDateTime: extra?.programDateTime,
             keys: keySets[Int(record.keySet)], map: record.map >= 0 ? maps[Int(record.map)] : nil,
-            isGap: extra?.isGap ?? false, precedingTags: extra?.precedingTags ?? [])
+            isGap: extra?.isGap ?? false, precedingTags: extra?.precedingTags ?? [], parts: extra?.parts ?? [])
     }
 }

@@ -157,10 +157,11 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
 
     /// Parses an attribute list by the RFC grammar, tolerating spaces after commas.
     ///
-    /// - Throws: A description of the first violation: a bad name, a missing `=`, an unclosed
-    ///   quote, a quote inside an unquoted value, or a trailing comma.
-    /// - Complexity: O(*n*) in the text's length.
-    static func parse(_ text: Substring) throws(AttributeListError) -> HLSAttributeList {
+    /// - Throws: A description of the first violation: a bad name, a name repeated, a missing
+    ///   `=`, an unclosed quote, a quote inside an unquoted value, or a trailing comma.
+    /// - Complexity: O(*n* + *a*²) for *n* bytes and *a* attributes (at most
+    ///   ``HLSParserLimits/maximumAttributeCount`` are kept).
+    static func parse(_ text: Substring, maximumCount: Int = .max) throws(AttributeListError) -> HLSAttributeList {
         var attributes: [Attribute] = []
         let bytes = Array(text.utf8)
         var index = 0
@@ -185,6 +186,9 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
             }
             guard index < count, index > nameStart else { throw .missingEquals }
             let name = String(decoding: bytes[nameStart..<index], as: UTF8.self)
+            // §4.2: a name occurs at most once. Lists are short, so a scan beats hashing.
+            if attributes.contains(where: { $0.name == name }) { throw .duplicateName(name) }
+            guard attributes.count < maximumCount else { throw .tooMany(attributes.count + 1) }
             index += 1  // '='
             if index < count, bytes[index] == UInt8(ascii: "\"") {
                 index += 1
@@ -228,6 +232,8 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
 /// A violation of the attribute-list grammar, turned into an `HLSParseError` by the parser.
 enum AttributeListError: Error {
     case badName(String)
+    case duplicateName(String)
+    case tooMany(Int)
     case missingEquals
     case unterminatedQuote(String)
     case quoteInValue(String)
@@ -238,6 +244,8 @@ enum AttributeListError: Error {
     var reason: String {
         switch self {
         case .badName(let name): "bad attribute name '\(name)'"
+        case .duplicateName(let name): "\(name) appears twice"
+        case .tooMany(let count): "more than \(count - 1) attributes"
         case .missingEquals: "an attribute without '='"
         case .unterminatedQuote(let name): "the quoted value of \(name) is not closed"
         case .quoteInValue(let name): "a quote inside the unquoted value of \(name)"

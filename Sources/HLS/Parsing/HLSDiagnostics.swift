@@ -34,6 +34,13 @@ public struct HLSParseError: Error, Hashable, Sendable, CustomStringConvertible 
         case duplicateVariable(name: String)
         /// The playlist exceeds one of the parser's limits.
         case limitExceeded(limit: String, value: Int)
+        /// A tag that may appear once appears again (`EXT-X-VERSION`: RFC 8216 §4.3.1.2, clients
+        /// MUST fail; `EXT-X-SKIP`: RFC 8216bis §4.4.5.2).
+        case duplicateTag(tag: String)
+        /// An attribute list names one attribute twice (RFC 8216 §4.2: clients SHOULD refuse).
+        case duplicateAttribute(tag: String, attribute: String)
+        /// A tag stands where it cannot apply (an `EXT-X-SKIP` after a segment).
+        case misplacedTag(tag: String, reason: String)
     }
 
     /// What was wrong.
@@ -73,8 +80,26 @@ public struct HLSWarning: Hashable, Sendable, CustomStringConvertible {
         case danglingDuration
         /// `#EXT-X-DEFINE:IMPORT` without a parent multivariant playlist to import from.
         case importWithoutParent(name: String)
-        /// A feature used below the compatibility version that introduced it.
+        /// A feature used below the compatibility version that introduced it (RFC 8216 §7,
+        /// RFC 8216bis §8); `declared` is 1 when the playlist has no `EXT-X-VERSION`.
         case versionTooLow(feature: String, required: Int, declared: Int)
+        /// A known enumerated attribute with a value this parser does not know: the whole tag is
+        /// ignored (RFC 8216 §6.3.1), and with an `EXT-X-STREAM-INF` its URI line too.
+        case unrecognizedValue(tag: String, attribute: String, value: String)
+        /// `DEFAULT=YES` with an `AUTOSELECT` that is not `YES` (RFC 8216 §4.3.4.1).
+        case defaultWithoutAutoselect(name: String)
+        /// An `EXT-X-STREAM-INF` whose URI is its `URI` attribute rather than the next line, read
+        /// because ``HLSParser/Options/allowsVariantURIAttribute`` is on.
+        case variantURIAttribute
+        /// An `EXT-X-DATERANGE` that breaks a rule of RFC 8216bis §4.4.5.1, ignored (clients
+        /// SHOULD ignore such tags); `id` is empty when the tag has none.
+        case dateRangeIgnored(id: String, reason: String)
+        /// Date ranges without any `EXT-X-PROGRAM-DATE-TIME` to place them (RFC 8216bis §4.4.5.1).
+        case dateRangesWithoutProgramDateTime
+        /// Partial segments without `EXT-X-PART-INF` (RFC 8216bis §4.4.3.7 requires it).
+        case partsWithoutPartInformation
+        /// A partial segment longer than `PART-TARGET` (RFC 8216bis §4.4.4.9).
+        case partLongerThanTarget(duration: Double, target: Double)
         /// More warnings than ``HLSParserLimits/maximumWarningCount``: this many were dropped.
         case moreWarnings(count: Int)
     }

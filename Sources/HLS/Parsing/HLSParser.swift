@@ -60,16 +60,22 @@ public struct HLSParser: Sendable {
         public var playlistURL: URL?
         /// The bounds enforced.
         public var limits: HLSParserLimits
+        /// Read an `EXT-X-STREAM-INF` that carries its URI as a `URI` attribute instead of on
+        /// the next line, as some production playlists do, with a warning. Off by default:
+        /// RFC 8216 §4.3.4.2 puts the URI on the next line.
+        public var allowsVariantURIAttribute: Bool
 
-        /// Creates options; the defaults follow the RFC (a BOM fails) with generous limits.
+        /// Creates options; the defaults follow the RFC (a BOM fails, a variant's URI is on the
+        /// next line) with generous limits.
         public init(
             allowsByteOrderMark: Bool = false, importedVariables: [String: String]? = nil, playlistURL: URL? = nil,
-            limits: HLSParserLimits = HLSParserLimits()
+            limits: HLSParserLimits = HLSParserLimits(), allowsVariantURIAttribute: Bool = false
         ) {
             self.allowsByteOrderMark = allowsByteOrderMark
             self.importedVariables = importedVariables
             self.playlistURL = playlistURL
             self.limits = limits
+            self.allowsVariantURIAttribute = allowsVariantURIAttribute
         }
     }
 
@@ -116,12 +122,14 @@ private let space = UInt8(ascii: " ")
 /// The tags each playlist kind owns, for detecting a playlist that mixes both.
 private let multivariantTags: Set<String> = [
     "EXT-X-STREAM-INF", "EXT-X-I-FRAME-STREAM-INF", "EXT-X-MEDIA", "EXT-X-SESSION-DATA", "EXT-X-SESSION-KEY",
+    "EXT-X-CONTENT-STEERING",
 ]
 private let mediaTags: Set<String> = [
     "EXTINF", "EXT-X-TARGETDURATION", "EXT-X-MEDIA-SEQUENCE", "EXT-X-DISCONTINUITY-SEQUENCE", "EXT-X-ENDLIST",
     "EXT-X-PLAYLIST-TYPE", "EXT-X-I-FRAMES-ONLY", "EXT-X-BYTERANGE", "EXT-X-KEY", "EXT-X-MAP",
     "EXT-X-PROGRAM-DATE-TIME",
-    "EXT-X-DISCONTINUITY", "EXT-X-GAP",
+    "EXT-X-DISCONTINUITY", "EXT-X-GAP", "EXT-X-SERVER-CONTROL", "EXT-X-PART-INF", "EXT-X-PART", "EXT-X-SKIP",
+    "EXT-X-PRELOAD-HINT", "EXT-X-RENDITION-REPORT", "EXT-X-DATERANGE",
 ]
 
 /// Known attributes per tag (RFC 8216bis); others are kept and reported as warnings.
@@ -143,6 +151,39 @@ private let knownAttributes: [String: Set<String>] = [
     ],
     "EXT-X-KEY": ["METHOD", "URI", "IV", "KEYFORMAT", "KEYFORMATVERSIONS"],
     "EXT-X-MAP": ["URI", "BYTERANGE"],
+    "EXT-X-SERVER-CONTROL": [
+        "CAN-SKIP-UNTIL", "CAN-SKIP-DATERANGES", "HOLD-BACK", "PART-HOLD-BACK", "CAN-BLOCK-RELOAD",
+    ],
+    "EXT-X-PART-INF": ["PART-TARGET"],
+    "EXT-X-PART": ["URI", "DURATION", "INDEPENDENT", "BYTERANGE", "GAP"],
+    "EXT-X-PRELOAD-HINT": ["TYPE", "URI", "BYTERANGE-START", "BYTERANGE-LENGTH"],
+    "EXT-X-RENDITION-REPORT": ["URI", "LAST-MSN", "LAST-PART"],
+    "EXT-X-SKIP": ["SKIPPED-SEGMENTS", "RECENTLY-REMOVED-DATERANGES"],
+    "EXT-X-CONTENT-STEERING": ["SERVER-URI", "PATHWAY-ID"],
+]
+
+private let yesOrNo: Set<String> = ["YES", "NO"]
+
+/// The values each enumerated-string attribute may take (RFC 8216bis §4.4). A value outside
+/// these makes a client ignore the tag (§6.3.1). Attributes whose only value is `YES` accept
+/// `NO` too, read as absent: servers write it and it cannot mean anything else.
+private let enumeratedValues: [String: [String: Set<String>]] = [
+    "EXT-X-MEDIA": [
+        "TYPE": Set(HLSRendition.MediaType.allCases.map(\.rawValue)), "DEFAULT": yesOrNo, "AUTOSELECT": yesOrNo,
+        "FORCED": yesOrNo,
+    ],
+    "EXT-X-STREAM-INF": [
+        "HDCP-LEVEL": ["TYPE-0", "TYPE-1", "NONE"], "VIDEO-RANGE": ["SDR", "HLG", "PQ"], "CLOSED-CAPTIONS": ["NONE"],
+    ],
+    "EXT-X-I-FRAME-STREAM-INF": ["HDCP-LEVEL": ["TYPE-0", "TYPE-1", "NONE"], "VIDEO-RANGE": ["SDR", "HLG", "PQ"]],
+    "EXT-X-KEY": ["METHOD": ["NONE", "AES-128", "SAMPLE-AES", "SAMPLE-AES-CTR"]],
+    "EXT-X-SESSION-KEY": ["METHOD": ["AES-128", "SAMPLE-AES", "SAMPLE-AES-CTR"]],
+    "EXT-X-SESSION-DATA": ["FORMAT": ["JSON", "RAW"]],
+    "EXT-X-START": ["PRECISE": yesOrNo],
+    "EXT-X-SERVER-CONTROL": ["CAN-SKIP-DATERANGES": yesOrNo, "CAN-BLOCK-RELOAD": yesOrNo],
+    "EXT-X-PART": ["INDEPENDENT": yesOrNo, "GAP": yesOrNo],
+    "EXT-X-PRELOAD-HINT": ["TYPE": Set(HLSPreloadHint.HintType.allCases.map(\.rawValue))],
+    "EXT-X-DATERANGE": ["END-ON-NEXT": yesOrNo],
 ]
 
 private struct PendingSegment {
@@ -153,6 +194,7 @@ private struct PendingSegment {
     var programDateTime: String?
     var isGap = false
     var precedingTags: [String] = []
+    var parts: [HLSPartialSegment] = []
     var durationLine = 0
 
     /// Clears the fields for the next segment, touching the rarely set ones only when set.
@@ -164,6 +206,7 @@ private struct PendingSegment {
         if title != nil { title = nil }
         if programDateTime != nil { programDateTime = nil }
         if !precedingTags.isEmpty { precedingTags = [] }
+        if !parts.isEmpty { parts = [] }
     }
 }
 
@@ -194,6 +237,17 @@ private struct ParserState {
     var sessionKeys: [HLSAttributeList] = []
     var unknownTags: [String] = []
     var pendingVariant: (attributes: HLSAttributeList, line: Int, text: String)?
+    /// An ignored `EXT-X-STREAM-INF`'s URI line is still to come, and is skipped.
+    var skipsVariantURI = false
+    /// The tag being handled is ignored (RFC 8216 §6.3.1).
+    var ignoresTag = false
+    var contentSteering: HLSContentSteering?
+    /// Features that need a compatibility version above 1, each with the line it first appears
+    /// on (RFC 8216 §7, RFC 8216bis §8), checked against `EXT-X-VERSION` at the end.
+    var versionFeatures: [(feature: String, required: Int, line: Int)] = []
+    var sawFractionalDuration = false
+    var sawByteRange = false
+    var sawMap = false
 
     // Media state.
     var targetDuration: Int?
@@ -203,6 +257,16 @@ private struct ParserState {
     var playlistType: HLSMediaPlaylist.PlaylistType?
     var endList = false
     var iFramesOnly = false
+    var serverControl: HLSServerControl?
+    var partTarget: Double?
+    var skip: HLSSkip?
+    var dateRanges: [HLSDateRange] = []
+    /// Each date range ID's attributes so far, joined, for the rules between tags of one ID.
+    var dateRangesByID: [String: HLSAttributeList] = [:]
+    var preloadHints: [HLSPreloadHint] = []
+    var renditionReports: [HLSRenditionReport] = []
+    var sawProgramDateTime = false
+    var sawParts = false
     // Segments, compact: nothing counted by reference per segment (see HLSSegmentList).
     var records: [CompactSegments.Record] = []
     var substitutedURIs: [String] = []
@@ -332,6 +396,10 @@ private struct ParserState {
             if Self.matches("#EXT-X-BYTERANGE:", at: lineStart, end: lineEnd, in: bytes) {
                 try mediaTagSeen(lineStart, lineEnd)
                 pending.byteRange = try byteRange(from: lineStart + 17, to: lineEnd, lineStart: lineStart)
+                if !sawByteRange {
+                    sawByteRange = true
+                    uses("EXT-X-BYTERANGE", version: 4)
+                }
                 return
             }
             // A tag starts with "#EXT"; any other "#" line is a comment.
@@ -432,44 +500,72 @@ private struct ParserState {
         }
         let line = text(lineStart, lineEnd)
         let value = line.dropFirst(name.utf8.count + 2)
+        let kindsBefore = (sawMultivariantTag, sawMediaTag)
         if multivariantTags.contains(name) { sawMultivariantTag = true }
         if mediaTags.contains(name) { sawMediaTag = true }
         if sawMultivariantTag && sawMediaTag { throw HLSParseError(.mixedPlaylistKinds, line: lineNumber, text: line) }
+        // An ignored tag (§6.3.1) does not decide what kind of playlist this is.
+        defer {
+            if ignoresTag {
+                ignoresTag = false
+                (sawMultivariantTag, sawMediaTag) = kindsBefore
+            }
+        }
         if let variant = pendingVariant {
             throw HLSParseError(.variantWithoutURI, line: variant.line, text: variant.text)
         }
         switch name {
         case "EXT-X-VERSION":
+            // §4.3.1.2: a client MUST fail to parse a playlist with more than one.
+            guard version == nil else { throw HLSParseError(.duplicateTag(tag: name), line: lineNumber, text: line) }
             version = try integer(value, tag: name, line: line)
         case "EXT-X-INDEPENDENT-SEGMENTS":
             independentSegments = true
         case "EXT-X-START":
-            start = try attributes(value, tag: name, line: line)
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            start = list
         case "EXT-X-DEFINE":
-            try define(try attributes(value, tag: name, line: line, substitute: false), line: line)
+            guard let list = try attributes(value, tag: name, line: line, substitute: false) else { return }
+            try define(list, line: line)
         case "EXT-X-STREAM-INF":
-            let list = try attributes(value, tag: name, line: line)
+            guard let list = try attributes(value, tag: name, line: line) else {
+                skipsVariantURI = true
+                return
+            }
             try require(["BANDWIDTH"], in: list, tag: name, line: line)
             try requireInteger("BANDWIDTH", in: list, tag: name, line: line)
+            if options.allowsVariantURIAttribute, let uri = list.quotedString("URI") {
+                var attributes = list
+                attributes.attributes.removeAll { $0.name == "URI" }
+                warn(HLSWarning(.variantURIAttribute, line: lineNumber))
+                try countVariantLevelTag("variants", line: line)
+                variants.append(HLSVariant(attributes: attributes, uri: uri))
+                return
+            }
             pendingVariant = (list, lineNumber, line)
         case "EXT-X-I-FRAME-STREAM-INF":
-            let list = try attributes(value, tag: name, line: line)
+            guard let list = try attributes(value, tag: name, line: line) else { return }
             try require(["BANDWIDTH", "URI"], in: list, tag: name, line: line)
             try requireInteger("BANDWIDTH", in: list, tag: name, line: line)
             try countVariantLevelTag("I-frame variants", line: line)
             iFrameVariants.append(HLSIFrameVariant(attributes: list))
         case "EXT-X-MEDIA":
-            try rendition(try attributes(value, tag: name, line: line), line: line)
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try rendition(list, line: line)
         case "EXT-X-SESSION-DATA":
-            let list = try attributes(value, tag: name, line: line)
+            guard let list = try attributes(value, tag: name, line: line) else { return }
             try require(["DATA-ID"], in: list, tag: name, line: line)
             try countVariantLevelTag("session data", line: line)
             sessionData.append(list)
         case "EXT-X-SESSION-KEY":
-            let list = try attributes(value, tag: name, line: line)
+            guard let list = try attributes(value, tag: name, line: line) else { return }
             try require(["METHOD"], in: list, tag: name, line: line)
             try countVariantLevelTag("session keys", line: line)
             sessionKeys.append(list)
+        case "EXT-X-CONTENT-STEERING":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try requireQuoted(["SERVER-URI"], in: list, tag: name, line: line)
+            contentSteering = HLSContentSteering(attributes: list)
         case "EXT-X-TARGETDURATION":
             targetDuration = try integer(value, tag: name, line: line)
             targetDurationLine = lineNumber
@@ -486,6 +582,7 @@ private struct ParserState {
             endList = true
         case "EXT-X-I-FRAMES-ONLY":
             iFramesOnly = true
+            uses("EXT-X-I-FRAMES-ONLY", version: 4)
         case "EXT-X-DISCONTINUITY":
             pending.isDiscontinuity = true
         case "EXT-X-GAP":
@@ -495,19 +592,64 @@ private struct ParserState {
                 throw HLSParseError(.invalidTagValue(tag: name, value: ""), line: lineNumber, text: line)
             }
             pending.programDateTime = String(value)
+            sawProgramDateTime = true
         case "EXT-X-BYTERANGE":
             pending.byteRange = try byteRange(value, tag: name, line: line)
+            if !sawByteRange {
+                sawByteRange = true
+                uses("EXT-X-BYTERANGE", version: 4)
+            }
         case "EXT-X-KEY":
-            try key(try attributes(value, tag: name, line: line), line: line)
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try key(list, line: line)
         case "EXT-X-MAP":
-            let list = try attributes(value, tag: name, line: line)
+            guard let list = try attributes(value, tag: name, line: line) else { return }
             try require(["URI"], in: list, tag: name, line: line)
             var range: HLSByteRange?
             if let text = list.quotedString("BYTERANGE") {
                 let parsed = try byteRange(Substring(text), tag: name, line: line)
                 range = HLSByteRange(length: parsed.length, offset: parsed.offset ?? 0)
             }
-            map = HLSMap(uri: list.quotedString("URI") ?? "", byteRange: range)
+            // The keys in effect here decrypt the section (RFC 8216bis §4.4.4.5).
+            map = HLSMap(uri: list.quotedString("URI") ?? "", byteRange: range, keys: keys)
+            if !sawMap {
+                sawMap = true
+                uses("EXT-X-MAP", version: 5)
+            }
+        case "EXT-X-SERVER-CONTROL":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            for attribute in ["CAN-SKIP-UNTIL", "HOLD-BACK", "PART-HOLD-BACK"] where list.contains(attribute) {
+                try requireFloat(attribute, in: list, tag: name, line: line)
+            }
+            serverControl = HLSServerControl(attributes: list)
+        case "EXT-X-PART-INF":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try require(["PART-TARGET"], in: list, tag: name, line: line)
+            try requireFloat("PART-TARGET", in: list, tag: name, line: line)
+            partTarget = list.decimalFloat("PART-TARGET")
+        case "EXT-X-PART":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try part(list, line: line)
+        case "EXT-X-PRELOAD-HINT":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try preloadHint(list, line: line)
+        case "EXT-X-RENDITION-REPORT":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try requireQuoted(["URI"], in: list, tag: name, line: line)
+            for attribute in ["LAST-MSN", "LAST-PART"] where list.contains(attribute) {
+                try requireInteger(attribute, in: list, tag: name, line: line)
+            }
+            try keepTag(line)
+            renditionReports.append(
+                HLSRenditionReport(
+                    uri: list.quotedString("URI") ?? "", lastMediaSequenceNumber: list.decimalInteger("LAST-MSN"),
+                    lastPartIndex: list.decimalInteger("LAST-PART")))
+        case "EXT-X-SKIP":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try skip(list, line: line)
+        case "EXT-X-DATERANGE":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try dateRange(list, line: line)
         default:
             // Unknown tags are kept verbatim, where they stood: before the next segment of a
             // media playlist (moved to the header list if the playlist turns out multivariant).
@@ -519,6 +661,162 @@ private struct ParserState {
                 pending.precedingTags.append(verbatim)
             }
         }
+    }
+
+    /// Records that the playlist uses `feature`, which needs compatibility version `required`,
+    /// on the current line, unless an earlier line already did.
+    mutating func uses(_ feature: String, version required: Int) {
+        guard !versionFeatures.contains(where: { $0.feature == feature }) else { return }
+        versionFeatures.append((feature, required, lineNumber))
+    }
+
+    /// `#EXT-X-PART`: a partial segment of the segment that follows (RFC 8216bis §4.4.4.9).
+    mutating func part(_ list: HLSAttributeList, line: String) throws(HLSParseError) {
+        let tag = "EXT-X-PART"
+        try requireQuoted(["URI"], in: list, tag: tag, line: line)
+        try require(["DURATION"], in: list, tag: tag, line: line)
+        try requireFloat("DURATION", in: list, tag: tag, line: line)
+        let uri = list.quotedString("URI") ?? ""
+        let duration = list.decimalFloat("DURATION") ?? 0
+        var range: HLSByteRange?
+        if let attribute = list["BYTERANGE"] {
+            guard attribute.isQuoted else {
+                throw HLSParseError(
+                    .invalidAttribute(tag: tag, attribute: "BYTERANGE", value: attribute.value), line: lineNumber,
+                    text: line)
+            }
+            let parsed = try byteRange(Substring(attribute.value), tag: tag, line: line)
+            if let offset = parsed.offset {
+                range = HLSByteRange(length: parsed.length, offset: offset)
+            } else {
+                // The range follows the previous part of the same parent segment, in the same resource.
+                guard let previous = pending.parts.last, let previousRange = previous.byteRange, previous.uri == uri
+                else {
+                    throw HLSParseError(
+                        .impossibleByteRange(reason: "no offset, and the previous part is not a range of \(uri)"),
+                        line: lineNumber, text: line)
+                }
+                guard previousRange.end <= UInt64.max - parsed.length else {
+                    throw HLSParseError(
+                        .impossibleByteRange(
+                            reason: "\(parsed.length)@\(previousRange.end) (offset implied) ends past 2⁶⁴"),
+                        line: lineNumber, text: line)
+                }
+                range = HLSByteRange(length: parsed.length, offset: previousRange.end)
+            }
+        }
+        try keepTag(line)
+        if let partTarget, duration > partTarget {
+            warn(HLSWarning(.partLongerThanTarget(duration: duration, target: partTarget), line: lineNumber))
+        }
+        sawParts = true
+        pending.parts.append(
+            HLSPartialSegment(
+                uri: uri, duration: duration, byteRange: range, isIndependent: list.boolean("INDEPENDENT") ?? false,
+                isGap: list.boolean("GAP") ?? false))
+    }
+
+    /// `#EXT-X-PRELOAD-HINT` (RFC 8216bis §4.4.5.3).
+    mutating func preloadHint(_ list: HLSAttributeList, line: String) throws(HLSParseError) {
+        let tag = "EXT-X-PRELOAD-HINT"
+        try require(["TYPE"], in: list, tag: tag, line: line)
+        try requireQuoted(["URI"], in: list, tag: tag, line: line)
+        guard let type = list.enumeratedString("TYPE").flatMap(HLSPreloadHint.HintType.init(rawValue:)) else {
+            throw HLSParseError(
+                .invalidAttribute(tag: tag, attribute: "TYPE", value: list["TYPE"]?.value ?? ""), line: lineNumber,
+                text: line)
+        }
+        for attribute in ["BYTERANGE-START", "BYTERANGE-LENGTH"] where list.contains(attribute) {
+            try requireInteger(attribute, in: list, tag: tag, line: line)
+        }
+        let start = list.decimalInteger("BYTERANGE-START") ?? 0
+        let length = list.decimalInteger("BYTERANGE-LENGTH")
+        if let length, start > UInt64.max - length {
+            throw HLSParseError(
+                .impossibleByteRange(reason: "\(length)@\(start) ends past 2⁶⁴"), line: lineNumber, text: line)
+        }
+        try keepTag(line)
+        preloadHints.append(
+            HLSPreloadHint(
+                type: type, uri: list.quotedString("URI") ?? "", byteRangeStart: start, byteRangeLength: length))
+    }
+
+    /// `#EXT-X-SKIP`: the first segments of a delta update, left out (RFC 8216bis §4.4.5.2).
+    mutating func skip(_ list: HLSAttributeList, line: String) throws(HLSParseError) {
+        let tag = "EXT-X-SKIP"
+        guard skip == nil else { throw HLSParseError(.duplicateTag(tag: tag), line: lineNumber, text: line) }
+        guard records.isEmpty, pending.duration == nil, pending.parts.isEmpty else {
+            throw HLSParseError(
+                .misplacedTag(tag: tag, reason: "it replaces the first segments, and segments precede it"),
+                line: lineNumber, text: line)
+        }
+        try require(["SKIPPED-SEGMENTS"], in: list, tag: tag, line: line)
+        try requireInteger("SKIPPED-SEGMENTS", in: list, tag: tag, line: line)
+        var removed: [String]?
+        if list.contains("RECENTLY-REMOVED-DATERANGES") {
+            try requireQuoted(["RECENTLY-REMOVED-DATERANGES"], in: list, tag: tag, line: line)
+            let text = list.quotedString("RECENTLY-REMOVED-DATERANGES") ?? ""
+            removed = text.isEmpty ? [] : text.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            uses("EXT-X-SKIP replacing date ranges", version: 10)
+        }
+        uses("EXT-X-SKIP", version: 9)
+        skip = HLSSkip(
+            skippedSegmentCount: list.decimalInteger("SKIPPED-SEGMENTS") ?? 0, recentlyRemovedDateRanges: removed)
+    }
+
+    /// `#EXT-X-DATERANGE`, kept unless it breaks a rule of RFC 8216bis §4.4.5.1, which clients
+    /// SHOULD answer by ignoring the tag.
+    mutating func dateRange(_ list: HLSAttributeList, line: String) throws(HLSParseError) {
+        guard let id = list.quotedString("ID") else {
+            warn(HLSWarning(.dateRangeIgnored(id: "", reason: "it has no quoted ID"), line: lineNumber))
+            return
+        }
+        if let reason = Self.dateRangeProblem(list, earlier: dateRangesByID[id]) {
+            warn(HLSWarning(.dateRangeIgnored(id: id, reason: reason), line: lineNumber))
+            return
+        }
+        try keepTag(line)
+        var combined = dateRangesByID[id] ?? HLSAttributeList()
+        for attribute in list where !combined.contains(attribute.name) { combined.attributes.append(attribute) }
+        dateRangesByID[id] = combined
+        dateRanges.append(HLSDateRange(attributes: list))
+    }
+
+    /// Why a date range tag breaks RFC 8216bis §4.4.5.1, given the earlier tags of its ID
+    /// joined, or `nil` if it does not.
+    static func dateRangeProblem(_ list: HLSAttributeList, earlier: HLSAttributeList?) -> String? {
+        if let earlier, let clash = list.first(where: { new in earlier[new.name].map { $0 != new } ?? false }) {
+            return "\(clash.name) differs from an earlier tag with this ID"
+        }
+        var combined = earlier ?? HLSAttributeList()
+        for attribute in list where !combined.contains(attribute.name) { combined.attributes.append(attribute) }
+        guard combined.contains("START-DATE") else { return "no START-DATE in it or an earlier tag with this ID" }
+        guard let start = combined.quotedString("START-DATE").flatMap(HLSDate.parse) else {
+            return "START-DATE is not an ISO 8601 date"
+        }
+        for name in ["DURATION", "PLANNED-DURATION"] where combined.contains(name) {
+            guard combined.decimalFloat(name) != nil else { return "\(name) is not a non-negative number" }
+        }
+        for name in ["SCTE35-CMD", "SCTE35-OUT", "SCTE35-IN"] where combined.contains(name) {
+            guard combined.hexadecimalSequence(name) != nil else { return "\(name) is not a hexadecimal sequence" }
+        }
+        if let text = combined["END-DATE"] {
+            guard text.isQuoted, let end = HLSDate.parse(text.value) else { return "END-DATE is not an ISO 8601 date" }
+            guard end >= start else { return "END-DATE is before START-DATE" }
+            // Dates carry milliseconds: a sum that misses by less than one still agrees.
+            if let duration = combined.decimalFloat("DURATION"),
+                abs(end.timeIntervalSince(start) - duration) >= 0.001
+            {
+                return "END-DATE is not START-DATE plus DURATION"
+            }
+        }
+        if combined.boolean("END-ON-NEXT") == true {
+            guard combined.contains("CLASS") else { return "END-ON-NEXT=YES without a CLASS" }
+            guard !combined.contains("DURATION"), !combined.contains("END-DATE") else {
+                return "END-ON-NEXT=YES with a DURATION or END-DATE"
+            }
+        }
+        return nil
     }
 
     /// `#EXTINF:<duration>,[<title>]`, read from the bytes: the hot path of media playlists.
@@ -534,6 +832,13 @@ private struct ParserState {
             throw HLSParseError(
                 .invalidTagValue(tag: "EXTINF", value: text(start, commaIndex)), line: lineNumber,
                 text: text(lineStart, end))
+        }
+        // RFC 8216 §7: a duration written with a decimal point needs version 3.
+        if !sawFractionalDuration, let base = bytes.baseAddress,
+            memchr(base + start, Int32(UInt8(ascii: ".")), commaIndex - start) != nil
+        {
+            sawFractionalDuration = true
+            uses("a decimal EXTINF duration", version: 3)
         }
         if commaIndex == end {
             warn(HLSWarning(.durationWithoutComma, line: lineNumber))
@@ -631,6 +936,11 @@ private struct ParserState {
         // Only a URI with a "{" can hold a variable reference.
         let hasBrace =
             bytes.baseAddress.map { memchr($0 + start, Int32(UInt8(ascii: "{")), end - start) != nil } ?? false
+        // An ignored variant's URI goes with it; a segment's URI (after an EXTINF) never does.
+        if skipsVariantURI {
+            skipsVariantURI = false
+            if pending.duration == nil { return }
+        }
         if let variant = pendingVariant {
             let raw = Self.text(start, end, in: bytes)
             let uri = hasBrace ? try substitute(raw, line: raw) : raw
@@ -710,11 +1020,13 @@ private struct ParserState {
             }
             record.map = mapIndex
         }
-        if pending.title != nil || pending.programDateTime != nil || pending.isGap || !pending.precedingTags.isEmpty {
+        if pending.title != nil || pending.programDateTime != nil || pending.isGap || !pending.precedingTags.isEmpty
+            || !pending.parts.isEmpty
+        {
             segmentExtras.append(
                 CompactSegments.Extras(
                     title: pending.title, programDateTime: pending.programDateTime, isGap: pending.isGap,
-                    precedingTags: pending.precedingTags))
+                    precedingTags: pending.precedingTags, parts: pending.parts))
             record.extras = Int32(segmentExtras.count - 1)
         }
         segmentLines.append(pending.durationLine)
@@ -778,19 +1090,35 @@ private struct ParserState {
         return (length, offset)
     }
 
+    /// The tag's attribute list, checked: `nil` when a known enumerated attribute has a value
+    /// this parser does not know, and the tag is to be ignored (RFC 8216 §6.3.1).
     mutating func attributes(_ value: Substring, tag: String, line: String, substitute: Bool = true)
         throws(HLSParseError)
-        -> HLSAttributeList
+        -> HLSAttributeList?
     {
         var list: HLSAttributeList
         do {
-            list = try HLSAttributeList.parse(value)
+            list = try HLSAttributeList.parse(value, maximumCount: options.limits.maximumAttributeCount)
+        } catch .duplicateName(let name) {
+            throw HLSParseError(.duplicateAttribute(tag: tag, attribute: name), line: lineNumber, text: line)
+        } catch .tooMany(let count) {
+            throw HLSParseError(.limitExceeded(limit: "attributes", value: count), line: lineNumber, text: line)
         } catch {
             throw HLSParseError(.malformedAttributeList(reason: error.reason), line: lineNumber, text: line)
         }
-        guard list.attributes.count <= options.limits.maximumAttributeCount else {
-            throw HLSParseError(
-                .limitExceeded(limit: "attributes", value: list.attributes.count), line: lineNumber, text: line)
+        if let enumerated = enumeratedValues[tag] {
+            for attribute in list where !attribute.isQuoted {
+                guard let allowed = enumerated[attribute.name], !allowed.contains(attribute.value) else { continue }
+                warn(
+                    HLSWarning(
+                        .unrecognizedValue(tag: tag, attribute: attribute.name, value: attribute.value),
+                        line: lineNumber))
+                ignoresTag = true
+                return nil
+            }
+        }
+        if list.attributes.contains(where: { $0.name.hasPrefix("REQ-") }) {
+            uses("an attribute named REQ-…", version: 12)
         }
         if substitute, !variables.isEmpty || list.attributes.contains(where: { $0.value.contains("{$") }) {
             for index in list.attributes.indices
@@ -799,7 +1127,8 @@ private struct ParserState {
             }
         }
         if let known = knownAttributes[tag] {
-            for attribute in list where !known.contains(attribute.name) {
+            let adoptsURI = tag == "EXT-X-STREAM-INF" && options.allowsVariantURIAttribute
+            for attribute in list where !known.contains(attribute.name) && !(adoptsURI && attribute.name == "URI") {
                 warn(HLSWarning(.unknownAttribute(tag: tag, attribute: attribute.name), line: lineNumber))
             }
         }
@@ -809,6 +1138,25 @@ private struct ParserState {
     func require(_ names: [String], in list: HLSAttributeList, tag: String, line: String) throws(HLSParseError) {
         for name in names where !list.contains(name) {
             throw HLSParseError(.missingAttribute(tag: tag, attribute: name), line: lineNumber, text: line)
+        }
+    }
+
+    /// Checks that each of `names` is present as a quoted string.
+    func requireQuoted(_ names: [String], in list: HLSAttributeList, tag: String, line: String) throws(HLSParseError) {
+        try require(names, in: list, tag: tag, line: line)
+        for name in names where list.quotedString(name) == nil {
+            throw HLSParseError(
+                .invalidAttribute(tag: tag, attribute: name, value: list[name]?.value ?? ""), line: lineNumber,
+                text: line)
+        }
+    }
+
+    /// Checks that `name` is a decimal-floating-point value.
+    func requireFloat(_ name: String, in list: HLSAttributeList, tag: String, line: String) throws(HLSParseError) {
+        guard list.decimalFloat(name) != nil else {
+            throw HLSParseError(
+                .invalidAttribute(tag: tag, attribute: name, value: list[name]?.value ?? ""), line: lineNumber,
+                text: line)
         }
     }
 
@@ -833,10 +1181,18 @@ private struct ParserState {
                 .invalidAttribute(tag: tag, attribute: name, value: list[name]?.value ?? ""), line: lineNumber,
                 text: line)
         }
+        // Unknown values were ignored with the tag; what is left here is a quoted value.
         for name in ["DEFAULT", "AUTOSELECT", "FORCED"] where list.contains(name) && list.boolean(name) == nil {
             throw HLSParseError(
                 .invalidAttribute(tag: tag, attribute: name, value: list[name]?.value ?? ""), line: lineNumber,
                 text: line)
+        }
+        // §4.3.4.1: AUTOSELECT, when present, MUST be YES if DEFAULT is YES.
+        if list.boolean("DEFAULT") == true, let autoselect = list.boolean("AUTOSELECT"), !autoselect {
+            warn(HLSWarning(.defaultWithoutAutoselect(name: list.quotedString("NAME") ?? ""), line: lineNumber))
+        }
+        if list.quotedString("INSTREAM-ID")?.hasPrefix("SERVICE") == true {
+            uses("INSTREAM-ID=\"SERVICE…\"", version: 7)
         }
         if type == .closedCaptions {
             // §4.4.6.1: captions live in the video; they have an INSTREAM-ID and no URI.
@@ -874,10 +1230,17 @@ private struct ParserState {
             return
         }
         try require(["URI"], in: list, tag: tag, line: line)
-        if list.contains("IV"), list.hexadecimalSequence("IV") == nil {
-            throw HLSParseError(
-                .invalidAttribute(tag: tag, attribute: "IV", value: list["IV"]?.value ?? ""), line: lineNumber,
-                text: line)
+        if list.contains("IV") {
+            guard list.hexadecimalSequence("IV") != nil else {
+                throw HLSParseError(
+                    .invalidAttribute(tag: tag, attribute: "IV", value: list["IV"]?.value ?? ""), line: lineNumber,
+                    text: line)
+            }
+            uses("the IV attribute of EXT-X-KEY", version: 2)
+        }
+        if method.hasPrefix("SAMPLE-AES") { uses("EXT-X-KEY METHOD=\(method)", version: 5) }
+        for name in ["KEYFORMAT", "KEYFORMATVERSIONS"] where list.contains(name) {
+            uses("the \(name) attribute of EXT-X-KEY", version: 5)
         }
         let new = HLSKey(attributes: list)
         // A key replaces the key of the same KEYFORMAT (and a NONE key).
@@ -889,6 +1252,7 @@ private struct ParserState {
 
     mutating func define(_ list: HLSAttributeList, line: String) throws(HLSParseError) {
         let tag = "EXT-X-DEFINE"
+        uses("EXT-X-DEFINE", version: 8)
         if let name = list.quotedString("NAME") {
             guard let value = list.quotedString("VALUE") else {
                 throw HLSParseError(.missingAttribute(tag: tag, attribute: "VALUE"), line: lineNumber, text: line)
@@ -922,6 +1286,7 @@ private struct ParserState {
         guard variables[name] == nil else {
             throw HLSParseError(.duplicateVariable(name: name), line: lineNumber, text: line)
         }
+        if source == .queryParameter { uses("EXT-X-DEFINE with QUERYPARAM", version: 11) }
         try keepTag(line)
         variables[name] = value
         definitions.append(HLSDefinition(name: name, source: source))
@@ -988,10 +1353,12 @@ private struct ParserState {
             throw HLSParseError(.variantWithoutURI, line: variant.line, text: variant.text)
         }
         if sawMultivariantTag {
+            checkVersion()
             let playlist = HLSMultivariantPlaylist(
                 version: version, hasIndependentSegments: independentSegments, start: start, definitions: definitions,
                 renditions: renditions, variants: variants, iFrameVariants: iFrameVariants, sessionData: sessionData,
-                sessionKeys: sessionKeys, unknownTags: pending.precedingTags + unknownTags)
+                sessionKeys: sessionKeys, contentSteering: contentSteering,
+                unknownTags: pending.precedingTags + unknownTags)
             return HLSParseResult(playlist: .multivariant(playlist), warnings: finalWarnings())
         }
         guard let targetDuration else {
@@ -1007,20 +1374,45 @@ private struct ParserState {
                     .segmentLongerThanTarget(duration: record.duration, target: targetDuration),
                     line: segmentLines[index]))
         }
-        if let declared = version, declared < 4, records.contains(where: \.hasRange) {
-            warn(
-                HLSWarning(.versionTooLow(feature: "EXT-X-BYTERANGE", required: 4, declared: declared), line: 0))
+        if sawMap && !iFramesOnly {
+            uses("EXT-X-MAP without EXT-X-I-FRAMES-ONLY", version: 6)
         }
-        let playlist = HLSMediaPlaylist(
+        checkVersion()
+        if !dateRanges.isEmpty && !sawProgramDateTime {
+            warn(HLSWarning(.dateRangesWithoutProgramDateTime, line: 0))
+        }
+        if sawParts && partTarget == nil {
+            warn(HLSWarning(.partsWithoutPartInformation, line: 0))
+        }
+        // What follows the last segment belongs to the segment still being produced.
+        var inProgress: HLSSegmentInProgress?
+        if !pending.parts.isEmpty || pending.programDateTime != nil || pending.isDiscontinuity {
+            inProgress = HLSSegmentInProgress(
+                parts: pending.parts, programDateTime: pending.programDateTime,
+                isDiscontinuity: pending.isDiscontinuity, keys: keys, map: map)
+        }
+        var playlist = HLSMediaPlaylist(
             version: version, targetDuration: targetDuration, mediaSequence: mediaSequence,
             discontinuitySequence: discontinuitySequence, playlistType: playlistType, hasEndList: endList,
             isIFramesOnly: iFramesOnly, hasIndependentSegments: independentSegments, start: start,
-            definitions: definitions,
-            segments: HLSSegmentList(
-                compact: CompactSegments(
-                    bytes: source, records: records, uris: substitutedURIs, keySets: keySets, maps: maps,
-                    extras: segmentExtras)),
-            trailingTags: pending.precedingTags)
+            definitions: definitions, serverControl: serverControl, partTargetDuration: partTarget, skip: skip,
+            dateRanges: dateRanges, segmentInProgress: inProgress, preloadHints: preloadHints,
+            renditionReports: renditionReports, trailingTags: pending.precedingTags)
+        playlist.segments = HLSSegmentList(
+            compact: CompactSegments(
+                bytes: source, records: records, uris: substitutedURIs, keySets: keySets, maps: maps,
+                extras: segmentExtras))
         return HLSParseResult(playlist: .media(playlist), warnings: finalWarnings())
+    }
+
+    /// Warns of each feature used above the declared compatibility version, 1 when no
+    /// `EXT-X-VERSION` is given (RFC 8216 §7, RFC 8216bis §8).
+    mutating func checkVersion() {
+        let declared = version ?? 1
+        for use in versionFeatures where use.required > declared {
+            warn(
+                HLSWarning(
+                    .versionTooLow(feature: use.feature, required: use.required, declared: declared), line: use.line))
+        }
     }
 }
