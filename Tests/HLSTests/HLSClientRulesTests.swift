@@ -249,6 +249,50 @@ struct HLSClientRulesTests {
         #expect(try highest(required) == nil)
     }
 
+    @Test("RFC 8216 §6.3.4: a version above the highest this parser knows is a warning; the playlist still parses")
+    func unsupportedVersion() throws {
+        let text = "#EXTM3U\n#EXT-X-VERSION:13\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\na.ts\n"
+        let result = try HLSParser().parse(text)
+        #expect(result.warnings == [HLSWarning(.versionNotSupported(declared: 13, highestSupported: 12), line: 2)])
+        #expect(try parseMedia(text).segments.count == 1)
+    }
+
+    @Test("RFC 8216 §4.3.2.5: an initialisation section under an AES-128 key without an IV is a warning")
+    func mapKeyWithoutIV() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-VERSION:6
+            #EXT-X-TARGETDURATION:10
+            #EXT-X-KEY:METHOD=AES-128,URI="k"
+            #EXT-X-MAP:URI="init.mp4"
+            #EXTINF:10,
+            a.mp4
+            """
+        #expect(try HLSParser().parse(text).warnings == [HLSWarning(.mapKeyWithoutIV(uri: "init.mp4"), line: 5)])
+        let withIV = text.replacingOccurrences(of: "URI=\"k\"", with: "URI=\"k\",IV=0x0F")
+        #expect(try HLSParser().parse(withIV).warnings.isEmpty)
+    }
+
+    @Test(
+        "RFC 8216 §4.3.5.2: EXT-X-START needs a signed decimal TIME-OFFSET",
+        arguments: [
+            ("PRECISE=YES", "missingAttribute"), ("TIME-OFFSET=abc", "invalidAttribute"),
+            ("TIME-OFFSET=-12.5,PRECISE=NO", "accepted"),
+        ])
+    func startOffset(attributes: String, expected: String) {
+        let text = "#EXTM3U\n#EXT-X-START:\(attributes)\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\na.ts\n"
+        do {
+            let media = try parseMedia(text)
+            #expect(expected == "accepted")
+            #expect(media.start?.signedDecimalFloat("TIME-OFFSET") == -12.5)
+        } catch let error as HLSParseError {
+            #expect(kindName(error) == expected)
+            #expect(error.line == 2)
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
     @Test("RFC 8216 §7: the version warning names the line where the feature first appears")
     func versionWarningLine() throws {
         let text = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\na.ts\n#EXTINF:10,\n#EXT-X-BYTERANGE:5@0\nb.ts\n"

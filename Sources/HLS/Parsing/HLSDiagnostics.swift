@@ -86,6 +86,13 @@ public struct HLSWarning: Hashable, Sendable, CustomStringConvertible {
         /// A known enumerated attribute with a value this parser does not know: the whole tag is
         /// ignored (RFC 8216 §6.3.1), and with an `EXT-X-STREAM-INF` its URI line too.
         case unrecognizedValue(tag: String, attribute: String, value: String)
+        /// `EXT-X-VERSION` above the highest version this parser knows, 12 (RFC 8216 §6.3.4:
+        /// a client MUST NOT play a version it does not support). The playlist is still parsed,
+        /// so an app can decide.
+        case versionNotSupported(declared: Int, highestSupported: Int)
+        /// An initialisation section under an `AES-128` key without an `IV` (RFC 8216 §4.3.2.5
+        /// requires one).
+        case mapKeyWithoutIV(uri: String)
         /// `DEFAULT=YES` with an `AUTOSELECT` that is not `YES` (RFC 8216 §4.3.4.1).
         case defaultWithoutAutoselect(name: String)
         /// An `EXT-X-STREAM-INF` whose URI is its `URI` attribute rather than the next line, read

@@ -82,6 +82,9 @@ public struct HLSParser: Sendable {
     /// How this parser parses.
     public var options: Options
 
+    /// The highest `EXT-X-VERSION` whose features this parser knows (RFC 8216bis §8).
+    public static let highestSupportedVersion = 12
+
     /// Creates a parser.
     public init(options: Options = Options()) {
         self.options = options
@@ -518,11 +521,25 @@ private struct ParserState {
         case "EXT-X-VERSION":
             // §4.3.1.2: a client MUST fail to parse a playlist with more than one.
             guard version == nil else { throw HLSParseError(.duplicateTag(tag: name), line: lineNumber, text: line) }
-            version = try integer(value, tag: name, line: line)
+            let declared = try integer(value, tag: name, line: line)
+            if declared > HLSParser.highestSupportedVersion {
+                warn(
+                    HLSWarning(
+                        .versionNotSupported(declared: declared, highestSupported: HLSParser.highestSupportedVersion),
+                        line: lineNumber))
+            }
+            version = declared
         case "EXT-X-INDEPENDENT-SEGMENTS":
             independentSegments = true
         case "EXT-X-START":
             guard let list = try attributes(value, tag: name, line: line) else { return }
+            // §4.3.5.2: TIME-OFFSET is REQUIRED, a signed-decimal-floating-point.
+            try require(["TIME-OFFSET"], in: list, tag: name, line: line)
+            guard list.signedDecimalFloat("TIME-OFFSET") != nil else {
+                throw HLSParseError(
+                    .invalidAttribute(tag: name, attribute: "TIME-OFFSET", value: list["TIME-OFFSET"]?.value ?? ""),
+                    line: lineNumber, text: line)
+            }
             start = list
         case "EXT-X-DEFINE":
             guard let list = try attributes(value, tag: name, line: line, substitute: false) else { return }
@@ -612,6 +629,9 @@ private struct ParserState {
             }
             // The keys in effect here decrypt the section (RFC 8216bis §4.4.4.5).
             map = HLSMap(uri: list.quotedString("URI") ?? "", byteRange: range, keys: keys)
+            if keys.contains(where: { $0.method == "AES-128" && $0.initializationVector == nil }) {
+                warn(HLSWarning(.mapKeyWithoutIV(uri: list.quotedString("URI") ?? ""), line: lineNumber))
+            }
             if !sawMap {
                 sawMap = true
                 uses("EXT-X-MAP", version: 5)
