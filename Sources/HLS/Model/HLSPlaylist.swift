@@ -228,70 +228,112 @@ public struct HLSKey: Hashable, Sendable {
 }
 
 /// A media initialisation section in effect (`#EXT-X-MAP`).
+///
+/// Its values live in one shared, immutable box (replaced when a value is set), so that every
+/// segment under the section holds one reference rather than a copy.
 public struct HLSMap: Hashable, Sendable {
-    /// The section's URI.
-    public var uri: String
-    /// Its byte range, if given (an omitted offset is 0).
-    public var byteRange: HLSByteRange?
-    /// The keys in effect where the `#EXT-X-MAP` tag stands: an encrypted section is decrypted
-    /// with these, which can differ from the keys of the segments that follow (RFC 8216bis
-    /// §4.4.4.5).
-    public var keys: [HLSKey]
+    private final class Storage: Sendable {
+        let uri: String
+        let byteRange: HLSByteRange?
+        let keys: [HLSKey]
+
+        init(uri: String, byteRange: HLSByteRange?, keys: [HLSKey]) {
+            self.uri = uri
+            self.byteRange = byteRange
+            self.keys = keys
+        }
+    }
+
+    private var storage: Storage
 
     /// Creates a map.
     public init(uri: String, byteRange: HLSByteRange? = nil, keys: [HLSKey] = []) {
-        self.uri = uri
-        self.byteRange = byteRange
-        self.keys = keys
+        storage = Storage(uri: uri, byteRange: byteRange, keys: keys)
+    }
+
+    /// The section's URI.
+    public var uri: String {
+        get { storage.uri }
+        set { storage = Storage(uri: newValue, byteRange: byteRange, keys: keys) }
+    }
+
+    /// Its byte range, if given (an omitted offset is 0).
+    public var byteRange: HLSByteRange? {
+        get { storage.byteRange }
+        set { storage = Storage(uri: uri, byteRange: newValue, keys: keys) }
+    }
+
+    /// The keys in effect where the `#EXT-X-MAP` tag stands: an encrypted section is decrypted
+    /// with these, which can differ from the keys of the segments that follow (RFC 8216bis
+    /// §4.4.4.5).
+    public var keys: [HLSKey] {
+        get { storage.keys }
+        set { storage = Storage(uri: uri, byteRange: byteRange, keys: newValue) }
+    }
+
+    /// Whether two maps hold the same values (one shared box is equal at once).
+    public static func == (lhs: HLSMap, rhs: HLSMap) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.uri == rhs.uri && lhs.byteRange == rhs.byteRange && lhs.keys == rhs.keys)
+    }
+
+    /// Hashes the values that ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(uri)
+        hasher.combine(byteRange)
+        hasher.combine(keys)
     }
 
     /// Whether the section is encrypted.
     public var isEncrypted: Bool { keys.contains(where: \.encrypts) }
 }
 
-/// A media segment with everything that applies to it.
-///
-/// Fields most segments lack (title, date-time, map, gap, unknown tags) live in a shared box
-/// that exists only when one is set, which keeps the segment small: a 100,000-segment playlist
-/// copies half the bytes it otherwise would.
-public struct HLSSegment: Hashable, Sendable {
-    /// The rarely present fields, immutable and shared; replaced, never mutated.
-    private final class Extras: Sendable {
-        let title: String?
-        let programDateTime: String?
-        let map: HLSMap?
-        let isGap: Bool
-        let precedingTags: [String]
-        let parts: [HLSPartialSegment]
+/// What a segment shares with its neighbours (keys and map), and its rarely present fields:
+/// immutable, shared by every copy of a segment, and for a parsed playlist built once when
+/// parsing (segments without rare fields under the same keys and map share one box).
+final class HLSSegmentContext: Sendable {
+    let keys: [HLSKey]
+    let map: HLSMap?
+    let programDateTime: String?
+    let isGap: Bool
+    let precedingTags: [String]
+    let parts: [HLSPartialSegment]
 
-        init(
-            title: String?, programDateTime: String?, map: HLSMap?, isGap: Bool, precedingTags: [String],
-            parts: [HLSPartialSegment]
-        ) {
-            self.title = title
-            self.programDateTime = programDateTime
-            self.map = map
-            self.isGap = isGap
-            self.precedingTags = precedingTags
-            self.parts = parts
-        }
-
-        static func make(
-            title: String?, programDateTime: String?, map: HLSMap?, isGap: Bool, precedingTags: [String],
-            parts: [HLSPartialSegment]
-        ) -> Extras? {
-            guard
-                title != nil || programDateTime != nil || map != nil || isGap || !precedingTags.isEmpty
-                    || !parts.isEmpty
-            else {
-                return nil
-            }
-            return Extras(
-                title: title, programDateTime: programDateTime, map: map, isGap: isGap, precedingTags: precedingTags,
-                parts: parts)
-        }
+    init(
+        keys: [HLSKey], map: HLSMap?, programDateTime: String?, isGap: Bool, precedingTags: [String],
+        parts: [HLSPartialSegment]
+    ) {
+        self.keys = keys
+        self.map = map
+        self.programDateTime = programDateTime
+        self.isGap = isGap
+        self.precedingTags = precedingTags
+        self.parts = parts
     }
 
+    /// The box for these values, or `nil` when every one is absent.
+    static func make(
+        keys: [HLSKey], map: HLSMap?, programDateTime: String?, isGap: Bool, precedingTags: [String],
+        parts: [HLSPartialSegment]
+    ) -> HLSSegmentContext? {
+        guard
+            !keys.isEmpty || map != nil || programDateTime != nil || isGap || !precedingTags.isEmpty
+                || !parts.isEmpty
+        else { return nil }
+        return HLSSegmentContext(
+            keys: keys, map: map, programDateTime: programDateTime, isGap: isGap, precedingTags: precedingTags,
+            parts: parts)
+    }
+}
+
+/// A media segment with everything that applies to it.
+///
+/// The keys, the map and the fields most segments lack (date-time, gap, unknown tags, parts)
+/// live in one shared box, replaced when one is set: a segment holds one reference for them, and
+/// in a parsed playlist every segment under the same keys and map shares that box. The title is
+/// stored inline: encoders that write one write it on every segment, and a short one needs no
+/// allocation.
+public struct HLSSegment: Hashable, Sendable {
     /// The segment's URI, as written (after variable substitution).
     public var uri: String
     /// Its duration in seconds (`#EXTINF`).
@@ -300,9 +342,9 @@ public struct HLSSegment: Hashable, Sendable {
     public var byteRange: HLSByteRange?
     /// Whether a discontinuity precedes the segment.
     public var isDiscontinuity: Bool
-    /// The keys in effect (several with different KEYFORMATs, or none).
-    public var keys: [HLSKey]
-    private var extras: Extras?
+    /// The title after the comma of `#EXTINF`, if any.
+    public var title: String?
+    private var context: HLSSegmentContext?
 
     /// Creates a segment.
     public init(
@@ -315,54 +357,77 @@ public struct HLSSegment: Hashable, Sendable {
         self.duration = duration
         self.byteRange = byteRange
         self.isDiscontinuity = isDiscontinuity
-        self.keys = keys
-        extras = Extras.make(
-            title: title, programDateTime: programDateTime, map: map, isGap: isGap, precedingTags: precedingTags,
+        self.title = title
+        context = HLSSegmentContext.make(
+            keys: keys, map: map, programDateTime: programDateTime, isGap: isGap, precedingTags: precedingTags,
             parts: parts)
     }
 
+    /// The segment at `index` of a parsed playlist: its strings are made from the playlist's
+    /// bytes, its context shared with the playlist.
+    init(parsed compact: CompactSegments, at index: Int) {
+        let record = compact.records[index]
+        self.init(
+            uri: compact.uri(of: record), duration: record.duration, byteRange: compact.byteRange(of: record),
+            isDiscontinuity: record.isDiscontinuity, title: compact.title(of: record),
+            context: record.context >= 0 ? compact.contexts[Int(record.context)] : nil)
+    }
+
+    @inline(__always)
+    private init(
+        uri: __owned String, duration: Double, byteRange: HLSByteRange?, isDiscontinuity: Bool,
+        title: __owned String?, context: __owned HLSSegmentContext?
+    ) {
+        self.uri = uri
+        self.duration = duration
+        self.byteRange = byteRange
+        self.isDiscontinuity = isDiscontinuity
+        self.title = title
+        self.context = context
+    }
+
     private mutating func update(
-        title: String?? = nil, programDateTime: String?? = nil, map: HLSMap?? = nil, isGap: Bool? = nil,
+        keys: [HLSKey]? = nil, map: HLSMap?? = nil, programDateTime: String?? = nil, isGap: Bool? = nil,
         precedingTags: [String]? = nil, parts: [HLSPartialSegment]? = nil
     ) {
-        extras = Extras.make(
-            title: title ?? self.title, programDateTime: programDateTime ?? self.programDateTime, map: map ?? self.map,
+        context = HLSSegmentContext.make(
+            keys: keys ?? self.keys, map: map ?? self.map, programDateTime: programDateTime ?? self.programDateTime,
             isGap: isGap ?? self.isGap, precedingTags: precedingTags ?? self.precedingTags, parts: parts ?? self.parts)
     }
 
-    /// The title after the comma of `#EXTINF`, if any.
-    public var title: String? {
-        get { extras?.title }
-        set { update(title: .some(newValue)) }
-    }
-
-    /// `#EXT-X-PROGRAM-DATE-TIME`, as written (ISO 8601).
-    public var programDateTime: String? {
-        get { extras?.programDateTime }
-        set { update(programDateTime: .some(newValue)) }
+    /// The keys in effect (several with different KEYFORMATs, or none).
+    public var keys: [HLSKey] {
+        get { context?.keys ?? [] }
+        set { update(keys: newValue) }
     }
 
     /// The initialisation section in effect.
     public var map: HLSMap? {
-        get { extras?.map }
+        get { context?.map }
         set { update(map: .some(newValue)) }
+    }
+
+    /// `#EXT-X-PROGRAM-DATE-TIME`, as written (ISO 8601).
+    public var programDateTime: String? {
+        get { context?.programDateTime }
+        set { update(programDateTime: .some(newValue)) }
     }
 
     /// Whether the segment is marked as a gap (`#EXT-X-GAP`).
     public var isGap: Bool {
-        get { extras?.isGap ?? false }
+        get { context?.isGap ?? false }
         set { update(isGap: newValue) }
     }
 
     /// Unknown tags that preceded the segment, verbatim, in order.
     public var precedingTags: [String] {
-        get { extras?.precedingTags ?? [] }
+        get { context?.precedingTags ?? [] }
         set { update(precedingTags: newValue) }
     }
 
     /// The segment's partial segments (`#EXT-X-PART`), in order; empty for most segments.
     public var parts: [HLSPartialSegment] {
-        get { extras?.parts ?? [] }
+        get { context?.parts ?? [] }
         set { update(parts: newValue) }
     }
 
@@ -371,10 +436,13 @@ public struct HLSSegment: Hashable, Sendable {
 
     /// Whether two segments hold the same values (the box's identity does not matter).
     public static func == (lhs: HLSSegment, rhs: HLSSegment) -> Bool {
-        lhs.uri == rhs.uri && lhs.duration == rhs.duration && lhs.byteRange == rhs.byteRange
-            && lhs.isDiscontinuity == rhs.isDiscontinuity && lhs.keys == rhs.keys && lhs.title == rhs.title
-            && lhs.programDateTime == rhs.programDateTime && lhs.map == rhs.map && lhs.isGap == rhs.isGap
-            && lhs.precedingTags == rhs.precedingTags && lhs.parts == rhs.parts
+        guard
+            lhs.uri == rhs.uri && lhs.duration == rhs.duration && lhs.byteRange == rhs.byteRange
+                && lhs.isDiscontinuity == rhs.isDiscontinuity && lhs.title == rhs.title
+        else { return false }
+        if lhs.context === rhs.context { return true }
+        return lhs.keys == rhs.keys && lhs.programDateTime == rhs.programDateTime && lhs.map == rhs.map
+            && lhs.isGap == rhs.isGap && lhs.precedingTags == rhs.precedingTags && lhs.parts == rhs.parts
     }
 
     /// Hashes the same values that ``==(_:_:)`` compares.

@@ -89,6 +89,42 @@ extension HLSSegmentList: RandomAccessCollection, MutableCollection {
     }
 }
 
+extension HLSSegmentList {
+    /// Iterates over the segments, building each from the compact form of a parsed list.
+    public struct Iterator: IteratorProtocol, Sendable {
+        private let compact: CompactSegments?
+        private let array: [HLSSegment]
+        private var position = 0
+        private let end: Int
+
+        init(_ list: HLSSegmentList) {
+            switch list.storage {
+            case .compact(let segments):
+                compact = segments
+                array = []
+                end = segments.records.count
+            case .array(let segments):
+                compact = nil
+                array = segments
+                end = segments.count
+            }
+        }
+
+        /// The next segment, or `nil` after the last.
+        ///
+        /// - Complexity: O(*u*) for a URI of *u* bytes.
+        public mutating func next() -> HLSSegment? {
+            guard position < end else { return nil }
+            defer { position += 1 }
+            if let compact { return compact.segment(at: position) }
+            return array[position]
+        }
+    }
+
+    /// An iterator over the segments in order.
+    public func makeIterator() -> Iterator { Iterator(self) }
+}
+
 extension HLSSegmentList: RangeReplaceableCollection {
     /// Replaces the segments in `subrange` with `newElements`.
     ///
@@ -137,67 +173,72 @@ extension HLSSegmentList: CustomStringConvertible {
 /// The compact form of a parsed playlist's segments, shared by every copy of the list.
 final class CompactSegments: Sendable {
     /// One segment, without a reference to count.
+    /// Its fields are ordered so that it packs into 56 bytes.
     struct Record: Sendable {
         /// The URI's first byte in ``CompactSegments/bytes``, or an index into
         /// ``CompactSegments/uris`` when ``uriLength`` is negative (a substituted URI).
         var uriStart: Int
-        var uriLength: Int32
-        /// An index into ``CompactSegments/keySets``.
-        var keySet: Int32
-        /// An index into ``CompactSegments/maps``, or -1.
-        var map: Int32
-        /// An index into ``CompactSegments/extras``, or -1.
-        var extras: Int32
         var duration: Double
         var rangeLength: UInt64
         var rangeOffset: UInt64
+        var uriLength: Int32
+        /// An index into ``CompactSegments/contexts`` (keys, map and rare fields), or -1.
+        var context: Int32
+        /// An index into ``CompactSegments/titles`` for a title ``titleDistance`` cannot
+        /// point to, or -1.
+        var fallbackTitle: Int32
+        /// The title's first byte, counted back from ``uriStart``.
+        var titleDistance: UInt32
+        /// The title's length in bytes; 0 for no title here.
+        var titleLength: UInt16
         var hasRange: Bool
         var isDiscontinuity: Bool
     }
 
-    /// The rare fields of one segment.
-    struct Extras: Sendable {
-        var title: String?
-        var programDateTime: String?
-        var isGap: Bool
-        var precedingTags: [String]
-        var parts: [HLSPartialSegment]
-    }
-
-    let bytes: Data
+    let bytes: ContiguousArray<UInt8>
     let records: [Record]
     let uris: [String]
-    let keySets: [[HLSKey]]
-    let maps: [HLSMap]
-    let extras: [Extras]
+    let contexts: [HLSSegmentContext]
+    let titles: [String]
 
-    init(bytes: Data, records: [Record], uris: [String], keySets: [[HLSKey]], maps: [HLSMap], extras: [Extras]) {
+    init(
+        bytes: ContiguousArray<UInt8>, records: [Record], uris: [String], contexts: [HLSSegmentContext],
+        titles: [String]
+    ) {
         self.bytes = bytes
         self.records = records
         self.uris = uris
-        self.keySets = keySets
-        self.maps = maps
-        self.extras = extras
+        self.contexts = contexts
+        self.titles = titles
     }
 
     /// The URI of the segment at `index`.
-    func uri(at index: Int) -> String {
-        let record = records[index]
+    func uri(at index: Int) -> String { uri(of: records[index]) }
+
+    /// The URI of the segment `record` describes.
+    func uri(of record: Record) -> String {
         guard record.uriLength >= 0 else { return uris[record.uriStart] }
-        return bytes.withUnsafeBytes { raw in
-            String(decoding: raw[record.uriStart..<(record.uriStart + Int(record.uriLength))], as: UTF8.self)
+        return text(record.uriStart, Int(record.uriLength))
+    }
+
+    /// The text of `count` bytes from `start`.
+    func text(_ start: Int, _ count: Int) -> String {
+        bytes.withUnsafeBufferPointer { raw in
+            String(decoding: UnsafeBufferPointer(rebasing: raw[start..<(start + count)]), as: UTF8.self)
         }
     }
 
-    /// The segment at `index`, built.
-    func segment(at index: Int) -> HLSSegment {
-        let record = records[index]
-        let extra = record.extras >= 0 ? extras[Int(record.extras)] : nil
-        return HLSSegment(
-            uri: uri(at: index), duration: record.duration, title: extra?.title,
-            byteRange: record.hasRange ? HLSByteRange(length: record.rangeLength, offset: record.rangeOffset) : nil,
-            isDiscontinuity: record.isDiscontinuity, programDateTime: extra?.programDateTime,
-            keys: keySets[Int(record.keySet)], map: record.map >= 0 ? maps[Int(record.map)] : nil,
-            isGap: extra?.isGap ?? false, precedingTags: extra?.precedingTags ?? [], parts: extra?.parts ?? [])
+    /// The title of the segment `record` describes.
+    func title(of record: Record) -> String? {
+        if record.titleLength > 0 { return text(record.uriStart - Int(record.titleDistance), Int(record.titleLength)) }
+        return record.fallbackTitle >= 0 ? titles[Int(record.fallbackTitle)] : nil
     }
+
+    /// The byte range of the segment `record` describes.
+    func byteRange(of record: Record) -> HLSByteRange? {
+        record.hasRange ? HLSByteRange(length: record.rangeLength, offset: record.rangeOffset) : nil
+    }
+
+    /// The segment at `index`, built.
+    func segment(at index: Int) -> HLSSegment { HLSSegment(parsed: self, at: index) }
 }

@@ -94,22 +94,30 @@ public struct HLSParser: Sendable {
     ///
     /// - Throws: ``HLSParseError`` for a playlist that clients must reject.
     public func parse(_ data: Data) throws(HLSParseError) -> HLSParseResult {
-        var result: Result<HLSParseResult, HLSParseError> = .failure(HLSParseError(.notUTF8, line: 0, text: ""))
-        data.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            result = Result { () throws(HLSParseError) -> HLSParseResult in
-                var state = ParserState(bytes: bytes, source: data, options: options)
-                return try state.run()
-            }
+        // The parsed segments keep the bytes; an array of their own is read faster than `Data`
+        // (whose accessors check exclusive access at run time), for one copy.
+        let storage = ContiguousArray<UInt8>(unsafeUninitializedCapacity: data.count) { buffer, count in
+            count = data.copyBytes(to: buffer)
         }
-        return try result.get()
+        return try parse(bytes: storage)
     }
 
     /// Parses a playlist from text.
     ///
     /// - Throws: ``HLSParseError`` for a playlist that clients must reject.
     public func parse(_ text: String) throws(HLSParseError) -> HLSParseResult {
-        try parse(Data(text.utf8))
+        try parse(bytes: ContiguousArray(text.utf8))
+    }
+
+    func parse(bytes storage: ContiguousArray<UInt8>) throws(HLSParseError) -> HLSParseResult {
+        var result: Result<HLSParseResult, HLSParseError> = .failure(HLSParseError(.notUTF8, line: 0, text: ""))
+        storage.withUnsafeBufferPointer { bytes in
+            result = Result { () throws(HLSParseError) -> HLSParseResult in
+                var state = ParserState(bytes: bytes, source: storage, options: options)
+                return try state.run()
+            }
+        }
+        return try result.get()
     }
 }
 
@@ -191,7 +199,9 @@ private let enumeratedValues: [String: [String: Set<String>]] = [
 
 private struct PendingSegment {
     var duration: Double?
-    var title: String?
+    /// The title's bytes in the playlist (`titleLength` 0 for none).
+    var titleStart = 0
+    var titleLength = 0
     var byteRange: (length: UInt64, offset: UInt64?)?
     var isDiscontinuity = false
     var programDateTime: String?
@@ -206,7 +216,7 @@ private struct PendingSegment {
         byteRange = nil
         isDiscontinuity = false
         isGap = false
-        if title != nil { title = nil }
+        titleLength = 0
         if programDateTime != nil { programDateTime = nil }
         if !precedingTags.isEmpty { precedingTags = [] }
         if !parts.isEmpty { parts = [] }
@@ -216,7 +226,7 @@ private struct PendingSegment {
 private struct ParserState {
     let bytes: UnsafeBufferPointer<UInt8>
     /// The playlist, kept by the parsed segments (their URIs are read from it on demand).
-    let source: Data
+    let source: ContiguousArray<UInt8>
     let options: HLSParser.Options
     var warnings: [HLSWarning] = []
     var droppedWarningCount = 0
@@ -273,11 +283,11 @@ private struct ParserState {
     // Segments, compact: nothing counted by reference per segment (see HLSSegmentList).
     var records: [CompactSegments.Record] = []
     var substitutedURIs: [String] = []
-    var keySets: [[HLSKey]] = [[]]
-    var keySetIndex: Int32 = 0
-    var maps: [HLSMap] = []
-    var mapIndex: Int32 = -1
-    var segmentExtras: [CompactSegments.Extras] = []
+    /// The segments' shared contexts; `contextIndex` is the one for the current keys and map
+    /// (-1 for none), made anew when either changes.
+    var contexts: [HLSSegmentContext] = []
+    var contextIndex: Int32 = -1
+    var fallbackTitles: [String] = []
     var pending = PendingSegment()
     /// The keys in effect; a change is recorded in `keySets` at the next segment.
     var keys: [HLSKey] = [] {
@@ -288,9 +298,10 @@ private struct ParserState {
         didSet { mapChanged = true }
     }
     var mapChanged = false
-    /// The `#EXTINF` line of each segment, for warnings found after parsing.
-    var segmentLines: [Int] = []
-    init(bytes: UnsafeBufferPointer<UInt8>, source: Data, options: HLSParser.Options) {
+    /// Segments seen before `#EXT-X-TARGETDURATION` (index and `#EXTINF` line), checked
+    /// against it at the end; later ones are checked as they come.
+    var segmentsBeforeTarget: [(index: Int, line: Int)] = []
+    init(bytes: UnsafeBufferPointer<UInt8>, source: ContiguousArray<UInt8>, options: HLSParser.Options) {
         self.bytes = bytes
         self.source = source
         self.options = options
@@ -405,6 +416,20 @@ private struct ParserState {
                 }
                 return
             }
+            // Live playlists date every few segments, and mark discontinuities: no name string.
+            if Self.matches("#EXT-X-PROGRAM-DATE-TIME:", at: lineStart, end: lineEnd, in: bytes),
+                lineEnd > lineStart + 25
+            {
+                try mediaTagSeen(lineStart, lineEnd)
+                pending.programDateTime = text(lineStart + 25, lineEnd)
+                sawProgramDateTime = true
+                return
+            }
+            if lineEnd - lineStart == 20, Self.matches("#EXT-X-DISCONTINUITY", at: lineStart, end: lineEnd, in: bytes) {
+                try mediaTagSeen(lineStart, lineEnd)
+                pending.isDiscontinuity = true
+                return
+            }
             // A tag starts with "#EXT"; any other "#" line is a comment.
             guard lineEnd - lineStart >= 4, bytes[lineStart + 1] == UInt8(ascii: "E"),
                 bytes[lineStart + 2] == UInt8(ascii: "X"),
@@ -502,7 +527,8 @@ private struct ParserState {
             return
         }
         let line = text(lineStart, lineEnd)
-        let value = line.dropFirst(name.utf8.count + 2)
+        // The value starts after "#NAME:", counted in bytes (counting characters is far slower).
+        let value = line[line.utf8.index(line.startIndex, offsetBy: Swift.min(name.utf8.count + 2, line.utf8.count))...]
         let kindsBefore = (sawMultivariantTag, sawMediaTag)
         if multivariantTags.contains(name) { sawMultivariantTag = true }
         if mediaTags.contains(name) { sawMediaTag = true }
@@ -862,9 +888,11 @@ private struct ParserState {
         }
         if commaIndex == end {
             warn(HLSWarning(.durationWithoutComma, line: lineNumber))
-            pending.title = nil
+            pending.titleLength = 0
         } else {
-            pending.title = commaIndex + 1 < end ? Self.text(commaIndex + 1, end, in: bytes) : nil
+            // The title stays in the bytes until a segment is read.
+            pending.titleStart = commaIndex + 1
+            pending.titleLength = end - commaIndex - 1
         }
         pending.duration = duration
         pending.durationLine = lineNumber
@@ -878,6 +906,62 @@ private struct ParserState {
     /// up to 19 digits, ``roundedQuotient(_:powerOfTen:)`` divides exactly in integers. Anything
     /// else goes through the standard library.
     static func decimal(_ digits: UnsafeBufferPointer<UInt8>) -> Double? {
+        // The common case in one pass: at most 15 digits in all, so the digits form an integer
+        // below 10¹⁵ < 2⁵³ and one division by an exact power of ten rounds correctly.
+        let count = digits.count
+        var index = 0
+        var significand: UInt64 = 0
+        while index < count {
+            let digit = digits[index] &- 0x30
+            guard digit <= 9 else { break }
+            significand = significand &* 10 &+ UInt64(digit)
+            index += 1
+        }
+        let integerDigits = index
+        var fractionDigits = 0
+        if index < count, digits[index] == UInt8(ascii: ".") {
+            index += 1
+            let fractionStart = index
+            while index < count {
+                let digit = digits[index] &- 0x30
+                guard digit <= 9 else { break }
+                significand = significand &* 10 &+ UInt64(digit)
+                index += 1
+            }
+            fractionDigits = index - fractionStart
+        }
+        guard index == count, integerDigits + fractionDigits > 0 else { return nil }
+        if integerDigits + fractionDigits <= 15 {
+            return Double(significand) / exactPowerOfTen(fractionDigits)
+        }
+        return longDecimal(digits)
+    }
+
+    /// 10ⁿ for 0 ≤ *n* ≤ 15, exact, without a lazily initialised table.
+    @inline(__always)
+    static func exactPowerOfTen(_ exponent: Int) -> Double {
+        switch exponent {
+        case 0: 1
+        case 1: 1e1
+        case 2: 1e2
+        case 3: 1e3
+        case 4: 1e4
+        case 5: 1e5
+        case 6: 1e6
+        case 7: 1e7
+        case 8: 1e8
+        case 9: 1e9
+        case 10: 1e10
+        case 11: 1e11
+        case 12: 1e12
+        case 13: 1e13
+        case 14: 1e14
+        default: 1e15
+        }
+    }
+
+    /// ``decimal(_:)`` for more than 15 digits (leading zeros included).
+    static func longDecimal(_ digits: UnsafeBufferPointer<UInt8>) -> Double? {
         var significand: UInt64 = 0
         var significantDigits = 0
         var fractionDigits = 0
@@ -990,9 +1074,20 @@ private struct ParserState {
             uriLength = -1
         }
         var record = CompactSegments.Record(
-            uriStart: uriStart, uriLength: uriLength, keySet: keySetIndex, map: mapIndex, extras: -1,
-            duration: duration, rangeLength: 0, rangeOffset: 0, hasRange: false,
+            uriStart: uriStart, duration: duration, rangeLength: 0, rangeOffset: 0, uriLength: uriLength,
+            context: -1, fallbackTitle: -1, titleDistance: 0, titleLength: 0, hasRange: false,
             isDiscontinuity: pending.isDiscontinuity)
+        // A title is found from the URI's position, when the two are near enough to say so.
+        var title: String?
+        if pending.titleLength > 0 {
+            let distance = start - pending.titleStart
+            if uriLength >= 0, distance <= Int(UInt32.max), pending.titleLength <= Int(UInt16.max) {
+                record.titleDistance = UInt32(distance)
+                record.titleLength = UInt16(pending.titleLength)
+            } else {
+                title = Self.text(pending.titleStart, pending.titleStart + pending.titleLength, in: bytes)
+            }
+        }
         if let range = pending.byteRange {
             record.hasRange = true
             record.rangeLength = range.length
@@ -1020,36 +1115,43 @@ private struct ParserState {
                     line: lineNumber, text: Self.text(start, end, in: bytes))
             }
         }
-        if keysChanged {
+        if keysChanged || mapChanged {
             keysChanged = false
-            if keys.isEmpty {
-                keySetIndex = 0
-            } else {
-                keySets.append(keys)
-                keySetIndex = Int32(keySets.count - 1)
-            }
-            record.keySet = keySetIndex
-        }
-        if mapChanged {
             mapChanged = false
-            if let map {
-                maps.append(map)
-                mapIndex = Int32(maps.count - 1)
+            if let context = HLSSegmentContext.make(
+                keys: keys, map: map, programDateTime: nil, isGap: false, precedingTags: [], parts: [])
+            {
+                contexts.append(context)
+                contextIndex = Int32(contexts.count - 1)
             } else {
-                mapIndex = -1
+                contextIndex = -1
             }
-            record.map = mapIndex
         }
-        if pending.title != nil || pending.programDateTime != nil || pending.isGap || !pending.precedingTags.isEmpty
-            || !pending.parts.isEmpty
-        {
-            segmentExtras.append(
-                CompactSegments.Extras(
-                    title: pending.title, programDateTime: pending.programDateTime, isGap: pending.isGap,
+        record.context = contextIndex
+        if pending.programDateTime != nil || pending.isGap || !pending.precedingTags.isEmpty || !pending.parts.isEmpty {
+            // A segment with rare fields has a context of its own.
+            contexts.append(
+                HLSSegmentContext(
+                    keys: keys, map: map, programDateTime: pending.programDateTime, isGap: pending.isGap,
                     precedingTags: pending.precedingTags, parts: pending.parts))
-            record.extras = Int32(segmentExtras.count - 1)
+            record.context = Int32(contexts.count - 1)
         }
-        segmentLines.append(pending.durationLine)
+        if let title {
+            fallbackTitles.append(title)
+            record.fallbackTitle = Int32(fallbackTitles.count - 1)
+        }
+        // §4.3.3.1: each duration, rounded to the nearest integer, is at most the target.
+        if let targetDuration {
+            // Rounded half away from zero, a duration passes the target from target + ½ on.
+            if duration >= Double(targetDuration) + 0.5 {
+                warn(
+                    HLSWarning(
+                        .segmentLongerThanTarget(duration: duration, target: targetDuration),
+                        line: pending.durationLine))
+            }
+        } else {
+            segmentsBeforeTarget.append((records.count, pending.durationLine))
+        }
         records.append(record)
         pending.reset()
     }
@@ -1140,7 +1242,7 @@ private struct ParserState {
         if list.attributes.contains(where: { $0.name.hasPrefix("REQ-") }) {
             uses("an attribute named REQ-…", version: 12)
         }
-        if substitute, !variables.isEmpty || list.attributes.contains(where: { $0.value.contains("{$") }) {
+        if substitute, !variables.isEmpty || list.attributes.contains(where: { Self.hasVariableReference($0.value) }) {
             for index in list.attributes.indices
             where list.attributes[index].isQuoted || list.attributes[index].value.hasPrefix("0x") {
                 list.attributes[index].value = try self.substitute(list.attributes[index].value, line: line)
@@ -1345,9 +1447,19 @@ private struct ParserState {
         return sorted
     }
 
+    /// Whether `text` holds `{$`, compared as bytes (Foundation's `contains` is far slower).
+    static func hasVariableReference(_ text: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "$"), previous == UInt8(ascii: "{") { return true }
+            previous = byte
+        }
+        return false
+    }
+
     /// Replaces every `{$name}` in `text`; an undefined name fails (§4.3: MUST).
     func substitute(_ text: String, line: String) throws(HLSParseError) -> String {
-        guard text.contains("{$") else { return text }
+        guard Self.hasVariableReference(text) else { return text }
         var result = ""
         var rest = Substring(text)
         while let open = rest.range(of: "{$") {
@@ -1387,12 +1499,10 @@ private struct ParserState {
         if pending.duration != nil {
             warn(HLSWarning(.danglingDuration, line: pending.durationLine))
         }
-        // §4.3.3.1: each duration, rounded to the nearest integer, is at most the target.
-        for (index, record) in records.enumerated() where record.duration.rounded() > Double(targetDuration) {
+        for (index, line) in segmentsBeforeTarget where records[index].duration.rounded() > Double(targetDuration) {
             warn(
                 HLSWarning(
-                    .segmentLongerThanTarget(duration: record.duration, target: targetDuration),
-                    line: segmentLines[index]))
+                    .segmentLongerThanTarget(duration: records[index].duration, target: targetDuration), line: line))
         }
         if sawMap && !iFramesOnly {
             uses("EXT-X-MAP without EXT-X-I-FRAMES-ONLY", version: 6)
@@ -1420,8 +1530,8 @@ private struct ParserState {
             renditionReports: renditionReports, trailingTags: pending.precedingTags)
         playlist.segments = HLSSegmentList(
             compact: CompactSegments(
-                bytes: source, records: records, uris: substitutedURIs, keySets: keySets, maps: maps,
-                extras: segmentExtras))
+                bytes: source, records: records, uris: substitutedURIs, contexts: contexts,
+                titles: fallbackTitles))
         return HLSParseResult(playlist: .media(playlist), warnings: finalWarnings())
     }
 
