@@ -1,6 +1,7 @@
 import BenchmarkHarness
 import Foundation
 import HLS
+import TestSupport
 
 /// The HLS parser's cases: synthetic VOD playlists and a large playlist built from a real one.
 enum HLSBenchmarks {
@@ -19,7 +20,118 @@ enum HLSBenchmarks {
             parsing(
                 name: "\(count.formatted)-segment VOD (keys, discontinuities)",
                 text: synthetic(count: count, byteRanges: false), segments: count, readingEverySegment: true),
-        ]
+        ] + ComparisonShapes.allCases.map { shape in comparison(shape, count: count) }
+    }
+
+    /// The three shapes of the side-by-side comparison with Go's grafov/m3u8 and Python's m3u8
+    /// (`shared/tools/perf-hls`, whose generator these follow), parsed and every segment's URI
+    /// and duration read.
+    enum ComparisonShapes: CaseIterable {
+        case vodWithKeys, byteRanges, livePDT
+
+        var name: String {
+            switch self {
+            case .vodWithKeys: "VOD, a key every 100 segments, discontinuities"
+            case .byteRanges: "byte ranges into shared files"
+            case .livePDT: "live, PROGRAM-DATE-TIME every 10 segments, query-string URIs"
+            }
+        }
+
+        /// grafov/m3u8's best median of five runs of `shared/tools/perf-hls` on the 2-core Linux
+        /// machine the issue names, 100,000 segments (Go is not installed where benchmarks run).
+        var goItemsPerSecond: Double {
+            switch self {
+            case .vodWithKeys: 100_000 / 0.0436
+            case .byteRanges: 100_000 / 0.0686
+            case .livePDT: 100_000 / 0.0402
+            }
+        }
+
+        func playlist(count: Int) -> String {
+            var generator = SplitMix64(seed: 483)
+            func uniform(_ low: Double, _ high: Double) -> Double {
+                low + (high - low) * Double(generator.next() >> 11) / Double(1 << 53)
+            }
+            var lines: [String]
+            switch self {
+            case .vodWithKeys:
+                lines = [
+                    "#EXTM3U", "#EXT-X-VERSION:5", "#EXT-X-TARGETDURATION:7", "#EXT-X-MEDIA-SEQUENCE:0",
+                    "#EXT-X-PLAYLIST-TYPE:VOD",
+                ]
+                for index in 0..<count {
+                    if index % 100 == 0 {
+                        let iv = String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
+                        lines.append(
+                            "#EXT-X-KEY:METHOD=AES-128,URI=\"https://keys.example.com/k/\(index / 100).key\",IV=0x\(iv)"
+                        )
+                    }
+                    if index > 0, index % 1_000 == 0 { lines.append("#EXT-X-DISCONTINUITY") }
+                    lines.append("#EXTINF:\(String(format: "%.6f", uniform(5.5, 6.5))),")
+                    lines.append("media/segment_\(String(format: "%07d", index)).ts")
+                }
+                lines.append("#EXT-X-ENDLIST")
+            case .byteRanges:
+                lines = ["#EXTM3U", "#EXT-X-VERSION:4", "#EXT-X-TARGETDURATION:11", "#EXT-X-PLAYLIST-TYPE:VOD"]
+                var offset = 0
+                for index in 0..<count {
+                    let length = 200_000 + Int(generator.next() % 200_001)
+                    lines.append("#EXTINF:\(String(format: "%.5f", uniform(9.5, 10.5))),")
+                    lines.append("#EXT-X-BYTERANGE:\(length)@\(offset)")
+                    lines.append("audio/main_\(index / 5_000).ts")
+                    offset = (index + 1) % 5_000 == 0 ? 0 : offset + length
+                }
+                lines.append("#EXT-X-ENDLIST")
+            case .livePDT:
+                lines = [
+                    "#EXTM3U", "#EXT-X-VERSION:6", "#EXT-X-TARGETDURATION:4", "#EXT-X-MEDIA-SEQUENCE:734210",
+                    "#EXT-X-MAP:URI=\"init.mp4\"",
+                ]
+                for index in 0..<count {
+                    if index % 10 == 0 {
+                        let seconds = index * 4
+                        let time = String(
+                            format: "%02d:%02d:%02d", (seconds / 3_600) % 24, (seconds / 60) % 60, seconds % 60)
+                        lines.append("#EXT-X-PROGRAM-DATE-TIME:2026-11-23T\(time).000Z")
+                    }
+                    lines.append("#EXTINF:4.000,live")
+                    lines.append("https://cdn.example.com/live/chunk-\(734_210 + index).m4s?token=abc\(index % 97)")
+                }
+            }
+            return lines.joined(separator: "\n") + "\n"
+        }
+    }
+
+    /// One comparison shape: parse, then read every segment's URI and duration, against the
+    /// memchr line split of the same bytes (the floor) and Go's recorded rate.
+    static func comparison(_ shape: ComparisonShapes, count: Int) -> Benchmark {
+        let data = Data(shape.playlist(count: count).utf8)
+        return Benchmark(
+            group: "HLS",
+            name: "\(count.formatted) segments, \(shape.name), \(String(format: "%.1f", Double(data.count) / 1e6)) MB, "
+                + "every segment read",
+            items: count,
+            setup: {
+                {
+                    guard case .media(let media)? = try? HLSParser().parse(data).playlist else { return blackHole(0) }
+                    var bytes = 0
+                    var duration = 0.0
+                    for segment in media.segments {
+                        bytes &+= segment.uri.utf8.count
+                        duration += segment.duration
+                    }
+                    blackHole(bytes &+ Int(duration))
+                }
+            },
+            baselines: [
+                .init(name: "memchr line split (floor)", target: .within(3)) {
+                    { blackHole(LineSplitting.memchrCount(data)) }
+                },
+                .recorded(
+                    name: "Go grafov/m3u8 (recorded)", itemsPerSecond: shape.goItemsPerSecond,
+                    target: .itemsPerSecond(3 * shape.goItemsPerSecond)),
+            ]
+        )
     }
 
     /// A VOD media playlist with a key every 1,000 segments and a discontinuity every 5,000.
@@ -141,6 +253,20 @@ enum FoundationBaseline {
 
 /// The floor: finding the line breaks and nothing else.
 enum LineSplitting {
+    /// The lines of `data`, found with `memchr` as the parser finds them.
+    static func memchrCount(_ data: Data) -> Int {
+        data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return 0 }
+            var lines = 0
+            var position = 0
+            while position < raw.count, let found = memchr(base + position, 0x0A, raw.count - position) {
+                position = base.distance(to: UnsafeRawPointer(found)) + 1
+                lines += 1
+            }
+            return lines
+        }
+    }
+
     static func count(_ data: Data) -> Int {
         data.withUnsafeBytes { raw in
             var lines = 0
