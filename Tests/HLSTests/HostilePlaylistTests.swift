@@ -7,6 +7,29 @@ import Testing
 @Suite("HLS under hostile input")
 struct HostilePlaylistTests {
     @Test(
+        "EXT-X-DEFINE: a long value repeated in one line, or on many lines, stops at the expansion bounds",
+        arguments: [
+            (String(repeating: "{$v}", count: 1_000) + "\n", "expanded length", 5),
+            (String(repeating: "{$v}\n#EXTINF:10,\n", count: 400) + "a.ts\n", "expansion", 5 + 2 * 279),
+        ])
+    func defineAmplification(body: String, limit: String, line: Int) {
+        let value = String(repeating: "x", count: 60_000)
+        let text =
+            "#EXTM3U\n#EXT-X-DEFINE:NAME=\"v\",VALUE=\"\(value)\"\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n" + body
+        do {
+            let parsed = try HLSParser().parse(text)
+            Issue.record("parsed \(parsed.warnings)")
+        } catch {
+            guard case .limitExceeded(let name, _) = error.kind else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(name == limit)
+            #expect(error.line == line)
+        }
+    }
+
+    @Test(
         "RFC 8216 §4.3.2.2: a range whose implied offset puts its end past 2⁶⁴ is an error naming the line",
         arguments: [
             "#EXT-X-BYTERANGE:9000000000000000000@9000000000000000000\nseg.ts\n#EXTINF:1,\n#EXT-X-BYTERANGE:1000000000000000000\nseg.ts\n",

@@ -24,14 +24,22 @@ public struct HLSParserLimits: Hashable, Sendable {
     /// The most warnings collected; beyond it one ``HLSWarning/Kind/moreWarnings(count:)`` says
     /// how many were dropped, so a hostile playlist cannot grow the list without bound.
     public var maximumWarningCount: Int
+    /// The longest a URI or attribute value may grow by variable substitution, in bytes.
+    public var maximumExpandedLength: Int
+    /// The most bytes variable substitution may add to the whole playlist: a short playlist
+    /// that repeats a long variable cannot make a huge one.
+    public var maximumExpansion: Int
 
     /// Generous defaults: 64 KiB lines, a million segments (over three months of 10-second
     /// segments), 256 attributes, 10,000 variants and renditions, a million other tags kept,
-    /// 1,000 warnings.
+    /// 1,000 warnings, 64 KiB substituted values and 16 MiB added by substitution in all.
     public init(
         maximumLineLength: Int = 65_536, maximumSegmentCount: Int = 1_000_000, maximumAttributeCount: Int = 256,
-        maximumVariantCount: Int = 10_000, maximumKeptTagCount: Int = 1_000_000, maximumWarningCount: Int = 1_000
+        maximumVariantCount: Int = 10_000, maximumKeptTagCount: Int = 1_000_000, maximumWarningCount: Int = 1_000,
+        maximumExpandedLength: Int = 65_536, maximumExpansion: Int = 16 << 20
     ) {
+        self.maximumExpandedLength = maximumExpandedLength
+        self.maximumExpansion = maximumExpansion
         self.maximumLineLength = maximumLineLength
         self.maximumSegmentCount = maximumSegmentCount
         self.maximumAttributeCount = maximumAttributeCount
@@ -230,6 +238,8 @@ private struct ParserState {
     let options: HLSParser.Options
     var warnings: [HLSWarning] = []
     var droppedWarningCount = 0
+    /// Bytes variable substitution has added so far.
+    var expandedBytes = 0
     var keptTagCount = 0
     var lineNumber = 0
     var variables: [String: String] = [:]
@@ -1458,24 +1468,40 @@ private struct ParserState {
     }
 
     /// Replaces every `{$name}` in `text`; an undefined name fails (§4.3: MUST).
-    func substitute(_ text: String, line: String) throws(HLSParseError) -> String {
+    mutating func substitute(_ text: String, line: String) throws(HLSParseError) -> String {
         guard Self.hasVariableReference(text) else { return text }
+        let limits = options.limits
         var result = ""
         var rest = Substring(text)
+        // Bounds come before each append, so a hostile value never gets built.
+        func append(_ piece: some StringProtocol) throws(HLSParseError) {
+            let length = result.utf8.count + piece.utf8.count
+            guard length <= limits.maximumExpandedLength else {
+                throw HLSParseError(
+                    .limitExceeded(limit: "expanded length", value: length), line: lineNumber, text: line)
+            }
+            result += piece
+        }
         while let open = rest.range(of: "{$") {
-            result += rest[..<open.lowerBound]
+            try append(rest[..<open.lowerBound])
             guard let close = rest[open.upperBound...].firstIndex(of: "}") else {
-                result += rest[open.lowerBound...]
-                return result
+                try append(rest[open.lowerBound...])
+                rest = rest[rest.endIndex...]
+                break
             }
             let name = String(rest[open.upperBound..<close])
             guard let value = variables[name] else {
                 throw HLSParseError(.undefinedVariable(name: name), line: lineNumber, text: line)
             }
-            result += value
+            try append(value)
             rest = rest[rest.index(after: close)...]
         }
-        return result + rest
+        try append(rest)
+        expandedBytes += Swift.max(result.utf8.count - text.utf8.count, 0)
+        guard expandedBytes <= limits.maximumExpansion else {
+            throw HLSParseError(.limitExceeded(limit: "expansion", value: expandedBytes), line: lineNumber, text: line)
+        }
+        return result
     }
 
     // MARK: Finishing
