@@ -29,6 +29,51 @@ struct HTTPSliderServiceTests {
     var nextURL: URL { base.appendingPathComponent("test_next") }
     static let stepBody = Data(#"{"ticks": [1.5, 2.5], "session_id": 9, "step_count": 1}"#.utf8)
 
+    @Test(
+        "a choice outside the step's ticks is a typed error before any request",
+        arguments: [-1, 2, 99, Int.min])
+    func invalidChoice(choice: Int) async throws {
+        let step = SliderStep(sessionID: 9, stepCount: 1, ticks: [1.5, 2.5])
+        await #expect(throws: SliderServiceError(.invalidChoice(choice, tickCount: 2))) {
+            try await service().next(after: step, choice: choice)
+        }
+        if choice < 0 {
+            let error = await #expect(throws: SliderServiceError.self) {
+                try await service().next(sessionID: 9, choice: choice)
+            }
+            #expect(error?.kind == .invalidChoice(choice, tickCount: nil))
+        }
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test("RFC 9110 §15.5.1: a 400 from the server is the client's error, not retried, and not the server's")
+    func badRequestIsTheClients() async throws {
+        let server = SliderReferenceServer(stepsPerSession: 3)
+        let service = HTTPSliderService(
+            baseURL: URL(literal: "https://slider.example/api"), timeout: .seconds(5),
+            startRetry: RetryPolicy(jitter: 0),
+            clock: clock, randomUnit: { 0.5 }, transport: server)
+        guard case .step(let step) = try await service.start() else {
+            Issue.record("no step")
+            return
+        }
+        // Past the ticks, sent anyway: the reference server answers 400.
+        let error = await #expect(throws: SliderServiceError.self) {
+            try await service.next(sessionID: step.sessionID, choice: step.ticks.count)
+        }
+        guard case .requestRejected(400, _)? = error?.kind else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(error?.isTransient == false)
+        #expect(error?.description.contains("refused the request as malformed") == true)
+        // Checked against the step, nothing is sent.
+        await #expect(throws: SliderServiceError(.invalidChoice(step.ticks.count, tickCount: step.ticks.count))) {
+            try await service.next(after: step, choice: step.ticks.count)
+        }
+        #expect(await server.requests(to: .next) == 1)
+    }
+
     @Test("sends POSTs with the brief's JSON bodies and decodes the reply")
     func requests() async throws {
         transport.stub(startURL, method: "POST", reply: .response(status: 200, body: Self.stepBody))
@@ -53,8 +98,10 @@ struct HTTPSliderServiceTests {
         arguments: [
             (
                 InMemoryHTTPTransport<ManualClock>.Reply.response(status: 404, body: Data("gone".utf8)),
-                SliderServiceError.Kind.httpStatus(404, bodyPreview: "gone")
+                SliderServiceError.Kind.requestRejected(404, bodyPreview: "gone")
             ),
+            (.response(status: 400, body: Data("bad".utf8)), .requestRejected(400, bodyPreview: "bad")),
+            (.response(status: 429, body: Data()), .httpStatus(429, bodyPreview: "")),
             (.response(status: 500, body: Data()), .httpStatus(500, bodyPreview: "")),
             (.response(status: 200, body: Data(#"{"error": "no"}"#.utf8)), .server(message: "no")),
             (
@@ -145,7 +192,7 @@ struct HTTPSliderServiceTests {
     @Test("starting gives up after the last attempt, and never retries a 4xx")
     func startGivesUp() async {
         transport.stub(startURL, method: "POST", reply: .response(status: 400))
-        await #expect(throws: SliderServiceError(.httpStatus(400, bodyPreview: ""), url: startURL)) {
+        await #expect(throws: SliderServiceError(.requestRejected(400, bodyPreview: ""), url: startURL)) {
             try await service().start()
         }
         #expect(transport.requests.count == 1)

@@ -29,6 +29,19 @@ struct SliderSessionMachineTests {
         return nil
     }
 
+    @Test("a step without ticks cannot be submitted: a typed error on the step, and no request")
+    func submitWithoutTicks() throws {
+        var machine = Machine()
+        let start = try #require(request(of: machine.handle(.start)))
+        machine.handle(.startSucceeded(.step(SliderStep(sessionID: 5, stepCount: 1, ticks: [])), start))
+        #expect(machine.handle(.submit) == .accepted([]))
+        guard case .choosing(let choosing) = machine.state else {
+            Issue.record("\(machine.state)")
+            return
+        }
+        #expect(choosing.error == SliderServiceError(.invalidChoice(0, tickCount: 0)))
+    }
+
     @Test("a whole session: start, choose, submit, next step, complete, start over")
     func happyPath() throws {
         var machine = Machine()

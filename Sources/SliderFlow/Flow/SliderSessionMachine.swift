@@ -178,7 +178,14 @@ public struct SliderSessionMachine: Sendable, Hashable {
             state = .choosing(choosing)
             return .accepted([])
         case (.choosing(var choosing), .submit):
-            // The selection is always valid (clamped on every change), so the choice is too.
+            // The selection is clamped on every change, so it is a tick unless there are none:
+            // then nothing is sent, and the step says why.
+            guard choosing.step.ticks.indices.contains(choosing.selectedIndex) else {
+                choosing.error = SliderServiceError(
+                    .invalidChoice(choosing.selectedIndex, tickCount: choosing.step.ticks.count))
+                state = .choosing(choosing)
+                return .accepted([])
+            }
             choosing.error = nil
             let request = makeRequestID()
             state = .submitting(choosing, request)

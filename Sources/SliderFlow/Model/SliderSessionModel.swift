@@ -17,7 +17,7 @@ public import Observation
 ///     var body: some View {
 ///         VStack {
 ///             Text(model.displayedValue).font(.largeTitle)
-///             Slider(value: model.sliderPosition, in: 0...model.sliderUpperBound, step: 1)
+///             Slider(value: $model.sliderPosition, in: 0...model.sliderUpperBound, step: 1)
 ///                 .accessibilityValue(model.accessibilityValue)
 ///             Button("Next", action: model.submit).disabled(!model.canSubmit)
 ///         }
@@ -25,6 +25,9 @@ public import Observation
 ///     }
 /// }
 /// ```
+///
+/// (`SliderScreenExample.swift` in the tests holds this view, type-checked wherever SwiftUI
+/// exists.)
 ///
 /// Strings are whole: nothing is truncated or sized for a particular font, so Dynamic Type
 /// layouts can wrap them as they need.
@@ -222,6 +225,9 @@ public final class SliderSessionModel {
         case .httpStatus(let status, _) where status >= 500:
             "The server is having trouble (\(status)). Please try again."
         case .httpStatus(let status, _): "The server refused the request (\(status))."
+        case .requestRejected(let status, _):
+            "The server could not accept this answer (\(status)). Please update the app or start over."
+        case .invalidChoice: "Choose a value on the slider first."
         case .server(let message): "The server reported a problem: \(message)"
         case .decoding: "The server sent an answer this app cannot read."
         case .cancelled: "The request was cancelled."

@@ -68,8 +68,15 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
     }
 
     /// Submits a choice once; a failure is reported, never retried behind the caller's back.
+    /// A negative choice is refused before any request (``next(after:choice:)`` also checks
+    /// it against the step's ticks).
     public func next(sessionID: Int, choice: Int) async throws(SliderServiceError) -> SliderReply {
-        try await send(path: "test_next", body: SliderWireFormat.nextRequestBody(sessionID: sessionID, choice: choice))
+        guard choice >= 0 else {
+            throw SliderServiceError(
+                .invalidChoice(choice, tickCount: nil), url: baseURL.appendingPathComponent("test_next"))
+        }
+        return try await send(
+            path: "test_next", body: SliderWireFormat.nextRequestBody(sessionID: sessionID, choice: choice))
     }
 
     /// Builds the request the service sends to `path` with `body`.
@@ -93,7 +100,13 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
             throw SliderServiceError(Self.map(error), url: url)
         }
         if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
-            var error = SliderServiceError(.httpStatus(http.statusCode, bodyPreview: bodyPreview(data)), url: url)
+            let status = http.statusCode
+            // A 4xx (but a timeout or a rate limit) is the client's mistake, not the server's.
+            let kind: SliderServiceError.Kind =
+                (400..<500).contains(status) && status != 408 && status != 429
+                ? .requestRejected(status, bodyPreview: bodyPreview(data))
+                : .httpStatus(status, bodyPreview: bodyPreview(data))
+            var error = SliderServiceError(kind, url: url)
             error.retryAfter = http.retryAfter
             throw error
         }
