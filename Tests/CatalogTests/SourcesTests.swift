@@ -184,6 +184,50 @@ struct SourcesTests {
         #expect(page.selfLink == "https://a.example/")
     }
 
+    @Test("HAL: a page's header and its embedded resources (draft-kelly-json-hal §4) decode with no custom decoder")
+    func halEmbedded() throws {
+        let root = try HALPage.decode(fixtures.data("viaplay-root.json"))
+        #expect(root.title?.hasPrefix("Viaplay") == true)
+        #expect(root.description?.hasPrefix("Hyr filmer") == true)
+        #expect(root.embedded.keys.sorted() == ["viaplay:blocks"])
+        #expect(root.embedded("blocks").isEmpty)
+        let section = try HALPage.decode(fixtures.data("viaplay-section-serier.json"))
+        #expect(section.description?.hasPrefix("Viaplay erbjuder") == true)
+        #expect(section.embedded.isEmpty)
+
+        // A section's list, shaped as the same API's section pages embed it: blocks of products.
+        let json = #"""
+            {"type":"page","pageType":"section","title":"Serier","description":"TV-serier online",
+             "_links":{"self":{"href":"https://content.viaplay.com/ios-se/serier"}},
+             "_embedded":{"viaplay:blocks":[
+               {"type":"list","title":"Populära serier","totalProductCount":2,
+                "_links":{"self":{"href":"https://content.viaplay.com/ios-se/serier/popular{?page}","templated":true}},
+                "_embedded":{"viaplay:products":[
+                  {"type":"series","publicPath":"vikings","free":false,"content":{"series":{"title":"Vikings"},"production":{"year":2013}},
+                   "_links":{"viaplay:page":{"href":"https://content.viaplay.com/ios-se/serier/vikings","title":"Vikings"}}},
+                  {"type":"series","publicPath":"fargo","free":true,"content":{"series":{"title":"Fargo"}},"rating":null}
+                ]}},
+               {"type":"hero","title":"Utvalt","_embedded":{"viaplay:product":{"type":"movie","publicPath":"heat"}}}
+             ]}}
+            """#
+        let page = try HALPage.decode(Data(json.utf8))
+        #expect(page.title == "Serier" && page.description == "TV-serier online")
+        let blocks = page.embedded("blocks")
+        #expect(blocks.map { $0.string("title") } == ["Populära serier", "Utvalt"])
+        #expect(blocks[0].number("totalProductCount") == 2)
+        let popular = blocks[0].links("self")
+        #expect(
+            popular == [HALLink(href: "https://content.viaplay.com/ios-se/serier/popular{?page}", isTemplated: true)])
+        let products = blocks[0].embedded("products")
+        #expect(products.map { $0.fields["content"]?["series"]?["title"]?.string } == ["Vikings", "Fargo"])
+        #expect(products.map { $0.fields["free"] } == [.bool(false), .bool(true)])
+        #expect(products[0].fields["content"]?["production"]?["year"] == .number(2013))
+        #expect(products[1].fields["rating"] == .null)
+        #expect(products[0].links("page").first?.title == "Vikings")
+        // A relation holding one object rather than an array is a list of one.
+        #expect(blocks[1].embedded("product").map { $0.string("publicPath") } == ["heat"])
+    }
+
     @Test("HAL: a page naming the relation alone and behind a prefix takes the plain name")
     func halRelationPreference() throws {
         let json =

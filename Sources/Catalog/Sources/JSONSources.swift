@@ -216,20 +216,34 @@ public struct HALPage: Hashable, Sendable {
     public var pageType: String?
     /// The title.
     public var title: String?
+    /// The description, for the page's header.
+    public var description: String?
     /// The sections, sorted by `sectionSort` (ties in page order; unsorted ones last).
     public var sections: [Section]
     /// The page's own link.
     public var selfLink: String?
+    /// The resources the page embeds (`_embedded`) by relation, each a ``HALResource`` (a
+    /// section's items, a page's blocks…).
+    public var embedded: [String: [HALResource]]
+
+    /// The resources embedded under `relation`, alone or behind a CURIE prefix (`blocks` finds
+    /// `viaplay:blocks`); empty when there are none.
+    public func embedded(_ relation: String) -> [HALResource] {
+        HALRelation.first(matching: relation, in: embedded) ?? []
+    }
 
     private struct Body: Decodable {
         var type: String?
         var pageType: String?
         var title: String?
+        var description: String?
         var links: Links?
+        var embedded: [String: OneOrMany<HALResource>]?
 
         enum CodingKeys: String, CodingKey {
-            case type, pageType, title
+            case type, pageType, title, description
             case links = "_links"
+            case embedded = "_embedded"
         }
     }
 
@@ -265,9 +279,7 @@ public struct HALPage: Hashable, Sendable {
 
         /// Whether a link relation's name is `relation`, alone or behind a CURIE prefix.
         static func matches(_ name: String, relation: String) -> Bool {
-            guard name != relation else { return true }
-            guard let colon = name.lastIndex(of: ":") else { return false }
-            return name[name.index(after: colon)...] == relation && !name[..<colon].contains("/")
+            HALRelation.matches(name, relation: relation)
         }
     }
 
@@ -329,7 +341,8 @@ public struct HALPage: Hashable, Sendable {
             }
         }
         return HALPage(
-            type: body.type, pageType: body.pageType, title: body.title, sections: sections.map(\.section),
-            selfLink: body.links?.selfLink?.href)
+            type: body.type, pageType: body.pageType, title: body.title, description: body.description,
+            sections: sections.map(\.section), selfLink: body.links?.selfLink?.href,
+            embedded: (body.embedded ?? [:]).mapValues(\.values))
     }
 }
