@@ -73,6 +73,21 @@ struct LessonIndexTests {
     }
 }
 
+@Suite("Lesson thumbnails")
+struct LessonThumbnailTests {
+    @Test(
+        "a lesson's thumbnail is a URL only when it is an absolute http(s) one",
+        arguments: [
+            ("https://img.example/a.jpg", "https://img.example/a.jpg"),
+            ("HTTP://img.example/b.png", "HTTP://img.example/b.png"),
+            ("dance-hero", nil), ("file:///etc/passwd", nil), ("https:///no-host.jpg", nil), ("", nil),
+        ] as [(String, String?)])
+    func thumbnailURL(thumbnail: String, expected: String?) {
+        let lesson = Lesson(id: "1", title: "Salsa", thumbnail: thumbnail)
+        #expect(lesson.thumbnailURL?.absoluteString == expected)
+    }
+}
+
 @Suite("ThumbnailCache")
 struct ThumbnailCacheTests {
     let clock = ManualClock()

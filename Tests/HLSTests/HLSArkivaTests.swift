@@ -34,6 +34,28 @@ struct HLSArkivaTests {
         #expect(master.variants[0].resolution?.width == 640)
     }
 
+    @Test("the article ChoosingAnAudioRendition's code runs as it shows")
+    func articleExample() throws {
+        let data = try loader.data("hls/arkiva/hls_index.m3u8")
+        var shown: (group: String?, uri: String?, rule: AudioSelection.Rule, why: String)?
+        func run() throws {
+            // Article: begin
+            guard case .multivariant(let master) = try HLSParser().parse(data).playlist,
+                let selection = master.highestQualityAudio()
+            else { return }
+            let group = selection.groupID  // "audio-1"
+            let uri = selection.uri  // "hls_a256K_v4.m3u8"
+            let rule = selection.decidedBy  // .pairedBandwidth
+            let why = selection.explanation  // "'audio-1' adds 76000 bit/s to the same video, against 0 for 'audio-0'…"
+            // Article: end
+            shown = (group, uri, rule, why)
+        }
+        try run()
+        let result = try #require(shown)
+        #expect(result.group == "audio-1" && result.uri == "hls_a256K_v4.m3u8" && result.rule == .pairedBandwidth)
+        #expect(result.why.hasPrefix("'audio-1' adds 76000 bit/s to the same video, against 0 for 'audio-0'"))
+    }
+
     @Test("the highest-quality audio is group audio-1, decided by bit rate, not by name")
     func highestQualityAudio() throws {
         let selection = try #require(try master().highestQualityAudio())

@@ -34,4 +34,13 @@ public struct Lesson: Hashable, Sendable, Codable, Identifiable {
         self.thumbnail = thumbnail
         self.extra = extra
     }
+
+    /// The thumbnail as a URL, when it is an absolute `http` or `https` one (what
+    /// ``ThumbnailCache/data(for:)`` fetches); `nil` for a name the app resolves itself.
+    public var thumbnailURL: URL? {
+        guard let thumbnail, let url = URL(string: thumbnail), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", url.host?.isEmpty == false
+        else { return nil }
+        return url
+    }
 }
