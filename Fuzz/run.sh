@@ -16,20 +16,24 @@ cd "$(dirname "$script")"
 target="${1:?usage: run.sh TARGET|all SECONDS}"
 seconds="${2:-60}"
 all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3)
+scratch=.build
+modules=(DecimalFormatting HTTPSupport HLS MediaContainers Progress Downloads Player Catalog SliderFlow)
+build_modules() {
+    for module in "${modules[@]}"; do
+        swift build -c release --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
+            -Xswiftc -sanitize=fuzzer,address >&2
+    done
+}
 if [[ "$target" == all ]]; then
+    # The modules are built once; each target then only links against them.
+    build_modules
     for each in "${all_targets[@]}"; do
         echo "=== $each"
-        "$script" "$each" "$seconds"
+        MEDIACORE_FUZZ_MODULES_BUILT=1 "$script" "$each" "$seconds"
     done
     exit 0
 fi
-
-scratch=.build
-modules=(DecimalFormatting HTTPSupport HLS MediaContainers Progress Downloads Player Catalog SliderFlow)
-for module in "${modules[@]}"; do
-    swift build -c release --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
-        -Xswiftc -sanitize=fuzzer,address >&2
-done
+if [[ -z "${MEDIACORE_FUZZ_MODULES_BUILT:-}" ]]; then build_modules; fi
 objects=()
 for module in "${modules[@]}"; do objects+=("$scratch"/release/"$module".build/*.o); done
 binary="$scratch/fuzz-$target"
