@@ -16,8 +16,12 @@ public final class DownloadJob: Sendable {
     }
 
     /// Progress reports, ending when the download ends.
-    public let progress: AsyncStream<DownloadProgress>
-    private let continuation: AsyncStream<DownloadProgress>.Continuation
+    ///
+    /// Every reading of this property is a subscriber of its own: it starts from the latest
+    /// report and sees every later one, so a list and a detail screen can both follow the job.
+    /// A subscriber that stops reading keeps only the newest reports (a bounded buffer).
+    public var progress: AsyncStream<DownloadProgress> { broadcast.subscribe() }
+    private let broadcast = Broadcast<DownloadProgress>()
     private let shared = Shared()
     private let task: LockedTask
 
@@ -28,11 +32,11 @@ public final class DownloadJob: Sendable {
     }
 
     init(_ body: @escaping @Sendable (DownloadJob) async throws -> DownloadResult) {
-        (progress, continuation) = AsyncStream.makeStream(of: DownloadProgress.self)
         task = LockedTask()
+        let broadcast = broadcast
         // The task holds the job until the download ends, so a caller may drop its handle.
         let created = Task { () -> Result<DownloadResult, DownloadError> in
-            defer { continuation.finish() }
+            defer { broadcast.finish() }
             do {
                 return .success(try await body(self))
             } catch {
@@ -46,14 +50,13 @@ public final class DownloadJob: Sendable {
 
     /// Creates a job that has already failed, for a download that could not even be planned.
     init(failed error: DownloadError) {
-        (progress, continuation) = AsyncStream.makeStream(of: DownloadProgress.self)
-        continuation.finish()
+        broadcast.finish()
         task = LockedTask()
         task.task = Task { .failure(error) }
     }
 
     func report(_ progress: DownloadProgress) {
-        continuation.yield(progress)
+        broadcast.yield(progress)
     }
 
     /// Waits for the download to end.

@@ -76,15 +76,19 @@ public actor OfflineLibrary {
     private var jobs: [String: DownloadJob] = [:]
     /// Per downloading item, the task that records the job's outcome.
     private var outcomes: [String: Task<Void, Never>] = [:]
-    private let continuation: AsyncStream<(id: String, state: ItemState)>.Continuation
+    private nonisolated let broadcast = Broadcast<(id: String, state: ItemState)>(key: { $0.id })
     /// Every change of any item's state, as it happens.
-    public nonisolated let updates: AsyncStream<(id: String, state: ItemState)>
+    ///
+    /// Every reading of this property is a subscriber of its own: it starts with the current
+    /// state of each item (loaded, or changed since the library was created), then
+    /// sees every later change, so a list and a detail screen can both follow the library. A
+    /// subscriber that stops reading keeps the current states and only the newest changes.
+    public nonisolated var updates: AsyncStream<(id: String, state: ItemState)> { broadcast.subscribe() }
 
     /// Creates a library in `directory` that starts downloads with `start`.
     public init(directory: URL, start: @escaping Starter) {
         self.directory = directory
         self.start = start
-        (updates, continuation) = AsyncStream.makeStream(of: (id: String, state: ItemState).self)
     }
 
     private var stateFile: URL { directory.appendingPathComponent("offline-library.json") }
@@ -118,7 +122,8 @@ public actor OfflineLibrary {
             case .downloading:
                 set(id, .cancelled)
             default:
-                break
+                // Subscribers start from every item's state, the loaded ones included.
+                broadcast.yield((id, entry.state))
             }
         }
         try save()
@@ -158,7 +163,7 @@ public actor OfflineLibrary {
         default: break
         }
         entries[id] = Entry(remoteURL: remote, state: .downloading(fraction: 0))
-        continuation.yield((id, .downloading(fraction: 0)))
+        broadcast.yield((id, .downloading(fraction: 0)))
         try save()
         let fileName = Self.fileName(for: id, remote: remote)
         let job = start(remote, file(named: fileName))
@@ -216,7 +221,7 @@ public actor OfflineLibrary {
             }
         }
         entries[id] = nil
-        continuation.yield((id, .notDownloaded))
+        broadcast.yield((id, .notDownloaded))
         try save()
     }
 
@@ -238,7 +243,7 @@ public actor OfflineLibrary {
 
     private func set(_ id: String, _ state: ItemState) {
         entries[id]?.state = state
-        continuation.yield((id, state))
+        broadcast.yield((id, state))
     }
 
     private func file(named name: String) -> URL {

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Sends every value to every subscriber, each of which starts from the current state.
+///
+/// The current state is the latest value, or with a `key`, the latest value of each key (in the
+/// order keys first appeared). A subscriber's buffer keeps the current state plus the
+/// ``laggingLimit`` newest values: one that stops reading holds a bounded amount, and since
+/// values are states, the newest ones are the ones worth keeping.
+package final class Broadcast<Element: Sendable>: @unchecked Sendable {
+    /// How many values beyond the current state a subscriber that falls behind keeps.
+    package static var laggingLimit: Int { 64 }
+
+    private let lock = NSLock()
+    private let key: (@Sendable (Element) -> String)?
+    private var order: [String] = []
+    private var latest: [String: Element] = [:]
+    private var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
+    private var nextSubscriber = 0
+    private var isFinished = false
+
+    /// A broadcast whose state is its latest value, or with `key`, the latest value per key.
+    package init(key: (@Sendable (Element) -> String)? = nil) {
+        self.key = key
+    }
+
+    /// A new subscriber's stream: the current state first, then every later value, ending
+    /// when the broadcast finishes (at once if it has).
+    ///
+    /// - Complexity: O(*k*) for *k* keys in the state.
+    package func subscribe() -> AsyncStream<Element> {
+        lock.lock()
+        defer { lock.unlock() }
+        let state = order.compactMap { latest[$0] }
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Element.self, bufferingPolicy: .bufferingNewest(state.count + Self.laggingLimit))
+        for value in state { continuation.yield(value) }
+        guard !isFinished else {
+            continuation.finish()
+            return stream
+        }
+        let id = nextSubscriber
+        nextSubscriber += 1
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in self?.remove(id) }
+        return stream
+    }
+
+    /// Sends `value` to every subscriber and makes it part of the current state.
+    ///
+    /// - Complexity: O(*s*) for *s* subscribers.
+    package func yield(_ value: Element) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isFinished else { return }
+        let name = key?(value) ?? ""
+        if latest.updateValue(value, forKey: name) == nil { order.append(name) }
+        // Yielding under the lock keeps every subscriber's order the broadcast's.
+        for continuation in subscribers.values { continuation.yield(value) }
+    }
+
+    /// Ends every subscriber's stream; later subscribers get the final state, then the end.
+    package func finish() {
+        lock.lock()
+        isFinished = true
+        let ended = Array(subscribers.values)
+        subscribers = [:]
+        lock.unlock()
+        // Outside the lock: finishing runs each stream's termination handler.
+        for continuation in ended { continuation.finish() }
+    }
+
+    private func remove(_ id: Int) {
+        lock.lock()
+        subscribers[id] = nil
+        lock.unlock()
+    }
+}

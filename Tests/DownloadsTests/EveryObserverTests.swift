@@ -1,0 +1,101 @@
+import Downloads
+import Foundation
+import TestSupport
+import Testing
+
+/// Every observer gets every update: a list and a detail screen both follow a job and the
+/// offline library, each from the current state, and an observer that stops reading holds a
+/// bounded amount.
+@Suite("Every observer")
+struct EveryObserverTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let url = URL(literal: "https://media.example/lesson.mp4")
+    let file = resourceBytes(20_000, seed: 21)
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+        transport.stub(url, reply: .resource(file))
+    }
+
+    func downloader() -> MediaDownloader<ManualClock> {
+        MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+    }
+
+    @Test("two observers of a job's progress each see every report; one that comes late starts from the latest")
+    func jobProgress() async throws {
+        let job = downloader().downloadFile(
+            from: url, to: temporaryFolder("observers").appendingPathComponent("lesson.mp4"), chunkSize: 2_000)
+        let list = job.progress
+        let detail = job.progress
+        let listReports = Task { await list.reduce(into: [DownloadProgress]()) { $0.append($1) } }
+        let detailReports = Task { await detail.reduce(into: [DownloadProgress]()) { $0.append($1) } }
+        _ = try await job.result()
+        let seenByList = await listReports.value
+        let seenByDetail = await detailReports.value
+        // The second observer subscribed a moment later: it sees what the first saw from there on,
+        // not a share of the reports.
+        #expect(seenByList.count >= 10 && seenByDetail.count >= 10)
+        #expect(Array(seenByList.suffix(seenByDetail.count)) == seenByDetail)
+        #expect(seenByList.last?.bytesWritten == 20_000)
+        // After the end, a new observer gets the final state, then the end.
+        let late = await job.progress.reduce(into: [DownloadProgress]()) { $0.append($1) }
+        #expect(late == [seenByList.last].compactMap { $0 })
+    }
+
+    @Test("two observers of the offline library each see every change; a later one starts from every item's state")
+    func libraryUpdates() async throws {
+        let folder = temporaryFolder("library-observers")
+        let downloader = downloader()
+        let library = OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadFile(from: remote, to: destination, chunkSize: 5_000)
+        }
+        let list = library.updates
+        let detail = library.updates
+        func states(_ stream: AsyncStream<(id: String, state: OfflineLibrary.ItemState)>) -> Task<[String], Never> {
+            Task {
+                var seen: [String] = []
+                for await update in stream {
+                    seen.append("\(update.id):\(update.state)")
+                    if case .downloaded = update.state, update.id == "b" { break }
+                }
+                return seen
+            }
+        }
+        let listSeen = states(list)
+        let detailSeen = states(detail)
+        try await library.download("a", from: url)
+        await library.waitForDownload("a")
+        try await library.download("b", from: url)
+        await library.waitForDownload("b")
+        let byList = await listSeen.value
+        #expect(byList == (await detailSeen.value))
+        #expect(byList.first == "a:downloading(fraction: 0.0)")
+        #expect(byList.contains { $0.hasPrefix("a:downloaded") })
+        // A screen opened now starts from both items' current states.
+        var current: [String] = []
+        for await update in library.updates {
+            current.append(update.id)
+            if current.count == 2 { break }
+        }
+        #expect(current == ["a", "b"])
+        for id in ["a", "b"] {
+            guard case .downloaded(_, 20_000) = await library.state(of: id) else {
+                Issue.record("\(id) is \(await library.state(of: id))")
+                continue
+            }
+        }
+    }
+
+    @Test("an observer that stops reading holds the current state and the newest values, not every value")
+    func boundedBuffer() async {
+        let broadcast = Broadcast<Int>()
+        let stalled = broadcast.subscribe()
+        for value in 0..<10_000 { broadcast.yield(value) }
+        broadcast.finish()
+        let kept = await stalled.reduce(into: [Int]()) { $0.append($1) }
+        #expect(kept.count <= Broadcast<Int>.laggingLimit + 1)
+        #expect(kept.last == 9_999)
+        #expect(kept == Array((10_000 - kept.count)..<10_000))
+    }
+}
