@@ -24,6 +24,35 @@ struct HostileDownloadTests {
     }
 
     @Test(
+        "RFC 9110 §14.4: a Content-Range total past the accepted size is a typed error before anything is planned",
+        arguments: [UInt64(1) << 60, UInt64.max, (UInt64(64) << 30) + 1])
+    func hugeAnnouncedTotal(total: UInt64) async throws {
+        let url = URL(literal: "https://media.example/huge.bin")
+        transport.stub(
+            url,
+            reply: .response(status: 206, headers: ["Content-Range": "bytes 0-0/\(total)"], body: Data([0])))
+        let folder = temporaryFolder("huge")
+        let downloader = MediaDownloader(engine: engine())
+        let error = await #expect(throws: DownloadError.self) {
+            try await downloader.downloadFile(from: url, to: folder.appendingPathComponent("huge.bin")).result()
+        }
+        #expect(error?.kind == .tooLarge(bytes: total, limit: 64 << 30))
+        #expect(transport.requests.count == 1)
+        #expect(files(in: folder).isEmpty)
+    }
+
+    @Test(
+        "a file is never split into more than maximumPartCount ranges, whatever the chunk size",
+        arguments: [(UInt64(10_000_000), UInt64(1)), (64 << 30, 4 << 20), (1_000, 7), (0, 4)])
+    func partCountBound(total: UInt64, chunk: UInt64) {
+        let parts = MediaDownloader<ManualClock>.rangedParts(
+            of: URL(literal: "https://media.example/f"), total: total, chunkSize: chunk)
+        #expect(parts.count <= MediaDownloader<ManualClock>.maximumPartCount)
+        #expect(parts.reduce(UInt64(0)) { $0 + ($1.byteRange?.length ?? 0) } == total)
+        #expect(zip(parts, parts.dropFirst()).allSatisfy { $0.byteRange?.end == $1.byteRange?.offset })
+    }
+
+    @Test(
         "a part whose range ends past 2⁶⁴, or parts whose sizes add up past it, are refused naming the part",
         arguments: [
             [ByteRange(length: 10, offset: UInt64.max - 5)],

@@ -55,6 +55,9 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case wrongRange(expected: String, received: String)
         /// A part's byte range, or the parts' total size, does not fit in 2⁶⁴ bytes.
         case rangeTooLarge
+        /// The server announced a file of `bytes` bytes, more than the `limit` the download
+        /// accepts; nothing was planned or written.
+        case tooLarge(bytes: UInt64, limit: UInt64)
         /// The remote resource changed (another `ETag` or `Last-Modified`) during a download that
         /// had already started over once because it had changed.
         case remoteChanged(was: String, now: String)
@@ -115,6 +118,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .wrongLength(let expected, let received): "expected \(expected) bytes, received \(received)"
             case .wrongRange(let expected, let received): "asked for \(expected), got \(received)"
             case .rangeTooLarge: "the byte range ends past 2⁶⁴ bytes"
+            case .tooLarge(let bytes, let limit): "the server announced \(bytes) bytes, more than the \(limit) accepted"
             case .remoteChanged(let was, let now): "the remote file changed (\(was), then \(now)) while downloading"
             case .transport(let error): "\(error)"
             case .file(let operation, let reason): "could not \(operation): \(reason)"

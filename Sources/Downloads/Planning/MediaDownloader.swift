@@ -224,22 +224,47 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// - Parameters:
     ///   - url: The remote file.
     ///   - destination: The local file to write; its partial state lives beside it.
-    ///   - chunkSize: The size of each range (4 MiB by default).
-    public func downloadFile(from url: URL, to destination: URL, chunkSize: UInt64 = 4 << 20) -> DownloadJob {
+    ///   - chunkSize: The size of each range (4 MiB by default); larger when the file would
+    ///     otherwise take more than ``maximumPartCount`` ranges.
+    ///   - maximumByteCount: The largest file accepted (64 GiB by default): a larger size from
+    ///     the server's `Content-Range` is a ``DownloadError/Kind/tooLarge(bytes:limit:)`` before
+    ///     anything is planned or written.
+    public func downloadFile(
+        from url: URL, to destination: URL, chunkSize: UInt64 = 4 << 20, maximumByteCount: UInt64 = 64 << 30
+    ) -> DownloadJob {
         DownloadJob { job in
             // Probe with the first byte: a 206 reveals the size; a 200 means ranges are ignored.
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-0", forHTTPHeaderField: "Range")
             // Not timed: a server that ignores ranges sends the whole file in answer to the probe.
             let answer = try await engine.send(probe, part: 0, timed: false)
-            return try await fileRun(from: url, to: destination, chunkSize: chunkSize, probe: answer, job: job)
+            return try await fileRun(
+                from: url, to: destination, chunkSize: chunkSize, maximumByteCount: maximumByteCount, probe: answer,
+                job: job)
+        }
+    }
+
+    /// The most ranges one file is split into; a smaller chunk size is enlarged to fit.
+    public static var maximumPartCount: Int { 100_000 }
+
+    /// The byte ranges of a `total`-byte file at `url`, of `chunkSize` bytes (the last one
+    /// shorter), at most ``maximumPartCount`` of them.
+    ///
+    /// - Complexity: O(*p*) for the *p* ≤ ``maximumPartCount`` parts.
+    package static func rangedParts(of url: URL, total: UInt64, chunkSize: UInt64) -> [DownloadPart] {
+        let most = UInt64(maximumPartCount)
+        // At least a byte, few enough parts, and at most 1 TiB: a stride must fit in an `Int`.
+        let size = min(max(chunkSize, 1, total / most + (total % most == 0 ? 0 : 1)), 1 << 40)
+        return stride(from: UInt64(0), to: total, by: Int(size)).map { offset in
+            DownloadPart(url: url, byteRange: ByteRange(length: min(size, total - offset), offset: offset))
         }
     }
 
     /// Downloads the file at `url` given the answer to a range probe: by ranges after a `206`,
     /// from the probe's own body after a `200` (a server that ignores ranges sent it whole).
     func fileRun(
-        from url: URL, to destination: URL, chunkSize: UInt64, probe: (Data, URLResponse), job: DownloadJob
+        from url: URL, to destination: URL, chunkSize: UInt64, maximumByteCount: UInt64 = 64 << 30,
+        probe: (Data, URLResponse), job: DownloadJob
     ) async throws -> DownloadResult {
         let (data, response) = probe
         let http = response as? HTTPURLResponse
@@ -252,11 +277,11 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                     .wrongRange(expected: "a range with the total size", received: "no total size"), part: 0,
                     url: url)
             }
-            // At least a byte, and at most 1 TiB: a stride must fit in an `Int`.
-            let size = min(max(chunkSize, 1), 1 << 40)
-            let parts = stride(from: UInt64(0), to: total, by: Int(size)).map { offset in
-                DownloadPart(url: url, byteRange: ByteRange(length: min(size, total - offset), offset: offset))
+            // The server's total is bounded before anything is planned from it.
+            guard total <= maximumByteCount else {
+                throw DownloadError(.tooLarge(bytes: total, limit: maximumByteCount), part: 0, url: url)
             }
+            let parts = Self.rangedParts(of: url, total: total, chunkSize: chunkSize)
             return try await engine.run(parts, to: destination, transform: nil, job: job)
         case 200:
             let files = StagingFiles(destination: destination, parts: [DownloadPart(url: url)])
