@@ -75,6 +75,11 @@ enum HostileInputMemory {
             name: "csv-rows", summary: "CSV: tiny valid lessons",
             prefix: "title,instructor,level,song,videoUrl,thumbnailSlug\n", unit: "t,i,beginner,s,v,x\n"
         ) { data, _ in outcome { try ClassSpreadsheet.lessons(from: data, policy: .skip).lessons } },
+        Probe(
+            name: "csv-wide", summary: "CSV: 256-column rows of one-byte extras",
+            prefix: "title,instructor,level,videoUrl," + (0..<252).map { "x\($0)" }.joined(separator: ",") + "\n",
+            unit: "t,i,beginner,v," + String(repeating: "e,", count: 251) + "e\n"
+        ) { data, _ in outcome { try ClassSpreadsheet.lessons(from: data, policy: .skip).lessons } },
         Probe(name: "json-deep", summary: "Catalog JSON: nesting", prefix: "", unit: "[") { data, _ in
             outcome { try VideosAPI.lessons(from: data) }
         },

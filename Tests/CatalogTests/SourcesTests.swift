@@ -148,6 +148,36 @@ struct SourcesTests {
         }
     }
 
+    @Test(
+        "a spreadsheet with thousands of extra columns is a typed error before any row is read, whatever the policy",
+        arguments: [257, 5_000])
+    func wideHeader(columns: Int) {
+        let extras = (0..<(columns - 4)).map { "x\($0)" }.joined(separator: ",")
+        let header = "title,instructor,level,videoUrl," + extras
+        let row = "Salsa,Ana,beginner,https://v.example/1.mp4," + String(repeating: "1,", count: columns - 5) + "1"
+        let data = Data((header + "\n" + row + "\n").utf8)
+        for policy in [ClassSpreadsheet.BadRowPolicy.fail, .skip] {
+            #expect(throws: CSVError(.tooManyColumns(limit: 256), row: 1)) {
+                try ClassSpreadsheet.lessons(from: data, policy: policy)
+            }
+        }
+    }
+
+    @Test("the extra columns of all lessons together are bounded: past the budget, a typed error even when skipping")
+    func extrasBudget() throws {
+        let header = "title,instructor,level,videoUrl,notes\n"
+        let note = String(repeating: "n", count: 1_000)
+        let rows = (0..<100).map { "Lesson \($0),Ana,beginner,https://v.example/\($0).mp4,\(note)\n" }.joined()
+        let data = Data((header + rows).utf8)
+        // Each lesson's note costs 1,000 bytes, its name 5 and 32 of bookkeeping: 1,037.
+        #expect(try ClassSpreadsheet.lessons(from: data, maximumExtraBytes: 103_700).lessons.count == 100)
+        for policy in [ClassSpreadsheet.BadRowPolicy.fail, .skip] {
+            #expect(throws: CSVError(.extrasTooLarge(limit: 103_699), row: 101)) {
+                try ClassSpreadsheet.lessons(from: data, policy: policy, maximumExtraBytes: 103_699)
+            }
+        }
+    }
+
     @Test("HAL pages: sections sorted by sectionSort with ties in page order, links expanded by RFC 6570")
     func hal() throws {
         let root = try HALPage.decode(fixtures.data("viaplay-root.json"))

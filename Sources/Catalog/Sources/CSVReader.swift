@@ -18,6 +18,10 @@ public struct CSVError: Error, Hashable, Sendable, CustomStringConvertible {
         case tooLong(limit: Int)
         /// The data holds more records than the reader's limit.
         case tooManyRecords(limit: Int)
+        /// The header names more columns than the import's limit.
+        case tooManyColumns(limit: Int)
+        /// The extra columns of all lessons together pass the import's limit, in bytes.
+        case extrasTooLarge(limit: Int)
         /// The data is not UTF-8 text.
         case notUTF8
     }
