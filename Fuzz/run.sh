@@ -3,19 +3,21 @@
 #   Fuzz/run.sh TARGET SECONDS        e.g. Fuzz/run.sh hls 600
 #   Fuzz/run.sh all SECONDS           every target in turn
 # Targets: hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state
-#          catalog-store offline-library ts-demuxer adts id3.
+#          catalog-store offline-library ts-demuxer adts id3 uri-resolver.
 #
 # SwiftPM cannot link a libFuzzer executable (it aliases `main` to a module entry point that a
 # fuzzer target does not have), so the library modules are built by SwiftPM with the sanitizers
 # in their own scratch directory and each target is linked with swiftc. Nothing here touches the
-# main build. The corpus starts from the test fixtures and grows in Fuzz/out/TARGET/corpus;
-# crashing inputs land in Fuzz/out/TARGET/crashes.
+# main build. The corpus starts from Fuzz/Corpus/TARGET (kept in the repository, findings
+# included) and the test fixtures, and grows in Fuzz/out/TARGET/corpus; crashing inputs land in
+# Fuzz/out/TARGET/crashes. Every target runs under a 512 MB allocation limit, so an input that
+# makes the code allocate that much (8 KB inputs by default) is a finding too.
 set -euo pipefail
 script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$script")"
 target="${1:?usage: run.sh TARGET|all SECONDS}"
 seconds="${2:-60}"
-all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3)
+all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3 uri-resolver)
 scratch=.build
 modules=(DecimalFormatting HTTPSupport HLS MediaContainers Progress Downloads Player Catalog SliderFlow)
 build_modules() {
@@ -43,6 +45,8 @@ swiftc -O -parse-as-library -sanitize=fuzzer,address -I "$scratch/release/Module
 root=..
 corpus="out/$target/corpus"
 mkdir -p "$corpus" "out/$target/crashes"
+# The seed corpus kept in the repository (findings included), then the fixtures below.
+if [[ -d "Corpus/$target" ]]; then cp -n "Corpus/$target"/* "$corpus"/ 2>/dev/null || true; fi
 case "$target" in
     hls) cp -n "$root"/Tests/HLSTests/Fixtures/hls/corpus/*.m3u8 "$root"/Tests/HLSTests/Fixtures/hls/arkiva/*.m3u8 "$root"/Tests/HLSTests/Fixtures/hls/low-latency/*.m3u8 "$corpus"/ 2>/dev/null || true ;;
     csv) cp -n "$root"/Tests/CatalogTests/Fixtures/*.csv "$corpus"/ 2>/dev/null || true ;;
@@ -58,10 +62,11 @@ case "$target" in
     adts) printf '\xff\xf1\x50\x80\x01\x7f\xfc\x21\x00' > "$corpus/frame" ;;
     id3) printf 'ID3\x04\x00\x00\x00\x00\x00\x3f' > "$corpus/header" ;;
     offline-library) printf '%s' '{"items":{"13":{"remoteURL":"https://m.example/v.mp4","state":{"downloaded":{"byteCount":5000,"fileName":"13-1a2b.mp4"}}},"7":{"remoteURL":"https://m.example/v.mp4","state":{"downloading":{"fraction":0.5}}}},"version":1}' > "$corpus/sample" ;;
+    uri-resolver) ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 # Swift's own crash handler would fight the sanitizer's; Swift runtime caches look like leaks.
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-"$binary" "$corpus" -max_total_time="$seconds" -max_len="${FUZZ_MAX_LEN:-8192}" -rss_limit_mb=4096 \
+"$binary" "$corpus" -max_total_time="$seconds" -max_len="${FUZZ_MAX_LEN:-8192}" -rss_limit_mb=2048 -malloc_limit_mb=512 \
     -artifact_prefix="out/$target/crashes/" -print_final_stats=1

@@ -143,11 +143,12 @@ struct DownloadEngineTests {
     }
 
     enum Fault: String, CaseIterable, Sendable {
-        case notFound, shortBody, wrongRange, missingContentRange, unreadableContentRange, wholeBody
+        case notFound, shortBody, wrongRange, missingContentRange, unreadableContentRange, signedContentRange
+        case totalBeforeEnd, wholeBody
     }
 
     @Test(
-        "RFC 9110 §15.3.7: faults at every part (a 206 without a readable Content-Range included): a typed error naming the part, no file at the destination, and a resume that is byte-identical",
+        "RFC 9110 §15.3.7 and §14.4: faults at every part (a 206 without a readable Content-Range, a signed one, one whose total is not past its end included): a typed error naming the part, no file at the destination, and a resume that is byte-identical",
         arguments: Fault.allCases, 0..<10
     )
     func faults(fault: Fault, index: Int) async throws {
@@ -179,6 +180,14 @@ struct DownloadEngineTests {
                     return .response(
                         status: 206, headers: ["Content-Range": "bytes \(start)-/100000"],
                         body: resource[start..<Int(range.end)])
+                case .signedContentRange:
+                    return .response(
+                        status: 206, headers: ["Content-Range": "bytes +\(start)-\(range.end - 1)/100000"],
+                        body: resource[start..<Int(range.end)])
+                case .totalBeforeEnd:
+                    return .response(
+                        status: 206, headers: ["Content-Range": "bytes \(start)-\(range.end - 1)/\(range.end - 1)"],
+                        body: resource[start..<Int(range.end)])
                 case .wholeBody:
                     return .response(status: 200, body: resource)
                 }
@@ -192,7 +201,8 @@ struct DownloadEngineTests {
         } catch {
             switch (fault, error.kind) {
             case (.notFound, .httpStatus(404)), (.shortBody, .wrongLength), (.wrongRange, .wrongRange),
-                (.missingContentRange, .wrongRange), (.unreadableContentRange, .wrongRange):
+                (.missingContentRange, .wrongRange), (.unreadableContentRange, .wrongRange),
+                (.signedContentRange, .wrongRange), (.totalBeforeEnd, .wrongRange):
                 #expect(error.part == index)
                 #expect(error.url == faulty)
             default: Issue.record("\(fault) at \(index): \(error)")
