@@ -20,6 +20,9 @@ public actor OfflineLibrary {
         case failed(message: String)
         /// The download was cancelled (or interrupted); starting again resumes it.
         case cancelled
+        /// The download was paused (``OfflineLibrary/pause(_:)``); its partial file is kept and
+        /// starting again resumes it.
+        case paused
     }
 
     /// Why the library could not load or save its states, naming the state file.
@@ -84,6 +87,14 @@ public actor OfflineLibrary {
     /// sees every later change, so a list and a detail screen can both follow the library. A
     /// subscriber that stops reading keeps the current states and only the newest changes.
     public nonisolated var updates: AsyncStream<(id: String, state: ItemState)> { broadcast.subscribe() }
+    private nonisolated let progressBroadcast = Broadcast<(id: String, progress: DownloadProgress)>(key: { $0.id })
+    /// The latest report of each download in progress (bytes, parts), as it happens, for a
+    /// screen that shows more than the fraction. Each reading is a subscriber of its own, as
+    /// with ``updates``; reports are not persisted.
+    public nonisolated var progressUpdates: AsyncStream<(id: String, progress: DownloadProgress)> {
+        progressBroadcast.subscribe()
+    }
+    private var latestProgress: [String: DownloadProgress] = [:]
 
     /// Creates a library in `directory` that starts downloads with `start`.
     public init(directory: URL, start: @escaping Starter) {
@@ -169,7 +180,7 @@ public actor OfflineLibrary {
         let job = start(remote, file(named: fileName))
         jobs[id] = job
         Task {
-            for await progress in job.progress { self.progressed(id, job: job, fraction: progress.fraction) }
+            for await progress in job.progress { self.progressed(id, job: job, progress: progress) }
         }
         outcomes[id] = Task {
             do throws(DownloadError) {
@@ -185,16 +196,27 @@ public actor OfflineLibrary {
                     state: .downloaded(fileName: inFolder ? written : fileName, byteCount: result.byteCount))
             } catch {
                 switch error.kind {
-                case .cancelled, .paused: self.finished(id, job: job, state: .cancelled)
+                case .cancelled: self.finished(id, job: job, state: .cancelled)
+                case .paused: self.finished(id, job: job, state: .paused)
                 default: self.finished(id, job: job, state: .failed(message: error.description))
                 }
             }
         }
     }
 
-    /// Cancels item `id`'s download.
+    /// Cancels item `id`'s download; its partial file is removed.
     public func cancel(_ id: String) {
         jobs[id]?.cancel()
+    }
+
+    /// Pauses item `id`'s download; its partial file is kept, and ``download(_:from:)`` resumes it.
+    public func pause(_ id: String) {
+        jobs[id]?.pause()
+    }
+
+    /// The latest progress report of item `id`'s download in progress, if any.
+    public func progress(of id: String) -> DownloadProgress? {
+        latestProgress[id]
     }
 
     /// Waits until item `id`'s current download has ended and its state is recorded; tests in
@@ -227,15 +249,18 @@ public actor OfflineLibrary {
 
     // MARK: Private
 
-    private func progressed(_ id: String, job: DownloadJob, fraction: Double) {
+    private func progressed(_ id: String, job: DownloadJob, progress: DownloadProgress) {
         guard jobs[id] === job, case .downloading? = entries[id]?.state else { return }
-        set(id, .downloading(fraction: fraction))
+        latestProgress[id] = progress
+        progressBroadcast.yield((id, progress))
+        set(id, .downloading(fraction: progress.fraction))
     }
 
     private func finished(_ id: String, job: DownloadJob, state: ItemState) {
         guard jobs[id] === job else { return }
         jobs[id] = nil
         outcomes[id] = nil
+        latestProgress[id] = nil
         guard entries[id] != nil else { return }
         set(id, state)
         try? save()

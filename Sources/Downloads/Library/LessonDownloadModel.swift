@@ -1,0 +1,121 @@
+public import Foundation
+public import Observation
+
+/// One lesson's download button and progress, for a SwiftUI (or UIKit) screen: bind the view to
+/// ``phase`` and call the actions.
+///
+/// The model follows an ``OfflineLibrary`` item: ``observe()`` keeps ``phase`` true to the
+/// library's state and to the bytes arriving, whichever screen started the download (a list row
+/// and a detail screen can each have a model for the same lesson).
+///
+/// ```swift
+/// let model = LessonDownloadModel(library: library, lessonID: lesson.id, remote: mediaURL)
+/// let following = Task { await model.observe() }  // a view's `.task { await model.observe() }`
+/// await model.download()  // .downloading(fraction:bytesWritten:bytesExpected:), then .downloaded
+/// following.cancel()
+/// ```
+///
+/// (`LessonDownloadModelTests` runs these lines.)
+@MainActor
+@Observable
+public final class LessonDownloadModel {
+    /// What the screen shows.
+    public enum Phase: Hashable, Sendable {
+        /// Nothing downloaded: offer the download.
+        case notDownloaded
+        /// Downloading: the share done and the bytes written (and expected, when known).
+        case downloading(fraction: Double, bytesWritten: UInt64, bytesExpected: UInt64?)
+        /// Paused, or interrupted: downloading again resumes.
+        case paused
+        /// Downloaded: the local file to play, and its size.
+        case downloaded(file: URL, byteCount: UInt64)
+        /// The last attempt failed; the message says why, and ``LessonDownloadModel/retry()``
+        /// tries again.
+        case failed(message: String)
+    }
+
+    /// What the screen shows.
+    public private(set) var phase: Phase = .notDownloaded
+
+    /// The lesson's id in the library.
+    public let lessonID: String
+    @ObservationIgnored private let library: OfflineLibrary
+    @ObservationIgnored private let remote: URL
+    @ObservationIgnored private var bytes: (written: UInt64, expected: UInt64?) = (0, nil)
+
+    /// Creates a model for the lesson `lessonID`, downloaded from `remote` into `library`.
+    public init(library: OfflineLibrary, lessonID: String, remote: URL) {
+        self.library = library
+        self.lessonID = lessonID
+        self.remote = remote
+    }
+
+    /// Keeps ``phase`` up to date until the calling task is cancelled: from the library's
+    /// current state, then with every change and every progress report of this lesson.
+    public func observe() async {
+        let id = lessonID
+        let library = library
+        let states = library.updates
+        let reports = library.progressUpdates
+        if let progress = await library.progress(of: id) { bytes = (progress.bytesWritten, progress.bytesExpected) }
+        show(await library.state(of: id))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await update in states where update.id == id { await self.show(update.state) }
+            }
+            group.addTask {
+                for await report in reports where report.id == id { await self.show(report.progress) }
+            }
+        }
+    }
+
+    /// Starts the download, or resumes a paused one; nothing when it is downloading or done.
+    public func download() async {
+        do throws(OfflineLibrary.LibraryError) {
+            try await library.download(lessonID, from: remote)
+            show(await library.state(of: lessonID))
+        } catch {
+            phase = .failed(message: error.description)
+        }
+    }
+
+    /// Pauses the download, keeping what was downloaded.
+    public func pause() async { await library.pause(lessonID) }
+
+    /// Tries a failed download again (resuming what can be).
+    public func retry() async { await download() }
+
+    /// Deletes the downloaded file, or a paused download's partial files.
+    public func delete() async {
+        do throws(OfflineLibrary.LibraryError) {
+            try await library.delete(lessonID)
+            show(.notDownloaded)
+        } catch {
+            phase = .failed(message: error.description)
+        }
+    }
+
+    private func show(_ state: OfflineLibrary.ItemState) {
+        switch state {
+        case .notDownloaded:
+            bytes = (0, nil)
+            phase = .notDownloaded
+        case .downloading(let fraction):
+            phase = .downloading(fraction: fraction, bytesWritten: bytes.written, bytesExpected: bytes.expected)
+        case .downloaded(let fileName, let byteCount):
+            phase = .downloaded(file: library.directory.appendingPathComponent(fileName), byteCount: byteCount)
+        case .failed(let message):
+            phase = .failed(message: message)
+        case .cancelled, .paused:
+            phase = .paused
+        }
+    }
+
+    private func show(_ progress: DownloadProgress) {
+        bytes = (progress.bytesWritten, progress.bytesExpected)
+        if case .downloading = phase {
+            phase = .downloading(
+                fraction: progress.fraction, bytesWritten: progress.bytesWritten, bytesExpected: progress.bytesExpected)
+        }
+    }
+}

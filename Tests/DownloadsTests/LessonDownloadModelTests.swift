@@ -1,0 +1,132 @@
+import Downloads
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@MainActor
+@Suite("LessonDownloadModel")
+struct LessonDownloadModelTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let mediaURL = URL(literal: "https://media.example/lessons/salsa.mp4")
+    let file = resourceBytes(10_000, seed: 31)
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+        transport.stub(mediaURL, reply: .resource(file))
+    }
+
+    func library(_ folder: URL = temporaryFolder("lesson-model")) -> OfflineLibrary {
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 1, clock: clock, transport: transport))
+        return OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadFile(from: remote, to: destination, chunkSize: 2_000)
+        }
+    }
+
+    /// Waits, by yielding (never sleeping), until `condition` holds; false if it never does.
+    func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<100_000 {
+            if condition() { return true }
+            await Task.yield()
+        }
+        return condition()
+    }
+
+    @Test("the doc comment's example runs as it shows: downloading with bytes, then downloaded with the file")
+    func docExample() async throws {
+        let library = library()
+        let lesson = (id: "salsa-1", title: "Salsa")
+        // Doc: begin
+        let model = LessonDownloadModel(library: library, lessonID: lesson.id, remote: mediaURL)
+        let following = Task { await model.observe() }  // a view's `.task { await model.observe() }`
+        await model.download()  // .downloading(fraction:bytesWritten:bytesExpected:), then .downloaded
+        // Doc: end
+        #expect(await eventually { if case .downloaded = model.phase { true } else { false } })
+        following.cancel()
+        guard case .downloaded(let local, let byteCount) = model.phase else {
+            Issue.record("\(model.phase)")
+            return
+        }
+        #expect(byteCount == 10_000)
+        #expect(try Data(contentsOf: local) == file)
+    }
+
+    /// The probe and two parts answer at once; the third part waits a second on the clock.
+    func holdAtThirdPart() {
+        let now = InMemoryHTTPTransport<ManualClock>.Reply.resource(file)
+        transport.stub(mediaURL, replies: [now, now, now, .resource(file, latency: .seconds(1)), now])
+    }
+
+    @Test("while downloading, the phase carries the bytes written and expected")
+    func bytesWhileDownloading() async throws {
+        holdAtThirdPart()
+        let library = library()
+        let model = LessonDownloadModel(library: library, lessonID: "1", remote: mediaURL)
+        let following = Task { await model.observe() }
+        defer { following.cancel() }
+        let start = clock.now
+        await model.download()
+        await clock.waitForSleeper(until: start.advanced(by: .seconds(1)))
+        #expect(
+            await eventually { model.phase == .downloading(fraction: 0.4, bytesWritten: 4_000, bytesExpected: 10_000) },
+            "\(model.phase)")
+        clock.advance(by: .seconds(1))
+        await library.waitForDownload("1")
+        #expect(
+            await eventually { if case .downloaded(_, 10_000) = model.phase { true } else { false } }, "\(model.phase)")
+    }
+
+    @Test("pause keeps what was downloaded, download resumes; a failure offers retry; delete forgets")
+    func pauseRetryDelete() async throws {
+        holdAtThirdPart()
+        let library = library()
+        let model = LessonDownloadModel(library: library, lessonID: "1", remote: mediaURL)
+        let following = Task { await model.observe() }
+        defer { following.cancel() }
+        let start = clock.now
+        await model.download()
+        await clock.waitForSleeper(until: start.advanced(by: .seconds(1)))
+        await model.pause()
+        await library.waitForDownload("1")
+        #expect(await eventually { model.phase == .paused }, "\(model.phase)")
+
+        transport.stub(mediaURL, reply: .response(status: 404))
+        await model.download()
+        await library.waitForDownload("1")
+        #expect(await eventually { if case .failed = model.phase { true } else { false } }, "\(model.phase)")
+
+        transport.stub(mediaURL, reply: .resource(file))
+        await model.retry()
+        await library.waitForDownload("1")
+        #expect(
+            await eventually { if case .downloaded(_, 10_000) = model.phase { true } else { false } }, "\(model.phase)")
+        // The resume asked only for the bytes the pause had not kept.
+        let ranges = transport.requests.compactMap { $0.value(forHTTPHeaderField: "Range") }
+        #expect(ranges.filter { $0 == "bytes=0-1999" }.count == 1)
+
+        await model.delete()
+        #expect(model.phase == .notDownloaded)
+        #expect(await library.state(of: "1") == .notDownloaded)
+    }
+
+    @Test("two models of one lesson (a list row and a detail screen) both follow the download")
+    func twoScreens() async throws {
+        let library = library()
+        let row = LessonDownloadModel(library: library, lessonID: "1", remote: mediaURL)
+        let detail = LessonDownloadModel(library: library, lessonID: "1", remote: mediaURL)
+        let followingRow = Task { await row.observe() }
+        let followingDetail = Task { await detail.observe() }
+        defer {
+            followingRow.cancel()
+            followingDetail.cancel()
+        }
+        await detail.download()
+        await library.waitForDownload("1")
+        #expect(await eventually { if case .downloaded = row.phase { true } else { false } }, "\(row.phase)")
+        #expect(await eventually { row.phase == detail.phase }, "\(detail.phase)")
+    }
+}
