@@ -19,10 +19,14 @@ target="${1:?usage: run.sh TARGET|all SECONDS}"
 seconds="${2:-60}"
 all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3 uri-resolver)
 scratch=.build
+# Release by default; CI builds debug (-Onone), which compiles in about half the time and still
+# fuzzes a short budget usefully.
+configuration="${MEDIACORE_FUZZ_CONFIGURATION:-release}"
+optimization=$([[ "$configuration" == release ]] && echo -O || echo -Onone)
 modules=(DecimalFormatting HTTPSupport HLS MediaContainers Progress Downloads Player Catalog SliderFlow)
 build_modules() {
     for module in "${modules[@]}"; do
-        swift build -c release --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
+        swift build -c "$configuration" --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
             -Xswiftc -sanitize=fuzzer,address >&2
     done
 }
@@ -37,9 +41,9 @@ if [[ "$target" == all ]]; then
 fi
 if [[ -z "${MEDIACORE_FUZZ_MODULES_BUILT:-}" ]]; then build_modules; fi
 objects=()
-for module in "${modules[@]}"; do objects+=("$scratch"/release/"$module".build/*.o); done
+for module in "${modules[@]}"; do objects+=("$scratch"/"$configuration"/"$module".build/*.o); done
 binary="$scratch/fuzz-$target"
-swiftc -O -parse-as-library -sanitize=fuzzer,address -I "$scratch/release/Modules" \
+swiftc "$optimization" -parse-as-library -sanitize=fuzzer,address -I "$scratch/$configuration/Modules" \
     "Targets/$target/Fuzz.swift" "${objects[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
 
 root=..
