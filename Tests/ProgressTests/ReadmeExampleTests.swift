@@ -19,7 +19,7 @@ struct ReadmeExampleTests {
         tracker.handle(.play(at: 0), at: now)
         tracker.handle(.pause(at: 20), at: now)
 
-        let fraction = tracker.progress.watchedFraction  // 0.2
+        let fraction = tracker.progress.watchedFraction  // 0.2 (nil until the duration is known)
         let resume = tracker.progress.resumePosition  // 20
         let xapi = PlayedSegments.format(tracker.progress.watched)  // "0[.]20"
 

@@ -293,10 +293,12 @@ public actor OfflineLibrary {
             && !name.contains("\u{0}")
     }
 
-    /// A file name for an item: a readable prefix of its id, a hash of all of it (ids that
-    /// differ only in case stay apart on case-insensitive volumes), and the remote extension when
-    /// it is short and plain (`bin` otherwise): every character is from `[a-z0-9_.-]`.
-    static func fileName(for id: String, remote: URL) -> String {
+    /// A file name for an item: a readable prefix of its id, 128 bits of the SHA-256 of all of
+    /// it (ids that differ only in case stay apart on case-insensitive volumes, and a catalog
+    /// cannot craft two ids that share a file, as it could with a 64-bit FNV hash), and the
+    /// remote extension when it is short and plain (`bin` otherwise): every character is from
+    /// `[a-z0-9_.-]`.
+    package static func fileName(for id: String, remote: URL) -> String {
         let readable = String(
             id.unicodeScalars.prefix(40).map { scalar -> Character in
                 switch scalar {
@@ -305,11 +307,7 @@ public actor OfflineLibrary {
                 default: "_"
                 }
             })
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in id.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
+        let hash = SHA256.hexDigest(id.utf8).prefix(32)
         // The remote's extension only when it is 1–8 ASCII letters or digits: a URL can carry a
         // NUL, a separator or a bidirectional override there, none of which belongs in a file name.
         let remoteExtension = remote.pathExtension.lowercased()
@@ -317,6 +315,6 @@ public actor OfflineLibrary {
             (1...8).contains(remoteExtension.utf8.count)
             && remoteExtension.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) }
         let pathExtension = isPlain ? remoteExtension : "bin"
-        return "\(readable)-\(String(hash, radix: 16)).\(pathExtension)"
+        return "\(readable)-\(hash).\(pathExtension)"
     }
 }
