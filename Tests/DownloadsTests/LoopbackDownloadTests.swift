@@ -44,13 +44,13 @@ struct LoopbackDownloadTests {
     }
 
     /// Every fault at every request of the download in turn (the probe is request 0): each run
-    /// ends with the exact file, or a typed error and no file at all. A drip past the part
-    /// timeout is retried like a lost connection.
+    /// ends with the exact file, or a typed error and no file at all. A part that stops mid-body
+    /// past the part timeout is retried like a lost connection.
     @Test(
         "a fault at every part index ends with the exact file or a typed error, never a corrupt file",
         arguments: [
             LoopbackHTTPServer.Fault.reset, .closeAfter(bytes: 3_000), .status(503), .wrongContentLength(9_000),
-            .ignoreRange, .drip(bytes: 100, interval: .milliseconds(50)),
+            .ignoreRange, .stallAfter(bytes: 100),
         ])
     func faultAtEveryPart(fault: LoopbackHTTPServer.Fault) async throws {
         defer { server.stop() }
@@ -60,7 +60,7 @@ struct LoopbackDownloadTests {
             let folder = temporaryFolder("faults")
             let destination = folder.appendingPathComponent("lesson.mp4")
             do {
-                // A part must arrive within 400 ms: the drip (8,000 bytes at 100 per 50 ms) cannot.
+                // A part must arrive within 400 ms: one that stops after 100 of its 8,000 bytes cannot.
                 _ = try await MediaDownloader(engine: engine(timeout: .milliseconds(400))).downloadFile(
                     from: server.url("/lesson.mp4"), to: destination, chunkSize: 8_000
                 ).result()
@@ -71,24 +71,29 @@ struct LoopbackDownloadTests {
         }
     }
 
-    @Test("a server that drips slower than the part timeout is retried, and the file is exact")
-    func drip() async throws {
+    @Test("a server that stops mid-body for longer than the part timeout is retried, and the file is exact")
+    func stalledMidBody() async throws {
         defer { server.stop() }
         server.route("/lesson.mp4", .file(file))
-        server.script("/lesson.mp4", [nil, .drip(bytes: 100, interval: .milliseconds(50))])
-        let destination = temporaryFolder("drip").appendingPathComponent("lesson.mp4")
+        server.script("/lesson.mp4", [nil, .stallAfter(bytes: 100)])
+        let destination = temporaryFolder("stall").appendingPathComponent("lesson.mp4")
         _ = try await MediaDownloader(engine: engine(timeout: .milliseconds(400))).downloadFile(
             from: server.url("/lesson.mp4"), to: destination, chunkSize: 8_000
         ).result()
         #expect(try Data(contentsOf: destination) == file)
     }
 
+    /// The probe and three parts answered, then parts that stop after 2,000 bytes.
+    static let threePartsThenStall: [LoopbackHTTPServer.Fault?] =
+        [nil, nil, nil, nil] + Array(repeating: .stallAfter(bytes: 2_000), count: 30)
+
     @Test("paused and resumed, the file is byte-identical; a changed ETag in between starts it over")
     func pauseResumeAndChange() async throws {
         defer { server.stop() }
         server.route("/lesson.mp4", .file(file, etag: "\"v1\""))
-        // Slow answers, so that the pause lands mid-download.
-        server.script("/lesson.mp4", Array(repeating: .drip(bytes: 2_000, interval: .milliseconds(10)), count: 30))
+        // The probe and three parts answer; later parts stop mid-body, so the pause lands
+        // mid-download.
+        server.script("/lesson.mp4", Self.threePartsThenStall)
         let folder = temporaryFolder("pause")
         let destination = folder.appendingPathComponent("lesson.mp4")
         let downloader = MediaDownloader(engine: engine())
@@ -107,7 +112,7 @@ struct LoopbackDownloadTests {
         #expect(files(in: folder) == ["lesson.mp4"])
         // And an unchanged file resumes byte-identical.
         let again = folder.appendingPathComponent("again.mp4")
-        server.script("/lesson.mp4", Array(repeating: .drip(bytes: 2_000, interval: .milliseconds(10)), count: 30))
+        server.script("/lesson.mp4", Self.threePartsThenStall)
         let third = downloader.downloadFile(from: server.url("/lesson.mp4"), to: again, chunkSize: 8_000)
         for await report in third.progress where report.partsCompleted >= 3 { break }
         third.pause()
@@ -138,8 +143,9 @@ struct LoopbackDownloadTests {
             for index in 0..<3 {
                 guard let data = try? fixtures.data("media/hls-av/\(folder)/seg\(index).ts") else { continue }
                 server.route("/lesson/\(folder)/seg\(index).ts", .file(data, etag: "\"\(folder)\(index)\""))
-                // Each segment answers slowly, so that transfers overlap and the bound shows.
-                server.script("/lesson/\(folder)/seg\(index).ts", [.drip(bytes: 1_000, interval: .milliseconds(2))])
+                // The first video segment waits for the next request, so that transfers overlap
+                // and the bound shows.
+                if folder == "video", index == 0 { server.script("/lesson/video/seg0.ts", [.holdUntilNextRequest]) }
             }
         }
         let folder = temporaryFolder("hls-loopback")

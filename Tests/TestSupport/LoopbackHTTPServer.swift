@@ -7,7 +7,7 @@ public import Foundation
 #endif
 
 /// A small HTTP/1.1 server on `127.0.0.1` for tests: real sockets, so a test sees what
-/// `URLSession` really sends and does with ranges, redirects, short bodies, resets and drips.
+/// `URLSession` really sends and does with ranges, redirects, short bodies, resets and transfers that stop mid-body.
 ///
 /// Test-only, never a product. It listens on an ephemeral port, serves routes from a table
 /// (static bodies, files with `Range`, `If-Range`, `ETag` and `Last-Modified`, redirects),
@@ -34,8 +34,12 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         case closeAfter(bytes: Int)
         /// Close the connection with a reset (`SO_LINGER` 0) without answering.
         case reset
-        /// Send the body `bytes` at a time, pausing `interval` between pieces.
-        case drip(bytes: Int, interval: Duration)
+        /// Send the headers and the first `bytes` of the body, then hold the connection open
+        /// without sending more, as ``stall`` does: a transfer that stops mid-body.
+        case stallAfter(bytes: Int)
+        /// Answer normally once another request has arrived (or the server stops): this one and
+        /// the next are then certainly in flight together.
+        case holdUntilNextRequest
         /// Declare this `Content-Length` whatever the body's size.
         case wrongContentLength(Int)
         /// Answer a range request with `200` and the whole file.
@@ -59,6 +63,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public var body: Data
         /// When it arrived.
         public var time: ContinuousClock.Instant
+        /// Its position among every request the server received, from 0.
+        public var number: Int
         /// How many requests were being answered when it arrived, itself included.
         public var inFlight: Int
     }
@@ -68,7 +74,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// The longest a connection may be silent while a request is read.
     public let readTimeout: Duration = .seconds(10)
 
-    private let lock = NSLock()
+    /// The lock of the server's state; its condition is signalled when a request arrives and
+    /// when the server stops.
+    private let lock = NSCondition()
     private var routes: [String: Route] = [:]
     private var faults: [String: [Fault?]] = [:]
     private var counts: [String: Int] = [:]
@@ -161,6 +169,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         locked {
             guard !stopped else { return }
             stopped = true
+            lock.broadcast()
             // Only shut the sockets down: the threads that use them close them. Closing the
             // listener here would free its number while the accept loop may still call accept(2)
             // on it, and another server's new socket could get that number.
@@ -252,8 +261,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
                     peak = max(peak, inFlight)
                     let request = Request(
                         method: String(requestLine[0]), path: String(requestLine[1]), headers: headers,
-                        body: Data(rest.prefix(length)), time: ContinuousClock.now, inFlight: inFlight)
+                        body: Data(rest.prefix(length)), time: ContinuousClock.now, number: log.count,
+                        inFlight: inFlight)
                     log.append(request)
+                    lock.broadcast()
                     return request
                 }
                 return (request, Array(rest.dropFirst(length)))
@@ -280,20 +291,13 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             setsockopt(client, SOL_SOCKET, SO_LINGER, &abort, socklen_t(MemoryLayout<linger>.size))
             return false
         case .stall?:
-            // Block until the client closes its end (a read of 0 bytes) or `stop()` shuts the
-            // socket down; no polling, so no time passes in the test but the client's own.
-            var byte: UInt8 = 0
-            while !locked({ stopped }) {
-                let count = recv(client, &byte, 1, 0)
-                if count == 0 {
-                    // `stop()` sets `stopped` before shutting sockets down: that is not the client.
-                    locked { if !stopped { closedByClient += 1 } }
-                    return false
-                }
-                // Bytes the client sent are dropped; only the socket's read timeout goes round.
-                if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { return false }
-            }
+            waitForClientToClose(client)
             return false
+        case .holdUntilNextRequest?:
+            // Waits on the condition, which every arrival and `stop()` signal: no polling.
+            lock.lock()
+            while log.count <= request.number + 1, !stopped { lock.wait() }
+            lock.unlock()
         case .status(let status)?:
             return send(client, status: status, headers: [:], body: Data(), fault: nil)
         default:
@@ -352,6 +356,22 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         return last >= first ? first..<(last + 1) : nil
     }
 
+    /// Blocks until the client closes its end (a read of 0 bytes) or `stop()` shuts the socket
+    /// down; no polling, so no time passes in the test but the client's own.
+    private func waitForClientToClose(_ client: Int32) {
+        var byte: UInt8 = 0
+        while !locked({ stopped }) {
+            let count = recv(client, &byte, 1, 0)
+            if count == 0 {
+                // `stop()` sets `stopped` before shutting sockets down: that is not the client.
+                locked { if !stopped { closedByClient += 1 } }
+                return
+            }
+            // Bytes the client sent are dropped; only the socket's read timeout goes round.
+            if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { return }
+        }
+    }
+
     private func send(_ client: Int32, status: Int, headers: [String: String], body: Data, fault: Fault?) -> Bool {
         var head = "HTTP/1.1 \(status) \(status < 400 ? "OK" : "Error")\r\n"
         var length = body.count
@@ -363,17 +383,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         case .closeAfter(let bytes)?:
             _ = write(client, Array(body.prefix(bytes)))
             return false
-        case .drip(let bytes, let interval)?:
-            var start = 0
-            let pause = UInt32(
-                clamping: interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000)
-            while start < body.count {
-                guard write(client, Array(body[start..<min(start + max(bytes, 1), body.count)])) else { return false }
-                start += max(bytes, 1)
-                if locked({ stopped }) { return false }
-                usleep(pause)
-            }
-            return true
+        case .stallAfter(let bytes)?:
+            guard write(client, Array(body.prefix(bytes))) else { return false }
+            waitForClientToClose(client)
+            return false
         case .wrongContentLength?:
             _ = write(client, Array(body))
             return false

@@ -73,7 +73,8 @@ struct LoopbackHTTPServerTests {
     func log() async throws {
         defer { server.stop() }
         server.route("/slow", .response(status: 200, body: resourceBytes(2_000, seed: 1)))
-        server.script("/slow", Array(repeating: .drip(bytes: 500, interval: .milliseconds(20)), count: 3))
+        // The first answer waits for the next request: two are certainly in flight together.
+        server.script("/slow", [.holdUntilNextRequest])
         async let a = get("/slow")
         async let b = get("/slow")
         async let c = get("/slow")
