@@ -55,22 +55,27 @@ struct LessonDownloadModelTests {
         #expect(try Data(contentsOf: local) == file)
     }
 
-    /// The probe and two parts answer at once; the third part waits a second on the clock.
-    func holdAtThirdPart() {
+    /// Starts lesson "1" downloading while it is followed, and returns once the download waits
+    /// at its third part: the probe and two parts answer at once, the third waits a second on
+    /// the clock. The caller cancels `following`.
+    func downloadHeldAtThirdPart() async -> (
+        library: OfflineLibrary, model: LessonDownloadModel, following: Task<Void, Never>
+    ) {
         let now = InMemoryHTTPTransport<ManualClock>.Reply.resource(file)
         transport.stub(mediaURL, replies: [now, now, now, .resource(file, latency: .seconds(1)), now])
+        let library = library()
+        let model = LessonDownloadModel(library: library, lessonID: "1", remote: mediaURL)
+        let following = Task { await model.observe() }
+        let start = clock.now
+        await model.download()
+        await clock.waitForSleeper(until: start.advanced(by: .seconds(1)))
+        return (library, model, following)
     }
 
     @Test("while downloading, the phase carries the bytes written and expected")
     func bytesWhileDownloading() async throws {
-        holdAtThirdPart()
-        let library = library()
-        let model = LessonDownloadModel(library: library, lessonID: "1", remote: mediaURL)
-        let following = Task { await model.observe() }
+        let (library, model, following) = await downloadHeldAtThirdPart()
         defer { following.cancel() }
-        let start = clock.now
-        await model.download()
-        await clock.waitForSleeper(until: start.advanced(by: .seconds(1)))
         #expect(
             await eventually { model.phase == .downloading(fraction: 0.4, bytesWritten: 4_000, bytesExpected: 10_000) },
             "\(model.phase)")
@@ -82,14 +87,8 @@ struct LessonDownloadModelTests {
 
     @Test("pause keeps what was downloaded, download resumes; a failure offers retry; delete forgets")
     func pauseRetryDelete() async throws {
-        holdAtThirdPart()
-        let library = library()
-        let model = LessonDownloadModel(library: library, lessonID: "1", remote: mediaURL)
-        let following = Task { await model.observe() }
+        let (library, model, following) = await downloadHeldAtThirdPart()
         defer { following.cancel() }
-        let start = clock.now
-        await model.download()
-        await clock.waitForSleeper(until: start.advanced(by: .seconds(1)))
         await model.pause()
         await library.waitForDownload("1")
         #expect(await eventually { model.phase == .paused }, "\(model.phase)")

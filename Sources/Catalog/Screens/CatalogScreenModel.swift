@@ -86,10 +86,13 @@ public final class CatalogScreenModel<Value: Sendable, C: Clock> where C.Duratio
         do throws(CatalogError) {
             show(try await repository.refresh(resource))
         } catch {
-            // Offline, the cache may hold a copy this screen has not shown yet.
-            if value == nil, let cached = try? await repository.value(resource) {
-                value = cached.value
-                fetchedAt = cached.fetchedAt
+            // The cache may hold a copy this screen has not shown yet: read it, without asking
+            // the network again.
+            if value == nil, let entry = await repository.store.entry(for: resource.key),
+                let cached = try? resource.decode(entry.data)
+            {
+                value = cached
+                fetchedAt = entry.storedAt
             }
             fail(error)
         }

@@ -268,7 +268,7 @@ public struct HALPage: Hashable, Sendable {
             selfLink = try container.decodeIfPresent(Link.self, forKey: RelationKey(stringValue: "self"))
             // The exact name first, then a CURIE of it (`prefix:name`), in the keys' sorted order
             // so that a page naming two prefixes decodes the same every time.
-            let matching = container.allKeys.filter { Self.matches($0.stringValue, relation: relation) }
+            let matching = container.allKeys.filter { HALRelation.matches($0.stringValue, relation: relation) }
                 .sorted {
                     ($0.stringValue != relation ? 1 : 0, $0.stringValue) < (
                         $1.stringValue != relation ? 1 : 0, $1.stringValue
@@ -277,10 +277,6 @@ public struct HALPage: Hashable, Sendable {
             sections = try matching.first.map { try container.decode([RawSection].self, forKey: $0) }
         }
 
-        /// Whether a link relation's name is `relation`, alone or behind a CURIE prefix.
-        static func matches(_ name: String, relation: String) -> Bool {
-            HALRelation.matches(name, relation: relation)
-        }
     }
 
     private struct Link: Decodable {

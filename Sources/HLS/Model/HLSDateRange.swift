@@ -138,20 +138,15 @@ enum HLSDate {
             return nil
         }
         guard index == bytes.count else { return nil }
-        let seconds = daysSinceEpoch(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
-        return Date(timeIntervalSince1970: Double(seconds - offset) + fraction)
+        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        guard let utc = utcCalendar.date(from: components) else { return nil }
+        return utc.addingTimeInterval(Double(-offset) + fraction)
     }
 
-    /// Days from 1970-01-01 to the given proleptic Gregorian date (Howard Hinnant's
-    /// `days_from_civil`).
-    ///
-    /// - Complexity: O(1).
-    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
+    /// The Gregorian calendar in UTC, which turns the date's fields into an instant.
+    static let utcCalendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
+        return calendar
+    }()
 }

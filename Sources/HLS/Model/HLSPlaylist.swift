@@ -367,23 +367,12 @@ public struct HLSSegment: Hashable, Sendable {
     /// bytes, its context shared with the playlist.
     init(parsed compact: CompactSegments, at index: Int) {
         let record = compact.records[index]
-        self.init(
-            uri: compact.uri(of: record), duration: record.duration, byteRange: compact.byteRange(of: record),
-            isDiscontinuity: record.isDiscontinuity, title: compact.title(of: record),
-            context: record.context >= 0 ? compact.contexts[Int(record.context)] : nil)
-    }
-
-    @inline(__always)
-    private init(
-        uri: __owned String, duration: Double, byteRange: HLSByteRange?, isDiscontinuity: Bool,
-        title: __owned String?, context: __owned HLSSegmentContext?
-    ) {
-        self.uri = uri
-        self.duration = duration
-        self.byteRange = byteRange
-        self.isDiscontinuity = isDiscontinuity
-        self.title = title
-        self.context = context
+        uri = compact.uri(of: record)
+        duration = record.duration
+        byteRange = compact.byteRange(of: record)
+        isDiscontinuity = record.isDiscontinuity
+        title = compact.title(of: record)
+        context = record.context >= 0 ? compact.contexts[Int(record.context)] : nil
     }
 
     private mutating func update(

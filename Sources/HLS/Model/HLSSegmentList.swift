@@ -212,9 +212,6 @@ final class CompactSegments: Sendable {
         self.titles = titles
     }
 
-    /// The URI of the segment at `index`.
-    func uri(at index: Int) -> String { uri(of: records[index]) }
-
     /// The URI of the segment `record` describes.
     func uri(of record: Record) -> String {
         guard record.uriLength >= 0 else { return uris[record.uriStart] }
