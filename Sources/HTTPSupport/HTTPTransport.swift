@@ -22,6 +22,14 @@ public protocol HTTPTransport: Sendable {
     /// A conformer must stop promptly when the calling task is cancelled, and should then throw
     /// `CancellationError` (or `URLError(.cancelled)`).
     func send(_ request: URLRequest) async throws -> (Data, URLResponse)
+
+    /// Sends `request` and returns when the response's headers arrive, with the body as chunks
+    /// that arrive after it.
+    ///
+    /// Ending the iteration of the chunks early, dropping them, or cancelling the calling task
+    /// must cancel the transfer. The default implementation sends the request with
+    /// ``send(_:)`` and yields the whole body as one chunk.
+    func stream(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks)
 }
 
 /// A transport made from a function shaped like `URLSession.data(for:)`.
@@ -52,6 +60,12 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
     public enum Kind: Hashable, Sendable {
         /// The whole response had not arrived within the timeout.
         case timedOut(after: Duration)
+        /// No byte arrived for this long (the headers, or the next chunk of a streamed body):
+        /// the idle timeout of ``HTTPTransport/stream(_:idleTimeout:on:allowing:)``.
+        case stalled(after: Duration)
+        /// The body was longer than the `limit` in bytes that its reader accepts; the transfer
+        /// was stopped there.
+        case bodyTooLarge(limit: Int)
         /// The transport failed with this `URLError` (no connection, connection lost, DNS…).
         case network(URLError)
         /// A custom transport failed with an error that is not a `URLError`; its description.
@@ -80,17 +94,18 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
     /// The `URLError` code, when the transport reported one (`timedOut` for a deadline).
     public var code: URLError.Code? {
         switch kind {
-        case .timedOut: .timedOut
+        case .timedOut, .stalled: .timedOut
         case .network(let error): error.code
-        case .other, .cancelled, .disallowedScheme, .notHTTP: nil
+        case .other, .cancelled, .disallowedScheme, .notHTTP, .bodyTooLarge: nil
         }
     }
 
-    /// Whether the same request may succeed if sent again: timeouts and network failures.
+    /// Whether the same request may succeed if sent again: timeouts, stalls and network
+    /// failures.
     public var isTransient: Bool {
         switch kind {
-        case .timedOut, .network, .other: true
-        case .cancelled, .disallowedScheme, .notHTTP: false
+        case .timedOut, .stalled, .network, .other: true
+        case .cancelled, .disallowedScheme, .notHTTP, .bodyTooLarge: false
         }
     }
 
@@ -99,6 +114,8 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
         let place = url?.absoluteString ?? "a request without a URL"
         return switch kind {
         case .timedOut(let after): "\(place): no complete answer within \(after)"
+        case .stalled(let after): "\(place): no bytes arrived for \(after)"
+        case .bodyTooLarge(let limit): "\(place): the body is longer than the \(limit) bytes accepted"
         case .network(let error): "\(place): network failure \(error.code.rawValue): \(error.localizedDescription)"
         case .other(let message): "\(place): \(message)"
         case .cancelled: "\(place): cancelled"

@@ -26,6 +26,11 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
         case failure(any Error & Sendable, latency: Duration = .zero)
         /// A reply computed from the request, for tests that check what was sent.
         case handler(@Sendable (URLRequest) throws -> Reply)
+        /// A response whose headers arrive at once and whose body arrives as `chunks`, each
+        /// after `gap` on the clock; with `stallsAtEnd`, the body then never ends (until the
+        /// reader cancels). Through ``send(_:)`` the chunks are gathered into one body.
+        case chunked(
+            status: Int, headers: [String: String] = [:], chunks: [Data], gap: Duration, stallsAtEnd: Bool = false)
     }
 
     /// Why the transport could not answer a request.
@@ -54,6 +59,7 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
         var requests: [URLRequest] = []
         var inFlight = 0
         var maximumInFlight = 0
+        var abandonedStreams = 0
     }
 
     private let clock: C
@@ -87,6 +93,12 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
         state.withLock { $0.maximumInFlight }
     }
 
+    /// The number of streamed bodies whose reader stopped (ended early, dropped or cancelled)
+    /// before their last chunk: transfers the client cancelled.
+    public var abandonedStreams: Int {
+        state.withLock { $0.abandonedStreams }
+    }
+
     /// The number of requests in progress now.
     public var requestsInFlight: Int {
         state.withLock { $0.inFlight }
@@ -97,6 +109,60 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
     /// - Throws: ``TransportError`` when no route matches, the scripted failure, or
     ///   `CancellationError` when the calling task is cancelled during the latency.
     public func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        let (url, reply) = try take(request)
+        defer { state.withLock { $0.inFlight -= 1 } }
+        return try await answer(request, url: url, with: reply)
+    }
+
+    /// Answers `request` from its route's script, its body as it arrives: a
+    /// ``Reply/chunked(status:headers:chunks:gap:stallsAtEnd:)`` reply chunk by chunk on the
+    /// clock, any other reply as one chunk.
+    ///
+    /// - Throws: as ``send(_:)`` does, before the headers.
+    public func stream(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks) {
+        let (url, reply) = try take(request)
+        var resolved = reply
+        while case .handler(let handler) = resolved { resolved = try handler(request) }
+        guard case .chunked(let status, let headers, let chunks, let gap, let stallsAtEnd) = resolved else {
+            defer { state.withLock { $0.inFlight -= 1 } }
+            let (data, response) = try await answer(request, url: url, with: resolved)
+            let (body, continuation) = HTTPBodyChunks.makeStream()
+            if !data.isEmpty { continuation.yield(data) }
+            continuation.finish()
+            return (response, body)
+        }
+        let response: HTTPURLResponse
+        do {
+            response = try Self.response(url: url, status: status, headers: headers)
+        } catch {
+            state.withLock { $0.inFlight -= 1 }
+            throw error
+        }
+        let (body, continuation) = HTTPBodyChunks.makeStream()
+        let clock = clock
+        let state = state
+        let producer = Task {
+            defer { state.withLock { $0.inFlight -= 1 } }
+            do {
+                for chunk in chunks {
+                    try await clock.sleep(for: gap)
+                    continuation.yield(chunk)
+                }
+                if stallsAtEnd { try await clock.sleep(for: .seconds(1_000_000_000)) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { state.withLock { $0.abandonedStreams += 1 } }
+            producer.cancel()
+        }
+        return (response, body)
+    }
+
+    /// Records `request` and takes its route's next reply.
+    private func take(_ request: URLRequest) throws -> (URL, Reply) {
         guard let url = request.url else { throw TransportError.missingURL }
         let method = (request.httpMethod ?? "GET").uppercased()
         let reply = try state.withLock { state -> Reply in
@@ -113,8 +179,7 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
             state.maximumInFlight = max(state.maximumInFlight, state.inFlight)
             return first
         }
-        defer { state.withLock { $0.inFlight -= 1 } }
-        return try await answer(request, url: url, with: reply)
+        return (url, reply)
     }
 
     private func answer(_ request: URLRequest, url: URL, with reply: Reply) async throws -> (Data, URLResponse) {
@@ -130,6 +195,14 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
             throw error
         case .handler(let handler):
             return try await answer(request, url: url, with: handler(request))
+        case .chunked(let status, let headers, let chunks, let gap, let stallsAtEnd):
+            var body = Data()
+            for chunk in chunks {
+                try await wait(gap)
+                body.append(chunk)
+            }
+            if stallsAtEnd { try await clock.sleep(for: .seconds(1_000_000_000)) }
+            return (body, try Self.response(url: url, status: status, headers: headers))
         }
     }
 

@@ -126,9 +126,9 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
     static func map(_ error: HTTPTransportError) -> SliderServiceError.Kind {
         switch error.kind {
         case .cancelled: .cancelled
-        case .timedOut: .timedOut
+        case .timedOut, .stalled: .timedOut
         case .network(let underlying) where underlying.code == .timedOut: .timedOut
-        case .network, .other, .disallowedScheme, .notHTTP: .transport(error)
+        case .network, .other, .disallowedScheme, .notHTTP, .bodyTooLarge: .transport(error)
         }
     }
 }

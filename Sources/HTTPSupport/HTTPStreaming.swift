@@ -1,0 +1,250 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+/// The body of a response as it arrives from a transport: chunks of bytes, in order, ending when
+/// the body is complete or throwing when the transfer fails.
+///
+/// Ending the iteration early, or dropping the stream, cancels the transfer.
+public typealias HTTPBodyChunks = AsyncThrowingStream<Data, any Error>
+
+extension HTTPTransport {
+    /// Sends `request` whole with ``send(_:)`` and yields its body as one chunk: the streaming
+    /// behaviour of a transport that has no better one.
+    ///
+    /// A transport that can deliver bytes as they arrive (``URLSessionTransport`` does)
+    /// implements ``stream(_:)`` itself.
+    public func stream(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks) {
+        let (data, response) = try await send(request)
+        let (chunks, continuation) = HTTPBodyChunks.makeStream()
+        if !data.isEmpty { continuation.yield(data) }
+        continuation.finish()
+        return (response, chunks)
+    }
+
+    /// Sends `request` and returns as soon as the response's headers arrive, with its body
+    /// still arriving; the wait for each next chunk is bounded by `idleTimeout` on `clock`.
+    ///
+    /// This is the streaming counterpart of ``send(_:timeout:on:allowing:)``: the same scheme
+    /// allow-list, the same refusal of a non-HTTP answer to an `http` request, the same typed
+    /// errors. Its timeout is an *idle* timeout: the headers must arrive within it, and then no
+    /// more than `idleTimeout` may pass without a byte, however long the whole transfer takes. A
+    /// slow but steady server finishes; a server that stops sending fails with
+    /// ``HTTPTransportError/Kind/stalled(after:)`` and its transfer is cancelled.
+    ///
+    /// Cancelling the calling task, ending the body's iteration early or dropping the body
+    /// cancels the transfer, down to the transport (a `URLSession` task is cancelled and its
+    /// connection closed).
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - idleTimeout: The longest wait for the headers and then between two chunks; `nil`
+    ///     leaves timing to the transport.
+    ///   - clock: The clock the idle timeout is measured on.
+    ///   - schemes: The schemes that may be fetched, lowercased: `http` and `https` by default.
+    /// - Throws: ``HTTPTransportError``: ``HTTPTransportError/Kind/stalled(after:)`` when the
+    ///   headers do not arrive in time, ``HTTPTransportError/Kind/cancelled``,
+    ///   ``HTTPTransportError/Kind/disallowedScheme(_:)``, ``HTTPTransportError/Kind/notHTTP``,
+    ///   or the transport's own failure.
+    public func stream<C: Clock>(
+        _ request: URLRequest, idleTimeout: Duration?, on clock: C, allowing schemes: Set<String> = ["http", "https"]
+    ) async throws(HTTPTransportError) -> HTTPStreamedResponse where C.Duration == Duration {
+        let url = request.url
+        let scheme = url?.scheme?.lowercased() ?? ""
+        guard schemes.contains(scheme) else { throw HTTPTransportError(.disallowedScheme(scheme), url: url) }
+        let idle = idleTimeout.map { max($0, .zero) }
+        let head: (URLResponse, HTTPBodyChunks)
+        do {
+            if let idle {
+                head = try await withDeadline(idle, on: clock) { try await self.stream(request) }
+            } else {
+                head = try await stream(request)
+            }
+        } catch let error as DeadlineError {
+            if Task.isCancelled { throw HTTPTransportError(.cancelled, url: url) }
+            throw HTTPTransportError(.stalled(after: error.timeout), url: url)
+        } catch {
+            throw .from(error, url: url)
+        }
+        if httpSchemes.contains(scheme), !(head.0 is HTTPURLResponse) {
+            throw HTTPTransportError(.notHTTP, url: url)
+        }
+        return HTTPStreamedResponse(
+            response: head.0, body: HTTPResponseBody(pumping: head.1, idle: idle, on: clock, url: url))
+    }
+}
+
+/// When the last chunk of a watched body arrived.
+private final class LastArrival<Instant: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var instant: Instant
+
+    init(_ instant: Instant) {
+        self.instant = instant
+    }
+
+    func get() -> Instant {
+        lock.lock()
+        defer { lock.unlock() }
+        return instant
+    }
+
+    func set(_ instant: Instant) {
+        lock.lock()
+        self.instant = instant
+        lock.unlock()
+    }
+}
+
+/// A response whose body is still arriving, from
+/// ``HTTPTransport/stream(_:idleTimeout:on:allowing:)``.
+public struct HTTPStreamedResponse: Sendable {
+    /// The response: status and headers.
+    public let response: URLResponse
+    /// The body, read chunk by chunk.
+    public let body: HTTPResponseBody
+
+    /// The HTTP status, or `nil` for a response that is not an HTTP response (a `file:` URL the
+    /// caller opted in to).
+    public var statusCode: Int? { (response as? HTTPURLResponse)?.statusCode }
+
+    /// Creates a streamed response.
+    public init(response: URLResponse, body: HTTPResponseBody) {
+        self.response = response
+        self.body = body
+    }
+}
+
+/// A response body read as it arrives, whose failures are ``HTTPTransportError``s.
+///
+/// Iterate it with `for try await chunk in body`, or gather it with ``collect(upTo:)``. A body
+/// is read once. Ending the iteration early cancels the transfer; a calling task cancelled while
+/// it waits for a chunk gets ``HTTPTransportError/Kind/cancelled``, never a silently short body.
+public struct HTTPResponseBody: AsyncSequence, Sendable {
+    /// A chunk of the body.
+    public typealias Element = Data
+
+    private let chunks: HTTPBodyChunks
+    private let url: URL?
+    private let stop: @Sendable () -> Void
+
+    /// A body that forwards `upstream`, failing with ``HTTPTransportError/Kind/stalled(after:)``
+    /// (and cancelling the transfer) once `idle` passes on `clock` without a chunk.
+    ///
+    /// A pump task forwards the chunks and notes when each arrived; with an `idle` timeout, a
+    /// watchdog sleeps until the last arrival plus `idle` and fails the body if nothing came
+    /// meanwhile. The body's end (finished, failed, abandoned, stopped or cancelled) stops both,
+    /// and stopping the pump cancels `upstream`, whose transport then cancels the transfer.
+    init<C: Clock>(pumping upstream: HTTPBodyChunks, idle: Duration?, on clock: C, url: URL?)
+    where C.Duration == Duration {
+        let (output, continuation) = HTTPBodyChunks.makeStream()
+        let lastArrival = LastArrival(clock.now)
+        let pump = Task {
+            do {
+                for try await chunk in upstream {
+                    lastArrival.set(clock.now)
+                    continuation.yield(chunk)
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        let watchdog = idle.map { idle in
+            Task {
+                var deadline = lastArrival.get().advanced(by: idle)
+                while true {
+                    do {
+                        try await clock.sleep(until: deadline, tolerance: nil)
+                    } catch {
+                        return
+                    }
+                    let next = lastArrival.get().advanced(by: idle)
+                    if next <= clock.now {
+                        continuation.finish(throwing: HTTPTransportError(.stalled(after: idle), url: url))
+                        pump.cancel()
+                        return
+                    }
+                    deadline = next
+                }
+            }
+        }
+        continuation.onTermination = { _ in
+            pump.cancel()
+            watchdog?.cancel()
+        }
+        chunks = output
+        self.url = url
+        stop = { continuation.finish() }
+    }
+
+    /// Stops the transfer: the body ends here, and the transport's task is cancelled.
+    ///
+    /// Reading stops the same way when an iteration ends early (a `break` out of
+    /// `for try await`), when the body is dropped, or when the reading task is cancelled.
+    public func cancel() {
+        stop()
+    }
+
+    /// Reads the chunks in order.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate var base: HTTPBodyChunks.AsyncIterator
+        fileprivate let url: URL?
+        /// Stops the transfer when the last copy of the iterator goes away.
+        fileprivate let release: StopOnRelease
+
+        /// The next chunk, or `nil` at the end of the body.
+        ///
+        /// - Throws: ``HTTPTransportError``: the transfer failed, stalled or was cancelled.
+        public mutating func next() async throws(HTTPTransportError) -> Data? {
+            let chunk: Data?
+            do {
+                chunk = try await base.next()
+            } catch {
+                throw .from(error, url: url)
+            }
+            // A stream whose reader is cancelled ends quietly: say so instead.
+            if chunk == nil, Task.isCancelled { throw HTTPTransportError(.cancelled, url: url) }
+            return chunk
+        }
+    }
+
+    /// An iterator over the chunks.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: chunks.makeAsyncIterator(), url: url, release: StopOnRelease(stop))
+    }
+
+    /// The whole body, refusing one longer than `limit` bytes as soon as it passes the limit
+    /// (the transfer is then cancelled, and at most `limit` bytes plus one chunk were held).
+    ///
+    /// - Complexity: O(*n*) for an *n*-byte body.
+    /// - Throws: ``HTTPTransportError``; of kind ``HTTPTransportError/Kind/bodyTooLarge(limit:)``
+    ///   past the limit.
+    public func collect(upTo limit: Int) async throws(HTTPTransportError) -> Data {
+        var data = Data()
+        var iterator = makeAsyncIterator()
+        while let chunk = try await iterator.next() {
+            guard chunk.count <= limit - data.count else {
+                cancel()
+                throw HTTPTransportError(.bodyTooLarge(limit: limit), url: url)
+            }
+            data.append(chunk)
+        }
+        return data
+    }
+}
+
+/// Calls its closure when released: an iteration that ends early stops its transfer.
+private final class StopOnRelease: Sendable {
+    private let stop: @Sendable () -> Void
+
+    init(_ stop: @escaping @Sendable () -> Void) {
+        self.stop = stop
+    }
+
+    deinit {
+        stop()
+    }
+}
