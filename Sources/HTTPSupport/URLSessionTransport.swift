@@ -128,7 +128,10 @@ final class StreamingSession: @unchecked Sendable {
         let task = currentSession().dataTask(with: request)
         let box = TaskBox()
         let (chunks, body) = HTTPBodyChunks.makeStream()
-        body.onTermination = { _ in box.cancel() }
+        // A body abandoned by its reader stops the task; one that finished needs nothing.
+        body.onTermination = { termination in
+            if case .cancelled = termination { box.cancel() }
+        }
         let response = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (head: CheckedContinuation<URLResponse, any Error>) in
                 router.register(task.taskIdentifier, head: head, body: body)
@@ -137,7 +140,10 @@ final class StreamingSession: @unchecked Sendable {
         } onCancel: {
             box.cancel()
         }
-        if box.wasCancelled { throw CancellationError() }
+        if Task.isCancelled {
+            box.cancel()
+            throw CancellationError()
+        }
         return (response, chunks)
     }
 }

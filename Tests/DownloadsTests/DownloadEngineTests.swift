@@ -234,15 +234,15 @@ struct DownloadEngineTests {
         #expect(files(in: folder).isEmpty)
     }
 
-    @Test("a server that drips a part slower than the part timeout times out, is retried, then fails")
+    @Test("a server that sends nothing for longer than the idle timeout stalls, is retried, then fails")
     func slowDrip() async throws {
         let drip = URL(literal: "https://cdn.example/drip.ts")
-        // The whole answer takes ten minutes to arrive: a drip, as the transport sees it.
+        // No byte for ten minutes.
         transport.stub(drip, reply: .resource(resource, latency: .seconds(600)))
         let transport = transport
         let engine = DownloadEngine(
             concurrency: 1, retry: RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(1), jitter: 0),
-            partTimeout: .seconds(30), clock: clock, randomUnit: { 0 }, transport: transport)
+            idleTimeout: .seconds(30), clock: clock, randomUnit: { 0 }, transport: transport)
         let job = engine.start([DownloadPart(url: drip)], to: temporaryFolder().appendingPathComponent("d.ts"))
         // The first deadline at 30 s, the backoff until 31 s, the second deadline at 61 s.
         let start = clock.now
@@ -260,7 +260,7 @@ struct DownloadEngineTests {
             }
             #expect(error.part == 0)
             #expect(error.url == drip)
-            #expect(failure.kind == .timedOut(after: .seconds(30)))
+            #expect(failure.kind == .stalled(after: .seconds(30)))
         }
         // Two attempts, each given up after 30 s of the ten-minute drip.
         #expect(transport.requests.count == 2)

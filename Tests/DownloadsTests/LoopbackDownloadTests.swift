@@ -22,7 +22,7 @@ struct LoopbackDownloadTests {
     func engine(timeout: Duration = .seconds(10)) -> DownloadEngine<ContinuousClock> {
         DownloadEngine(
             concurrency: 2, retry: RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(1), jitter: 0),
-            partTimeout: timeout, clock: ContinuousClock(),
+            idleTimeout: timeout, clock: ContinuousClock(),
             transport: URLSessionTransport(session: URLSession(configuration: .ephemeral)))
     }
 

@@ -189,7 +189,7 @@ struct MediaDownloaderTests {
         let text = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n"
         transport.stub(url, reply: .response(status: 200, body: Data(text.utf8), latency: .seconds(600)))
         let transport = transport
-        let engine = DownloadEngine(partTimeout: .seconds(30), clock: clock, transport: transport)
+        let engine = DownloadEngine(idleTimeout: .seconds(30), clock: clock, transport: transport)
         let start = clock.now
         async let plan = MediaDownloader(engine: engine).planHLSAudio(from: url)
         await clock.waitForSleeper(until: start.advanced(by: .seconds(30)))

@@ -13,10 +13,16 @@ public import HTTPSupport
 ///   only started within `concurrency + 1` parts of the first unwritten one, so at most
 ///   (N + 1) × the largest part is ever held in memory, whatever the list's length.
 /// - **Concurrency.** Never more than ``concurrency`` transfers are in flight.
-/// - **Slow servers.** With a ``partTimeout`` (2 minutes in the `URLSession` initializer), each
-///   attempt at a part must finish within it on the injected clock; a server that drips bytes
-///   slower than that times out like a lost connection and is retried. ``MediaDownloader``'s
-///   playlist fetches are held to the same deadline.
+/// - **Streaming.** Bodies are read as they arrive: the status and headers are checked before
+///   any byte of the body (an error page is never read), a `200` to a range request is sliced
+///   while it streams and its transfer stopped after the range, and a part without a range
+///   longer than ``maximumPartByteCount`` is refused at the cap. Progress reports carry
+///   ``DownloadProgress/bytesReceived`` as bytes arrive, at most every 100 ms on the clock.
+/// - **Slow servers.** With an ``idleTimeout`` (2 minutes in the `URLSession` initializer), no
+///   more than that may pass on the injected clock without a byte (for the headers, then
+///   between chunks); a server that stops sending fails like a lost connection and is retried,
+///   while a slow but steady one finishes however long it takes. ``MediaDownloader``'s
+///   playlist fetches and size probes are held to the same idle timeout.
 /// - **Failures.** Timeouts, connection losses and 5xx answers are retried with exponential
 ///   backoff and jitter on the injected clock; a 4xx, or a body of the wrong length or range,
 ///   fails with a ``DownloadError`` naming the part. A `200 OK` to a range request (a server
@@ -34,13 +40,18 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     public let concurrency: Int
     /// How transient failures are retried.
     public let retry: RetryPolicy
-    /// The longest one attempt at one part may take, however slowly its bytes arrive; `nil`
-    /// leaves timing to the transport.
-    public let partTimeout: Duration?
+    /// The longest a transfer may go without a byte (the headers, then each next chunk), on the
+    /// engine's clock; `nil` leaves timing to the transport.
+    public let idleTimeout: Duration?
     /// The URL schemes the engine fetches: `http` and `https` unless the app opts in to more.
     /// A part or playlist with any other scheme (`file:` from a hostile catalog, say) fails with
     /// a ``DownloadError`` of kind ``DownloadError/Kind/transport(_:)`` before it is sent.
     public let allowedSchemes: Set<String>
+    /// The most bytes one part may have when it has no byte range (a segment, a playlist, a
+    /// file from a server that ignores ranges): a longer body stops the transfer with a
+    /// ``DownloadError`` of kind ``DownloadError/Kind/tooLarge(bytes:limit:)``. 512 MiB by
+    /// default.
+    public let maximumPartByteCount: UInt64
     let clock: C
     let transport: any HTTPTransport
     let randomUnit: @Sendable () -> Double
@@ -50,21 +61,24 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// - Parameters:
     ///   - concurrency: The most transfers in flight (at least 1; 2 by default).
     ///   - retry: How transient failures are retried.
-    ///   - partTimeout: The longest one attempt at one part may take; `nil` (the default here)
+    ///   - idleTimeout: The longest a transfer may go without a byte; `nil` (the default here)
     ///     leaves timing to the transport.
     ///   - clock: The clock backoff delays and timeouts are measured on.
     ///   - randomUnit: A random number in `0..<1` for backoff jitter.
     ///   - allowedSchemes: The URL schemes fetched (`http` and `https`); others only by opting in.
+    ///   - maximumPartByteCount: The most bytes a part without a byte range may have (512 MiB).
     ///   - transport: Sends the requests (``URLSessionTransport`` in the convenience initializer).
     public init(
-        concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), partTimeout: Duration? = nil, clock: C,
+        concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), idleTimeout: Duration? = nil, clock: C,
         randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        allowedSchemes: Set<String> = ["http", "https"], transport: any HTTPTransport
+        allowedSchemes: Set<String> = ["http", "https"], maximumPartByteCount: UInt64 = 512 << 20,
+        transport: any HTTPTransport
     ) {
+        self.maximumPartByteCount = max(1, maximumPartByteCount)
         self.allowedSchemes = Set(allowedSchemes.map { $0.lowercased() })
         self.concurrency = max(1, concurrency)
         self.retry = retry
-        self.partTimeout = partTimeout.map { max($0, .zero) }
+        self.idleTimeout = idleTimeout.map { max($0, .zero) }
         self.clock = clock
         self.randomUnit = randomUnit
         self.transport = transport
@@ -144,12 +158,13 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     ) async throws -> DownloadResult {
         let validators = Validators(file: files.validatorsURL)
         /// This run's progress as the whole job's.
-        func report(written: UInt64, completed: Int, expected: UInt64?) {
+        @Sendable func report(written: UInt64, completed: Int, expected: UInt64?, inFlight: UInt64 = 0) {
             let whole = phase.totalParts != nil
             job.report(
                 DownloadProgress(
                     bytesWritten: phase.bytesBefore + written, partsCompleted: phase.partsBefore + completed,
-                    partCount: phase.totalParts ?? parts.count, bytesExpected: whole ? nil : expected))
+                    partCount: phase.totalParts ?? parts.count, bytesExpected: whole ? nil : expected,
+                    bytesReceived: phase.bytesBefore + written + inFlight))
         }
         let destination = files.destination
         var journal = try files.openJournal()
@@ -178,8 +193,13 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         var peak: UInt64 = 0
         var fetched = 0
         report(written: written, completed: completed.count, expected: expected)
+        let reportedExpected = expected
+        let meter = ByteMeter(clock: clock, written: written, completed: completed.count) {
+            written, completed, inFlight in
+            report(written: written, completed: completed, expected: reportedExpected, inFlight: inFlight)
+        }
 
-        try await withThrowingTaskGroup(of: (Int, Data).self) { group in
+        try await withThrowingTaskGroup(of: (Int, Data, UInt64).self) { group in
             var inFlight = 0
             func startMore() {
                 while inFlight < concurrency, let index = pending.last {
@@ -188,14 +208,17 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     pending.removeLast()
                     inFlight += 1
                     group.addTask {
-                        var data = try await fetchWithRetry(parts[index], index: index, validators: validators)
+                        var data = try await fetchWithRetry(
+                            parts[index], index: index, validators: validators, meter: meter)
+                        let fetched = UInt64(data.count)
                         if let transform { data = try await transform(data, index) }
-                        return (index, data)
+                        return (index, data, fetched)
                     }
                 }
             }
             startMore()
-            while let (index, data) = try await group.next() {
+            var fetchedSizes: [Int: UInt64] = [:]
+            while let (index, data, fetchedSize) = try await group.next() {
                 inFlight -= 1
                 fetched += 1
                 buffered += UInt64(data.count)
@@ -206,18 +229,22 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     try journal.record(index, length: UInt64(data.count))
                     completed.insert(index)
                     written += UInt64(data.count)
+                    meter.settle(fetched: fetchedSize, written: written, completed: completed.count)
                 } else {
                     buffer[index] = data
+                    fetchedSizes[index] = fetchedSize
                     while let ready = buffer.removeValue(forKey: nextToWrite) {
                         try files.write(ready, at: written, to: handle)
                         buffered -= UInt64(ready.count)
                         try journal.record(nextToWrite, length: UInt64(ready.count))
                         completed.insert(nextToWrite)
                         written += UInt64(ready.count)
+                        meter.settle(
+                            fetched: fetchedSizes.removeValue(forKey: nextToWrite) ?? 0, written: written,
+                            completed: completed.count)
                         nextToWrite += 1
                     }
                 }
-                report(written: written, completed: completed.count, expected: expected)
                 startMore()
             }
         }
@@ -226,29 +253,50 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Fetches a part, retrying transient failures with backoff on the engine's clock.
-    func fetchWithRetry(_ part: DownloadPart, index: Int, validators: Validators? = nil) async throws -> Data {
+    func fetchWithRetry(
+        _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil
+    ) async throws -> Data {
         try await retry.run(
             on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true },
             serverDelay: { ($0 as? DownloadError)?.retryAfter },
-            operation: { _ in try await fetch(part, index: index, validators: validators) })
+            operation: { _ in try await fetch(part, index: index, validators: validators, meter: meter) })
     }
 
-    /// Sends one request, under ``partTimeout`` when `timed`, and types its failure.
+    /// Sends one request (a playlist or a probe) under ``idleTimeout``, reads a successful body
+    /// up to ``maximumPartByteCount``, stops an error's body unread, and types the failure.
     ///
     /// - Parameter part: The part the request fetches, or `nil` for a playlist.
     /// - Throws: ``DownloadError/Kind/transport(_:)`` naming the part, or `CancellationError`.
-    func send(_ request: URLRequest, part: Int?, timed: Bool = true) async throws -> (Data, URLResponse) {
+    func send(_ request: URLRequest, part: Int?) async throws -> (Data, URLResponse) {
         do {
-            return try await transport.send(
-                request, timeout: timed ? partTimeout : nil, on: clock, allowing: allowedSchemes)
+            let streamed = try await transport.stream(
+                request, idleTimeout: idleTimeout, on: clock, allowing: allowedSchemes)
+            let status = streamed.statusCode ?? 200
+            // An error page's body is not needed: stop its transfer.
+            guard (200..<300).contains(status) else {
+                streamed.body.cancel()
+                return (Data(), streamed.response)
+            }
+            let limit = Int(clamping: maximumPartByteCount)
+            return (try await streamed.body.collect(upTo: limit), streamed.response)
         } catch {
-            if error.kind == .cancelled { throw CancellationError() }
-            throw DownloadError(.transport(error), part: part, url: request.url)
+            if case .bodyTooLarge(let limit) = error.kind {
+                throw DownloadError(
+                    .tooLarge(bytes: UInt64(limit) + 1, limit: UInt64(limit)), part: part, url: request.url)
+            }
+            throw Self.typed(error, part: part, url: request.url)
         }
     }
 
-    /// One attempt at a part.
-    func fetch(_ part: DownloadPart, index: Int, validators: Validators? = nil) async throws -> Data {
+    /// One attempt at a part, its body read as it streams.
+    ///
+    /// The status and headers are checked before any of the body is read: an error status or a
+    /// `206` for other bytes stops the transfer at once. A `200` to a range request is sliced
+    /// while it streams, and the transfer stops once the range has arrived. A body longer than
+    /// its range, or than ``maximumPartByteCount`` when it has none, stops there too.
+    func fetch(
+        _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil
+    ) async throws -> Data {
         if let range = part.byteRange, range.length == 0 { return Data() }
         var request = URLRequest(url: part.url)
         let known = validators?.validator(for: part.url)
@@ -258,14 +306,25 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             // are kept; otherwise the server sends it whole, and the download starts over.
             if let known { request.setValue(known, forHTTPHeaderField: "If-Range") }
         }
-        let (data, response) = try await send(request, part: index)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 200
+        let streamed: HTTPStreamedResponse
+        do {
+            streamed = try await transport.stream(
+                request, idleTimeout: idleTimeout, on: clock, allowing: allowedSchemes)
+        } catch {
+            throw Self.typed(error, part: index, url: part.url)
+        }
+        let response = streamed.response
+        let status = streamed.statusCode ?? 200
+        defer { streamed.body.cancel() }
         if let validators {
             try validators.check(response, for: part.url)
             if status == 200, part.byteRange != nil, let known {
                 throw Validators.Changed(url: part.url, was: known, now: "a whole new representation")
             }
         }
+        // Which bytes of the body are the part's: `skip` bytes, then at most `take`.
+        let skip: UInt64
+        let take: UInt64
         switch (status, part.byteRange) {
         case (206, let range?):
             // RFC 9110 §15.3.7.1: a single-part 206 carries a Content-Range naming the bytes it
@@ -278,21 +337,12 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     .wrongRange(expected: range.httpRangeHeader, received: header ?? "no Content-Range"),
                     part: index, url: part.url)
             }
-            guard UInt64(data.count) == range.length else {
-                throw DownloadError(
-                    .wrongLength(expected: range.length, received: UInt64(data.count)), part: index, url: part.url)
-            }
-            return data
+            (skip, take) = (0, range.length)
         case (200, let range?):
-            // The server ignored the range and sent the whole resource: take the slice.
-            guard UInt64(data.count) >= range.end else {
-                throw DownloadError(
-                    .wrongLength(expected: range.end, received: UInt64(data.count)), part: index, url: part.url)
-            }
-            let start = data.startIndex + Int(range.offset)
-            return data.subdata(in: start..<(start + Int(range.length)))
+            // The server ignored the range and sends the whole resource: take the slice.
+            (skip, take) = (range.offset, range.length)
         case (200, nil):
-            return data
+            (skip, take) = (0, maximumPartByteCount)
         case (206, nil):
             throw DownloadError(
                 .wrongRange(expected: "the whole resource", received: "206 Partial Content"), part: index,
@@ -302,6 +352,124 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             error.retryAfter = (response as? HTTPURLResponse)?.retryAfter
             throw error
         }
+        var data = Data()
+        var seen: UInt64 = 0
+        var iterator = streamed.body.makeAsyncIterator()
+        do {
+            while UInt64(data.count) < take, let chunk = try await iterator.next() {
+                let start = seen
+                seen += UInt64(chunk.count)
+                guard seen > skip else { continue }
+                let from = start < skip ? Int(skip - start) : 0
+                let wanted = take - UInt64(data.count)
+                let available = UInt64(chunk.count - from)
+                if available > wanted, status == 206 || part.byteRange == nil {
+                    // More than the range, or than any part may be: refuse, not truncate.
+                    guard part.byteRange == nil else {
+                        throw DownloadError(
+                            .wrongLength(expected: take, received: seen), part: index, url: part.url)
+                    }
+                    throw DownloadError(.tooLarge(bytes: seen, limit: take), part: index, url: part.url)
+                }
+                let used = Int(min(available, wanted))
+                let slice = chunk[(chunk.startIndex + from)..<(chunk.startIndex + from + used)]
+                data.append(slice)
+                meter?.received(UInt64(used))
+            }
+            // A 206 must end where its range ends, and a whole body within the cap.
+            if status == 206 || part.byteRange == nil, UInt64(data.count) == take,
+                let extra = try await iterator.next(), !extra.isEmpty
+            {
+                let received = take + UInt64(extra.count)
+                throw DownloadError(
+                    part.byteRange == nil
+                        ? .tooLarge(bytes: received, limit: take) : .wrongLength(expected: take, received: received),
+                    part: index, url: part.url)
+            }
+        } catch let error as HTTPTransportError {
+            meter?.received(-Int64(data.count))
+            throw Self.typed(error, part: index, url: part.url)
+        } catch {
+            meter?.received(-Int64(data.count))
+            throw error
+        }
+        guard part.byteRange == nil || UInt64(data.count) == take else {
+            meter?.received(-Int64(data.count))
+            let expected = status == 200 ? skip + take : take
+            throw DownloadError(
+                .wrongLength(expected: expected, received: status == 200 ? seen : UInt64(data.count)), part: index,
+                url: part.url)
+        }
+        return data
+    }
+
+    /// A transport failure as the engine reports it: a cancellation stays one.
+    static func typed(_ error: HTTPTransportError, part: Int?, url: URL?) -> any Error {
+        if error.kind == .cancelled { return CancellationError() }
+        return DownloadError(.transport(error), part: part, url: url)
+    }
+}
+
+/// Counts the bytes of parts in flight, and reports the job's progress from them at most every
+/// ``interval`` on the engine's clock, so a screen sees bytes as they arrive at a steady rate.
+final class ByteMeter<C: Clock>: @unchecked Sendable where C.Duration == Duration {
+    /// The shortest time between two reports of bytes in flight.
+    static var interval: Duration { .milliseconds(100) }
+
+    private let lock = NSLock()
+    private let clock: C
+    private var inFlight: Int64 = 0
+    private var written: UInt64
+    private var completed: Int
+    private var lastReport: C.Instant?
+    private let publish: @Sendable (_ written: UInt64, _ completed: Int, _ inFlight: UInt64) -> Void
+
+    /// A meter that calls `publish` with the bytes written, the parts completed and the bytes
+    /// in flight, when a report is due.
+    init(
+        clock: C, written: UInt64, completed: Int,
+        publish: @escaping @Sendable (_ written: UInt64, _ completed: Int, _ inFlight: UInt64) -> Void
+    ) {
+        self.clock = clock
+        self.written = written
+        self.completed = completed
+        self.publish = publish
+    }
+
+    /// Publishes that a part fetched as `fetched` bytes is written: `written` bytes and
+    /// `completed` parts in all now.
+    func settle(fetched: UInt64, written: UInt64, completed: Int) {
+        lock.lock()
+        inFlight -= Int64(clamping: fetched)
+        self.written = written
+        self.completed = completed
+        let total = UInt64(max(0, inFlight))
+        lock.unlock()
+        publish(written, completed, total)
+    }
+
+    /// The bytes in flight now.
+    var bytesInFlight: UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return UInt64(max(0, inFlight))
+    }
+
+    /// Adds `bytes` received (negative for the bytes of a part that failed or was written).
+    func received(_ bytes: Int64) {
+        let now = clock.now
+        lock.lock()
+        inFlight += bytes
+        let due = bytes > 0 && lastReport.map { $0.duration(to: now) >= Self.interval } ?? true
+        if due { lastReport = now }
+        let total = UInt64(max(0, inFlight))
+        let (written, completed) = (self.written, self.completed)
+        lock.unlock()
+        if due { publish(written, completed, total) }
+    }
+
+    func received(_ bytes: UInt64) {
+        received(Int64(clamping: bytes))
     }
 }
 
@@ -311,14 +479,14 @@ extension DownloadEngine where C == ContinuousClock {
     /// - Parameters:
     ///   - concurrency: The most transfers in flight (at least 1; 2 by default).
     ///   - retry: How transient failures are retried.
-    ///   - partTimeout: The longest one attempt at one part may take (2 minutes).
+    ///   - idleTimeout: The longest a transfer may go without a byte (2 minutes).
     ///   - session: The session requests go through.
     public init(
-        concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), partTimeout: Duration? = .seconds(120),
+        concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), idleTimeout: Duration? = .seconds(120),
         session: URLSession = .shared
     ) {
         self.init(
-            concurrency: concurrency, retry: retry, partTimeout: partTimeout, clock: ContinuousClock(),
+            concurrency: concurrency, retry: retry, idleTimeout: idleTimeout, clock: ContinuousClock(),
             transport: URLSessionTransport(session: session))
     }
 }

@@ -13,18 +13,26 @@ public struct DownloadProgress: Hashable, Sendable {
     public var partCount: Int
     /// The total size, when every part's size is known in advance.
     public var bytesExpected: UInt64?
+    /// Bytes received so far: those written plus those of parts still arriving or waiting to be
+    /// written. Reported as bytes arrive, at most every 100 ms on the engine's clock, so it
+    /// moves steadily within a part; it can step back when a part's transfer fails and is
+    /// retried.
+    public var bytesReceived: UInt64
 
-    /// Creates a progress report.
-    public init(bytesWritten: UInt64, partsCompleted: Int, partCount: Int, bytesExpected: UInt64?) {
+    /// Creates a progress report; `bytesReceived` is `bytesWritten` when not given.
+    public init(
+        bytesWritten: UInt64, partsCompleted: Int, partCount: Int, bytesExpected: UInt64?, bytesReceived: UInt64? = nil
+    ) {
         self.bytesWritten = bytesWritten
         self.partsCompleted = partsCompleted
         self.partCount = partCount
         self.bytesExpected = bytesExpected
+        self.bytesReceived = max(bytesReceived ?? bytesWritten, bytesWritten)
     }
 
-    /// The share done, 0…1: by bytes when the size is known, by parts otherwise.
+    /// The share done, 0…1: by bytes received when the size is known, by parts otherwise.
     public var fraction: Double {
-        if let expected = bytesExpected, expected > 0 { return min(1, Double(bytesWritten) / Double(expected)) }
+        if let expected = bytesExpected, expected > 0 { return min(1, Double(bytesReceived) / Double(expected)) }
         return partCount > 0 ? Double(partsCompleted) / Double(partCount) : 0
     }
 }
@@ -55,8 +63,9 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case wrongRange(expected: String, received: String)
         /// A part's byte range, or the parts' total size, does not fit in 2⁶⁴ bytes.
         case rangeTooLarge
-        /// The server announced a file of `bytes` bytes, more than the `limit` the download
-        /// accepts; nothing was planned or written.
+        /// The server announced or sent `bytes` bytes (a file's size, or a part's body so far),
+        /// more than the `limit` the download accepts; the transfer stopped there and nothing
+        /// of it was written.
         case tooLarge(bytes: UInt64, limit: UInt64)
         /// The remote resource changed (another `ETag` or `Last-Modified`) during a download that
         /// had already started over once because it had changed.
@@ -118,7 +127,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .wrongLength(let expected, let received): "expected \(expected) bytes, received \(received)"
             case .wrongRange(let expected, let received): "asked for \(expected), got \(received)"
             case .rangeTooLarge: "the byte range ends past 2⁶⁴ bytes"
-            case .tooLarge(let bytes, let limit): "the server announced \(bytes) bytes, more than the \(limit) accepted"
+            case .tooLarge(let bytes, let limit):
+                "the server announced or sent \(bytes) bytes, more than the \(limit) accepted"
             case .remoteChanged(let was, let now): "the remote file changed (\(was), then \(now)) while downloading"
             case .transport(let error): "\(error)"
             case .file(let operation, let reason): "could not \(operation): \(reason)"

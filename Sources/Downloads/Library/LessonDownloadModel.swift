@@ -57,7 +57,7 @@ public final class LessonDownloadModel {
         let library = library
         let states = library.updates
         let reports = library.progressUpdates
-        if let progress = await library.progress(of: id) { bytes = (progress.bytesWritten, progress.bytesExpected) }
+        if let progress = await library.progress(of: id) { bytes = (progress.bytesReceived, progress.bytesExpected) }
         show(await library.state(of: id))
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -112,10 +112,11 @@ public final class LessonDownloadModel {
     }
 
     private func show(_ progress: DownloadProgress) {
-        bytes = (progress.bytesWritten, progress.bytesExpected)
+        bytes = (progress.bytesReceived, progress.bytesExpected)
         if case .downloading = phase {
             phase = .downloading(
-                fraction: progress.fraction, bytesWritten: progress.bytesWritten, bytesExpected: progress.bytesExpected)
+                fraction: progress.fraction, bytesWritten: progress.bytesReceived, bytesExpected: progress.bytesExpected
+            )
         }
     }
 }

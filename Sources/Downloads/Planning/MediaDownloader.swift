@@ -236,8 +236,9 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             // Probe with the first byte: a 206 reveals the size; a 200 means ranges are ignored.
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-0", forHTTPHeaderField: "Range")
-            // Not timed: a server that ignores ranges sends the whole file in answer to the probe.
-            let answer = try await engine.send(probe, part: 0, timed: false)
+            // A server that ignores ranges sends the whole file in answer to the probe: it is read
+            // up to the engine's part cap, under the idle timeout.
+            let answer = try await engine.send(probe, part: 0)
             return try await fileRun(
                 from: url, to: destination, chunkSize: chunkSize, maximumByteCount: maximumByteCount, probe: answer,
                 job: job)
@@ -322,7 +323,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         DownloadJob { job in
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-1023", forHTTPHeaderField: "Range")
-            let answer = try await engine.send(probe, part: 0, timed: false)
+            let answer = try await engine.send(probe, part: 0)
             guard Self.isPlaylist(answer.0, response: answer.1, url: url) else {
                 return try await fileRun(from: url, to: destination, chunkSize: 4 << 20, probe: answer, job: job)
             }

@@ -1,0 +1,112 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("DownloadEngine reads bodies as they stream")
+struct StreamingDownloadTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let url = URL(literal: "https://cdn.example/lesson.mp4")
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+    }
+
+    func engine(idleTimeout: Duration? = .seconds(30), maximumPartByteCount: UInt64 = 512 << 20) -> DownloadEngine<
+        ManualClock
+    > {
+        DownloadEngine(
+            concurrency: 1, retry: .none, idleTimeout: idleTimeout, clock: clock, randomUnit: { 0 },
+            maximumPartByteCount: maximumPartByteCount, transport: transport)
+    }
+
+    static func chunks(_ count: Int, size: Int = 1_000) -> [Data] {
+        (0..<count).map { Data(repeating: UInt8($0 + 1), count: size) }
+    }
+
+    /// Yields until `condition` holds, for at most 100,000 turns (no real sleeping).
+    func settle(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<100_000 where !condition() { await Task.yield() }
+        return condition()
+    }
+
+    @Test("progress moves by bytes while one part arrives, not once per part")
+    func byteProgress() async throws {
+        let body = Self.chunks(4).reduce(Data(), +)
+        transport.stub(url, reply: .chunked(status: 200, chunks: Self.chunks(4), gap: .seconds(1)))
+        let job = engine().start([DownloadPart(url: url)], to: temporaryFolder().appendingPathComponent("a.mp4"))
+        var updates = job.progress.makeAsyncIterator()
+        #expect(await updates.next()?.bytesReceived == 0)
+        for index in 1...4 {
+            await clock.waitForSleepers(count: 2)
+            clock.advance(by: .seconds(1))
+            let progress = try #require(await updates.next())
+            // The bytes arrive while the part is still incomplete.
+            #expect(progress.bytesReceived == UInt64(index * 1_000))
+            #expect(progress.bytesWritten == 0)
+            #expect(progress.partsCompleted == 0)
+        }
+        let written = try #require(await updates.next())
+        #expect(written.bytesWritten == 4_000)
+        #expect(written.bytesReceived == 4_000)
+        #expect(written.partsCompleted == 1)
+        let result = try await job.result()
+        #expect(try Data(contentsOf: result.file) == body)
+    }
+
+    @Test("a slow but steady part longer than the idle timeout finishes")
+    func slowButSteady() async throws {
+        transport.stub(url, reply: .chunked(status: 200, chunks: Self.chunks(10), gap: .seconds(20)))
+        let job = engine().start([DownloadPart(url: url)], to: temporaryFolder().appendingPathComponent("b.mp4"))
+        for _ in 0..<10 {
+            await clock.waitForSleepers(count: 2)
+            clock.advance(by: .seconds(20))
+        }
+        let result = try await job.result()
+        #expect(result.byteCount == 10_000)
+        #expect(clock.now.offset == .seconds(200))
+    }
+
+    @Test(
+        "RFC 9110 §15.3.1: a 200 to a range request is sliced while it streams, and its transfer stops after the range")
+    func rangeIgnoredSlicedWhileStreaming() async throws {
+        // The server sends the whole resource and would then never end: only stopping after the
+        // range lets the part finish.
+        transport.stub(url, reply: .chunked(status: 200, chunks: Self.chunks(5), gap: .zero, stallsAtEnd: true))
+        let part = DownloadPart(url: url, byteRange: ByteRange(length: 1_500, offset: 1_200))
+        let result = try await engine(idleTimeout: nil).download(
+            [part], to: temporaryFolder().appendingPathComponent("c.mp4"))
+        let whole = Self.chunks(5).reduce(Data(), +)
+        #expect(try Data(contentsOf: result.file) == whole[1_200..<2_700])
+        #expect(await settle { transport.abandonedStreams == 1 })
+    }
+
+    @Test("a part longer than maximumPartByteCount stops at the cap with tooLarge")
+    func partCap() async throws {
+        transport.stub(url, reply: .chunked(status: 200, chunks: Self.chunks(5), gap: .zero, stallsAtEnd: true))
+        let destination = temporaryFolder().appendingPathComponent("d.mp4")
+        await #expect(throws: DownloadError(.tooLarge(bytes: 3_000, limit: 2_500), part: 0, url: url)) {
+            try await engine(idleTimeout: nil, maximumPartByteCount: 2_500).download(
+                [DownloadPart(url: url)], to: destination)
+        }
+        #expect(await settle { transport.abandonedStreams == 1 })
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    @Test("an error status is refused before its body is read", arguments: [404, 410, 416])
+    func errorBodyNotRead(status: Int) async throws {
+        transport.stub(
+            url, reply: .chunked(status: status, chunks: Self.chunks(3), gap: .seconds(1), stallsAtEnd: true))
+        await #expect(throws: DownloadError(.httpStatus(status), part: 0, url: url)) {
+            try await engine().download([DownloadPart(url: url)], to: temporaryFolder().appendingPathComponent("e.mp4"))
+        }
+        #expect(await settle { transport.abandonedStreams == 1 })
+        #expect(clock.now.offset == .zero)
+    }
+}
