@@ -110,3 +110,35 @@ struct StreamingDownloadTests {
         #expect(clock.now.offset == .zero)
     }
 }
+
+@Suite("One download at a time per destination")
+struct DestinationOwnershipTests {
+    @Test("tap, cancel, tap again: the cancelled job never removes or writes the new job's files", arguments: 0..<20)
+    func tapCancelTap(round: Int) async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let url = try #require(URL(string: "https://cdn.example/lesson-\(round).mp4"))
+        let resource = Data((0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ round) })
+        // The first job's first request hangs; every later request is answered at once.
+        transport.stub(url, replies: [.resource(resource, latency: .seconds(5)), .resource(resource)])
+        let engine = DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport)
+        let parts = (0..<3).map {
+            DownloadPart(url: url, byteRange: ByteRange(length: 10_000, offset: UInt64($0) * 10_000))
+        }
+        let folder = temporaryFolder()
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let first = engine.start(parts, to: destination)
+        await clock.waitForSleepers(count: 1)
+        first.cancel()
+        let second = engine.start(parts, to: destination)
+        do {
+            _ = try await first.result()
+            Issue.record("the cancelled job finished")
+        } catch {
+            #expect(error == DownloadError(.cancelled))
+        }
+        let result = try await second.result()
+        #expect(try Data(contentsOf: result.file) == resource)
+        #expect(files(in: folder) == ["lesson.mp4"])
+    }
+}

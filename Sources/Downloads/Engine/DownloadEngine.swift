@@ -130,6 +130,10 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             total = sum
         }
         let files = StagingFiles(destination: destination, parts: parts)
+        // One run at a time per destination: a cancelled run finishes its clean-up first.
+        let key = destination.standardizedFileURL.path
+        try await DestinationLocks.shared.acquire(key)
+        defer { DestinationLocks.shared.release(key) }
         do {
             do {
                 return try await runKeepingFiles(parts, files: files, transform: transform, job: job, phase: phase)
@@ -226,7 +230,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 if positioned {
                     try files.write(data, at: offsets[index], to: handle)
                     buffered -= UInt64(data.count)
-                    try journal.record(index, length: UInt64(data.count))
+                    try journal.record(index, length: UInt64(data.count), flushing: handle)
                     completed.insert(index)
                     written += UInt64(data.count)
                     meter.settle(fetched: fetchedSize, written: written, completed: completed.count)
@@ -236,7 +240,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     while let ready = buffer.removeValue(forKey: nextToWrite) {
                         try files.write(ready, at: written, to: handle)
                         buffered -= UInt64(ready.count)
-                        try journal.record(nextToWrite, length: UInt64(ready.count))
+                        try journal.record(nextToWrite, length: UInt64(ready.count), flushing: handle)
                         completed.insert(nextToWrite)
                         written += UInt64(ready.count)
                         meter.settle(

@@ -153,14 +153,26 @@ struct StagingFiles: Sendable {
 }
 
 /// The journal of parts written.
+///
+/// A line is written only after the part's bytes are flushed to stable storage, and is itself
+/// flushed before the next part is trusted to it, so after a power loss the journal never
+/// vouches for bytes that are not on disk (the order SQLite's rollback journal keeps).
 struct Journal {
     let handle: FileHandle
     var completed: Set<Int>
     var bytesWritten: UInt64
 
-    mutating func record(_ index: Int, length: UInt64) throws {
+    /// Records that part `index`, `length` bytes, is written: flushes `staging`, then appends
+    /// the line and flushes the journal.
+    mutating func record(_ index: Int, length: UInt64, flushing staging: FileHandle) throws {
+        do {
+            try staging.synchronize()
+        } catch {
+            throw DownloadError(.file(operation: "flush", reason: error.localizedDescription), path: "staging file")
+        }
         do {
             try handle.write(contentsOf: Data("\(index) \(length)\n".utf8))
+            try handle.synchronize()
         } catch {
             throw DownloadError(
                 .file(operation: "record progress in", reason: error.localizedDescription), path: "journal")
