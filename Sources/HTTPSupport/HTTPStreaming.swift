@@ -248,3 +248,39 @@ private final class StopOnRelease: Sendable {
         stop()
     }
 }
+
+extension HTTPTransport {
+    /// Sends `request` and reads a successful body of at most `limit` bytes as it streams,
+    /// within `timeout` for the whole exchange: ``send(_:timeout:on:allowing:)`` with a cap
+    /// on the body that is enforced before the bytes past it are held.
+    ///
+    /// The body of a response whose status is not 2xx is not read (its transfer is stopped)
+    /// and comes back empty: the status is what the caller acts on.
+    ///
+    /// - Throws: ``HTTPTransportError``; of kind ``HTTPTransportError/Kind/bodyTooLarge(limit:)``
+    ///   past the limit, ``HTTPTransportError/Kind/timedOut(after:)`` past the timeout.
+    public func send<C: Clock>(
+        _ request: URLRequest, timeout: Duration?, limit: Int, on clock: C,
+        allowing schemes: Set<String> = ["http", "https"]
+    ) async throws(HTTPTransportError) -> (Data, URLResponse) where C.Duration == Duration {
+        let operation = { @Sendable () async throws -> (Data, URLResponse) in
+            let streamed = try await self.stream(request, idleTimeout: nil, on: clock, allowing: schemes)
+            if let status = streamed.statusCode, !(200..<300).contains(status) {
+                streamed.body.cancel()
+                return (Data(), streamed.response)
+            }
+            return (try await streamed.body.collect(upTo: limit), streamed.response)
+        }
+        do {
+            if let timeout {
+                return try await withDeadline(max(timeout, .zero), on: clock, operation: operation)
+            }
+            return try await operation()
+        } catch let error as DeadlineError {
+            if Task.isCancelled { throw HTTPTransportError(.cancelled, url: request.url) }
+            throw HTTPTransportError(.timedOut(after: error.timeout), url: request.url)
+        } catch {
+            throw .from(error, url: request.url)
+        }
+    }
+}

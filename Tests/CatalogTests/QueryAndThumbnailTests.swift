@@ -128,6 +128,19 @@ struct ThumbnailCacheTests {
             })
     }
 
+    @Test("an image past maximumImageBytes is stopped at the cap as it streams, never held whole")
+    func oversizedImageStopped() async throws {
+        // 3 MiB chunks of a body that would never end: only the cap ends the transfer.
+        let chunks = (0..<4).map { Data(repeating: UInt8($0), count: 3 << 20) }
+        transport.stub(image, reply: .chunked(status: 200, chunks: chunks, gap: .zero, stallsAtEnd: true))
+        let cache = cache()
+        await #expect(throws: ThumbnailError(.unusableBody(bytes: (8 << 20) + 1), url: image)) {
+            try await cache.data(for: image)
+        }
+        for _ in 0..<100_000 where transport.abandonedStreams == 0 { await Task.yield() }
+        #expect(transport.abandonedStreams == 1)
+    }
+
     @Test("a failure is reported for its URL and not cached")
     func failures() async throws {
         transport.stub(image, replies: [.response(status: 500), .response(status: 200, body: Data("ok".utf8))])

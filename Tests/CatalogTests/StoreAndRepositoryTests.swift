@@ -204,6 +204,21 @@ struct CatalogRepositoryTests {
         }
     }
 
+    @Test("a catalog response past maximumResponseBytes is stopped at the cap as it streams")
+    func oversizedCatalog() async throws {
+        let chunks = (0..<3).map { _ in Data(repeating: 0x20, count: 16 << 20) }
+        transport.stub(url, reply: .chunked(status: 200, chunks: chunks, gap: .zero, stallsAtEnd: true))
+        let repository = repository()
+        do {
+            _ = try await repository.refresh(.videos(at: url))
+            Issue.record("refreshed")
+        } catch {
+            #expect(error.kind == .transport(HTTPTransportError(.bodyTooLarge(limit: 32 << 20), url: url)))
+        }
+        for _ in 0..<100_000 where transport.abandonedStreams == 0 { await Task.yield() }
+        #expect(transport.abandonedStreams == 1)
+    }
+
     @Test("a server that drips slower than the request timeout is a typed timeout; the cache still serves")
     func drip() async throws {
         transport.stub(

@@ -327,7 +327,8 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
         let task = Task { () throws -> Data in
             let (data, response): (Data, URLResponse)
             do throws(HTTPTransportError) {
-                (data, response) = try await transport.send(URLRequest(url: url), timeout: timeout, on: clock)
+                (data, response) = try await transport.send(
+                    URLRequest(url: url), timeout: timeout, limit: Self.maximumResponseBytes, on: clock)
             } catch {
                 throw CatalogError(.transport(error), key: key, url: url)
             }
@@ -338,6 +339,11 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
         inFlight[resource.key] = task
         return task
     }
+
+    /// The longest catalog response read (32 MiB): a longer body stops its transfer at the cap
+    /// and fails with a ``CatalogError`` of kind ``CatalogError/Kind/transport(_:)`` whose error
+    /// is `bodyTooLarge`, before the bytes past it are held.
+    public static var maximumResponseBytes: Int { 32 << 20 }
 
     static func map<Value>(_ error: any Error, resource: CatalogResource<Value>) -> CatalogError {
         switch error {

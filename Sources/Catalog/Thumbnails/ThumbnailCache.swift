@@ -155,8 +155,11 @@ public actor ThumbnailCache {
         let task = Task { () throws -> Data in
             let (data, response): (Data, URLResponse)
             do throws(HTTPTransportError) {
-                (data, response) = try await transport.send(URLRequest(url: url), timeout: timeout, on: clock)
+                (data, response) = try await transport.send(
+                    URLRequest(url: url), timeout: timeout, limit: limit, on: clock)
             } catch {
+                // A body past the cap is stopped there, never held whole.
+                if case .bodyTooLarge = error.kind { throw ThumbnailError(.unusableBody(bytes: limit + 1), url: url) }
                 throw ThumbnailError(.transport(error), url: url)
             }
             let status = (response as? HTTPURLResponse)?.statusCode ?? 200
