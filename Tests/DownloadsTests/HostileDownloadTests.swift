@@ -83,11 +83,81 @@ struct HostileDownloadTests {
         #expect((try? JSONDecoder().decode(ByteRange.self, from: fine))?.end == UInt64.max)
     }
 
+    /// The journal's digest of a part's bytes (64-bit FNV-1a), to forge lines that only the
+    /// check against the staging file's bytes can refuse.
+    static func digest(_ data: Data) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    enum Tampering: String, CaseIterable, Sendable {
+        /// A line for part 2 with a length that is not its range's.
+        case wrongLength
+        /// A line for part 4, never written, with the right length and the digest of its real
+        /// bytes: only reading the staging file back refuses it.
+        case unwrittenPart
+        /// A repeat of part 1's line.
+        case repeated
+        /// Part 1's bytes in the staging file overwritten after its line was recorded.
+        case corruptedBytes
+    }
+
+    /// Five ranged parts, written at their offsets; the run pauses after two, the journal or
+    /// the staging file is tampered with, and the resumed download must still be exact.
+    @Test("a tampered journal or staging file of ranged parts never corrupts the file", arguments: Tampering.allCases)
+    func tamperedRangedJournal(tampering: Tampering) async throws {
+        let url = URL(literal: "https://cdn.example/lesson.bin")
+        transport.stub(url, reply: .resource(resource, latency: .seconds(1)))
+        let parts = (0..<5).map {
+            DownloadPart(url: url, byteRange: ByteRange(length: 10_000, offset: UInt64($0) * 10_000))
+        }
+        let folder = temporaryFolder("journal")
+        let destination = folder.appendingPathComponent("lesson.bin")
+        let first = engine(concurrency: 1).start(parts, to: destination)
+        for _ in 0..<2 {
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(1))
+        }
+        await clock.waitForSleepers(count: 1)
+        first.pause()
+        _ = try? await first.result()
+        let part = { (index: Int) in self.resource.subdata(in: (index * 10_000)..<((index + 1) * 10_000)) }
+        let journal = try FileHandle(forWritingTo: folder.appendingPathComponent(".lesson.bin.journal"))
+        try journal.seekToEnd()
+        switch tampering {
+        case .wrongLength: try journal.write(contentsOf: Data("2 5 \(Self.digest(part(2).prefix(5)))\n".utf8))
+        case .unwrittenPart: try journal.write(contentsOf: Data("4 10000 \(Self.digest(part(4)))\n".utf8))
+        case .repeated: try journal.write(contentsOf: Data("1 10000 \(Self.digest(part(1)))\n".utf8))
+        case .corruptedBytes:
+            let staging = try FileHandle(forWritingTo: folder.appendingPathComponent(".lesson.bin.partial"))
+            try staging.seek(toOffset: 12_345)
+            try staging.write(contentsOf: Data([0xFF, 0x00, 0xFF]))
+            try staging.close()
+        }
+        try journal.close()
+        let resumed = engine(concurrency: 1).start(parts, to: destination)
+        let driver = Task {
+            while !Task.isCancelled {
+                if !clock.advanceToNextDeadline() { await Task.yield() }
+            }
+        }
+        defer { driver.cancel() }
+        let result = try await resumed.result()
+        #expect(try Data(contentsOf: destination) == resource)
+        // Parts 2, 3 and 4 in every case; part 1 again when its bytes were damaged.
+        #expect(result.partsFetched == (tampering == .corruptedBytes ? 4 : 3))
+        #expect(files(in: folder) == ["lesson.bin"])
+    }
+
     /// Five whole-resource parts, written in order; the run pauses after two, a line is added
     /// to the journal by hand, and the resumed download must still be exact.
     @Test(
         "a tampered journal (a gap, a negative index, a length that overflows, a repeat) never corrupts the file",
-        arguments: ["3 10000\n", "-1 10000\n", "2 18446744073709551615\n2 1\n", "1 10000\n", "garbage\n"])
+        arguments: ["3 10000 0\n", "-1 10000 0\n", "2 18446744073709551615 0\n2 1 0\n", "1 10000 0\n", "garbage\n"])
     func tamperedJournal(line: String) async throws {
         let parts = (0..<5).map { index in
             DownloadPart(url: URL(literal: "https://cdn.example/").appendingPathComponent("part\(index).bin"))

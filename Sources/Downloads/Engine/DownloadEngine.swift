@@ -230,7 +230,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 if positioned {
                     try files.write(data, at: offsets[index], to: handle)
                     buffered -= UInt64(data.count)
-                    try journal.record(index, length: UInt64(data.count), flushing: handle)
+                    try journal.record(index, data: data, flushing: handle)
                     completed.insert(index)
                     written += UInt64(data.count)
                     meter.settle(fetched: fetchedSize, written: written, completed: completed.count)
@@ -240,7 +240,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     while let ready = buffer.removeValue(forKey: nextToWrite) {
                         try files.write(ready, at: written, to: handle)
                         buffered -= UInt64(ready.count)
-                        try journal.record(nextToWrite, length: UInt64(ready.count), flushing: handle)
+                        try journal.record(nextToWrite, data: ready, flushing: handle)
                         completed.insert(nextToWrite)
                         written += UInt64(ready.count)
                         meter.settle(

@@ -17,6 +17,8 @@ struct StagingFiles: Sendable {
     /// Whether the parts are written one after another (not every part has a byte range), so
     /// that the journal must list them in order.
     let inOrder: Bool
+    /// Each part's length when it has a byte range: a journal line must agree with it.
+    let lengths: [UInt64?]
 
     init(destination: URL, parts: [DownloadPart]) {
         self.destination = destination
@@ -34,12 +36,21 @@ struct StagingFiles: Sendable {
         fingerprint = String(hash, radix: 16)
         partCount = parts.count
         inOrder = !parts.allSatisfy { $0.byteRange != nil }
+        lengths = parts.map { $0.byteRange?.length }
     }
 
     /// The journal of a download of these parts: resumed when the staging file and a matching
     /// journal exist, fresh otherwise.
+    ///
+    /// Each line is `index length digest`, the digest a 64-bit FNV-1a of the part's bytes. On
+    /// resume, every part the journal lists is read back from the staging file and checked
+    /// against its length and digest before it is trusted; a part that fails (never written,
+    /// torn, overwritten) is fetched again, and in order mode so is every part after it. The
+    /// journal is then rewritten with only the parts that passed.
+    ///
+    /// - Complexity: O(*b*) for the *b* bytes the journal vouches for, read once.
     func openJournal() throws -> Journal {
-        let header = "mediacore-download v1 \(fingerprint) \(partCount)"
+        let header = "mediacore-download v2 \(fingerprint) \(partCount)"
         if FileManager.default.fileExists(atPath: staging.path),
             let text = try? String(contentsOf: journalURL, encoding: .utf8)
         {
@@ -47,33 +58,41 @@ struct StagingFiles: Sendable {
             if lines.first.map(String.init) == header {
                 // The last line is complete only if the text ends with a line break.
                 if !text.hasSuffix("\n") { lines.removeLast() }
-                var completed: Set<Int> = []
+                var listed: [(index: Int, length: UInt64, digest: UInt64)] = []
+                var seen: Set<Int> = []
                 var bytes: UInt64 = 0
-                var contiguous = 0
-                var gap = false
                 for line in lines.dropFirst() where !line.isEmpty {
                     let fields = line.split(separator: " ")
                     // A line that is malformed, out of range, repeated, or whose length would
                     // overflow the total ends what the journal vouches for.
-                    guard fields.count == 2, let index = Int(fields[0]), let length = UInt64(fields[1]),
-                        index >= 0, index < partCount, !completed.contains(index)
+                    guard fields.count == 3, let index = Int(fields[0]), let length = UInt64(fields[1]),
+                        let digest = UInt64(fields[2], radix: 16), index >= 0, index < partCount,
+                        !seen.contains(index)
                     else { break }
                     let (sum, overflow) = bytes.addingReportingOverflow(length)
                     guard !overflow else { break }
-                    if inOrder {
-                        // Written in order, the journal is a prefix 0, 1, 2…: after a gap its
-                        // bytes would not be where the file's length says.
-                        guard index == contiguous, !gap else {
-                            gap = true
-                            break
-                        }
-                        contiguous += 1
-                    }
-                    completed.insert(index)
+                    // A part with a byte range has one possible length; any other is tampering.
+                    if let expected = lengths[index], expected != length { break }
+                    // Written in order, the journal is a prefix 0, 1, 2…: after a gap its bytes
+                    // would not be where the file's length says.
+                    if inOrder, index != listed.count { break }
+                    seen.insert(index)
+                    listed.append((index, length, digest))
                     bytes = sum
                 }
+                let verified = verify(listed)
+                var rewritten = header + "\n"
+                for part in verified { rewritten += Journal.line(part.index, length: part.length, digest: part.digest) }
+                do {
+                    try Data(rewritten.utf8).write(to: journalURL, options: .atomic)
+                } catch {
+                    throw DownloadError(
+                        .file(operation: "rewrite", reason: error.localizedDescription), path: journalURL.path)
+                }
                 let handle = try open(journalURL, append: true)
-                return Journal(handle: handle, completed: completed, bytesWritten: bytes)
+                return Journal(
+                    handle: handle, completed: Set(verified.map(\.index)),
+                    bytesWritten: verified.reduce(0) { $0 + $1.length })
             }
         }
         remove()
@@ -82,6 +101,43 @@ struct StagingFiles: Sendable {
             throw DownloadError(.file(operation: "create", reason: "the folder is not writable"), path: journalURL.path)
         }
         return Journal(handle: try open(journalURL, append: true), completed: [], bytesWritten: 0)
+    }
+
+    /// The listed parts whose bytes in the staging file have their recorded length and digest:
+    /// in order mode the longest prefix that passes, otherwise every part that passes.
+    private func verify(_ listed: [(index: Int, length: UInt64, digest: UInt64)]) -> [(
+        index: Int, length: UInt64, digest: UInt64
+    )] {
+        guard !listed.isEmpty, let handle = try? FileHandle(forReadingFrom: staging) else { return [] }
+        defer { try? handle.close() }
+        var offsets: [UInt64] = []
+        if !inOrder {
+            var next: UInt64 = 0
+            for length in lengths {
+                offsets.append(next)
+                next += length ?? 0
+            }
+        }
+        var passed: [(index: Int, length: UInt64, digest: UInt64)] = []
+        var inOrderOffset: UInt64 = 0
+        for part in listed {
+            let offset = inOrder ? inOrderOffset : offsets[part.index]
+            inOrderOffset += part.length
+            let intact: Bool
+            do {
+                try handle.seek(toOffset: offset)
+                let data = try handle.read(upToCount: Int(clamping: part.length)) ?? Data()
+                intact = UInt64(data.count) == part.length && Journal.digest(data) == part.digest
+            } catch {
+                intact = false
+            }
+            if intact {
+                passed.append(part)
+            } else if inOrder {
+                break
+            }
+        }
+        return passed
     }
 
     /// The staging file, created if needed. Bytes past what the journal vouches for (a crash may
@@ -162,16 +218,37 @@ struct Journal {
     var completed: Set<Int>
     var bytesWritten: UInt64
 
-    /// Records that part `index`, `length` bytes, is written: flushes `staging`, then appends
-    /// the line and flushes the journal.
-    mutating func record(_ index: Int, length: UInt64, flushing staging: FileHandle) throws {
+    /// The 64-bit FNV-1a digest of `data`: enough to tell a part's bytes from a torn, unwritten
+    /// or overwritten region (it is not a defence against someone who can write the files).
+    ///
+    /// - Complexity: O(*n*) for *n* bytes.
+    static func digest(_ data: Data) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        data.withUnsafeBytes { raw in
+            for byte in raw {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
+        }
+        return hash
+    }
+
+    /// The journal line of a part.
+    static func line(_ index: Int, length: UInt64, digest: UInt64) -> String {
+        "\(index) \(length) \(String(digest, radix: 16))\n"
+    }
+
+    /// Records that part `index`, `data`, is written: flushes `staging`, then appends the line
+    /// with the part's length and digest and flushes the journal.
+    mutating func record(_ index: Int, data: Data, flushing staging: FileHandle) throws {
+        let length = UInt64(data.count)
         do {
             try staging.synchronize()
         } catch {
             throw DownloadError(.file(operation: "flush", reason: error.localizedDescription), path: "staging file")
         }
         do {
-            try handle.write(contentsOf: Data("\(index) \(length)\n".utf8))
+            try handle.write(contentsOf: Data(Self.line(index, length: length, digest: Self.digest(data)).utf8))
             try handle.synchronize()
         } catch {
             throw DownloadError(
