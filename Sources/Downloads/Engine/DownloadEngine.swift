@@ -28,10 +28,13 @@ public import HTTPSupport
 ///   fails with a ``DownloadError`` naming the part. A `200 OK` to a range request (a server
 ///   that ignores ranges) is sliced to the range, never written whole at the range's place.
 /// - **Atomicity and resume.** Bytes go to a hidden staging file beside the destination, with a
-///   journal of the parts written. The destination appears, by a single rename, only when
+///   journal of the parts written: each line, with the part's length and digest, is appended
+///   after the part's bytes are flushed. The destination appears, by a single rename, only when
 ///   complete. A cancelled job removes both; a paused, failed or killed one leaves them, and the
-///   next ``start(_:to:transform:)`` with the same parts resumes from the parts not yet
-///   written, byte for byte identical to an uninterrupted download.
+///   next ``start(_:to:transform:)`` with the same parts checks every listed part's bytes
+///   against its length and digest and resumes from the parts not yet written (or damaged),
+///   byte for byte identical to an uninterrupted download. One run at a time uses a
+///   destination: a run started while a cancelled one cleans up waits for it.
 public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// Turns a part's fetched bytes into the bytes to write (for example, a decryptor).
     public typealias Transform = @Sendable (_ data: Data, _ partIndex: Int) async throws -> Data
