@@ -10,6 +10,16 @@ public import Foundation
 /// Ending the iteration early, or dropping the stream, cancels the transfer.
 public typealias HTTPBodyChunks = AsyncThrowingStream<Data, any Error>
 
+extension HTTPBodyChunks {
+    /// A body that has already arrived whole: `data` as one chunk (none when it is empty).
+    package static func whole(_ data: Data) -> HTTPBodyChunks {
+        let (chunks, continuation) = makeStream()
+        if !data.isEmpty { continuation.yield(data) }
+        continuation.finish()
+        return chunks
+    }
+}
+
 extension HTTPTransport {
     /// Sends `request` whole with ``send(_:)`` and yields its body as one chunk: the streaming
     /// behaviour of a transport that has no better one.
@@ -18,10 +28,7 @@ extension HTTPTransport {
     /// implements ``stream(_:)`` itself.
     public func stream(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks) {
         let (data, response) = try await send(request)
-        let (chunks, continuation) = HTTPBodyChunks.makeStream()
-        if !data.isEmpty { continuation.yield(data) }
-        continuation.finish()
-        return (response, chunks)
+        return (response, .whole(data))
     }
 
     /// Sends `request` and returns as soon as the response's headers arrive, with its body
@@ -55,18 +62,10 @@ extension HTTPTransport {
         let scheme = url?.scheme?.lowercased() ?? ""
         guard schemes.contains(scheme) else { throw HTTPTransportError(.disallowedScheme(scheme), url: url) }
         let idle = idleTimeout.map { max($0, .zero) }
-        let head: (URLResponse, HTTPBodyChunks)
-        do {
-            if let idle {
-                head = try await withDeadline(idle, on: clock) { try await self.stream(request) }
-            } else {
-                head = try await stream(request)
-            }
-        } catch let error as DeadlineError {
-            if Task.isCancelled { throw HTTPTransportError(.cancelled, url: url) }
-            throw HTTPTransportError(.stalled(after: error.timeout), url: url)
-        } catch {
-            throw .from(error, url: url)
+        let head = try await typedDeadline(
+            idle, on: clock, url: url, expired: HTTPTransportError.Kind.stalled(after:)
+        ) {
+            try await self.stream(request)
         }
         if httpSchemes.contains(scheme), !(head.0 is HTTPURLResponse) {
             throw HTTPTransportError(.notHTTP, url: url)
@@ -114,6 +113,21 @@ public struct HTTPStreamedResponse: Sendable {
     public init(response: URLResponse, body: HTTPResponseBody) {
         self.response = response
         self.body = body
+    }
+
+    /// The body of a `2xx` response (or of one that is not an HTTP response), read up to
+    /// `limit` bytes with ``HTTPResponseBody/collect(upTo:)``; for any other status the body is
+    /// not read, its transfer is stopped, and the result is empty: the status is what the
+    /// caller acts on.
+    ///
+    /// - Throws: ``HTTPTransportError``; of kind ``HTTPTransportError/Kind/bodyTooLarge(limit:)``
+    ///   past the limit.
+    public func successfulBody(upTo limit: Int) async throws(HTTPTransportError) -> Data {
+        if let statusCode, !(200..<300).contains(statusCode) {
+            body.cancel()
+            return Data()
+        }
+        return try await body.collect(upTo: limit)
     }
 }
 
@@ -263,24 +277,11 @@ extension HTTPTransport {
         _ request: URLRequest, timeout: Duration?, limit: Int, on clock: C,
         allowing schemes: Set<String> = ["http", "https"]
     ) async throws(HTTPTransportError) -> (Data, URLResponse) where C.Duration == Duration {
-        let operation = { @Sendable () async throws -> (Data, URLResponse) in
+        try await typedDeadline(
+            timeout, on: clock, url: request.url, expired: HTTPTransportError.Kind.timedOut(after:)
+        ) {
             let streamed = try await self.stream(request, idleTimeout: nil, on: clock, allowing: schemes)
-            if let status = streamed.statusCode, !(200..<300).contains(status) {
-                streamed.body.cancel()
-                return (Data(), streamed.response)
-            }
-            return (try await streamed.body.collect(upTo: limit), streamed.response)
-        }
-        do {
-            if let timeout {
-                return try await withDeadline(max(timeout, .zero), on: clock, operation: operation)
-            }
-            return try await operation()
-        } catch let error as DeadlineError {
-            if Task.isCancelled { throw HTTPTransportError(.cancelled, url: request.url) }
-            throw HTTPTransportError(.timedOut(after: error.timeout), url: request.url)
-        } catch {
-            throw .from(error, url: request.url)
+            return (try await streamed.successfulBody(upTo: limit), streamed.response)
         }
     }
 }

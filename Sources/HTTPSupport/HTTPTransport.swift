@@ -168,22 +168,33 @@ extension HTTPTransport {
     ) async throws(HTTPTransportError) -> (Data, URLResponse) where C.Duration == Duration {
         let scheme = request.url?.scheme?.lowercased() ?? ""
         guard schemes.contains(scheme) else { throw HTTPTransportError(.disallowedScheme(scheme), url: request.url) }
-        let answer: (Data, URLResponse)
-        do {
-            if let timeout {
-                answer = try await withDeadline(max(timeout, .zero), on: clock) { try await self.send(request) }
-            } else {
-                answer = try await send(request)
-            }
-        } catch let error as DeadlineError {
-            if Task.isCancelled { throw HTTPTransportError(.cancelled, url: request.url) }
-            throw HTTPTransportError(.timedOut(after: error.timeout), url: request.url)
-        } catch {
-            throw .from(error, url: request.url)
+        let answer = try await typedDeadline(
+            timeout, on: clock, url: request.url, expired: HTTPTransportError.Kind.timedOut(after:)
+        ) {
+            try await self.send(request)
         }
         if httpSchemes.contains(scheme), !(answer.1 is HTTPURLResponse) {
             throw HTTPTransportError(.notHTTP, url: request.url)
         }
         return answer
+    }
+}
+
+/// Runs `operation`, cancelling it if it has not finished within `timeout` on `clock` (no limit
+/// when `nil`), and types every failure for `url`: the deadline as `expired(timeout)`, the
+/// calling task's cancellation as ``HTTPTransportError/Kind/cancelled``, anything else with
+/// ``HTTPTransportError/from(_:url:)``.
+func typedDeadline<C: Clock, Value: Sendable>(
+    _ timeout: Duration?, on clock: C, url: URL?, expired: (Duration) -> HTTPTransportError.Kind,
+    operation: @escaping @Sendable () async throws -> Value
+) async throws(HTTPTransportError) -> Value where C.Duration == Duration {
+    do {
+        guard let timeout else { return try await operation() }
+        return try await withDeadline(max(timeout, .zero), on: clock, operation: operation)
+    } catch let error as DeadlineError {
+        if Task.isCancelled { throw HTTPTransportError(.cancelled, url: url) }
+        throw HTTPTransportError(expired(error.timeout), url: url)
+    } catch {
+        throw .from(error, url: url)
     }
 }

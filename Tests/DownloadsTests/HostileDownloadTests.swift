@@ -83,6 +83,32 @@ struct HostileDownloadTests {
         #expect((try? JSONDecoder().decode(ByteRange.self, from: fine))?.end == UInt64.max)
     }
 
+    /// Downloads `parts` (each answered after a second) one at a time, and pauses once two are
+    /// written: the staging file and its journal stay for a resume.
+    func pauseAfterTwoParts(_ parts: [DownloadPart], to destination: URL) async {
+        let first = engine(concurrency: 1).start(parts, to: destination)
+        for _ in 0..<2 {
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(1))
+        }
+        await clock.waitForSleepers(count: 1)
+        first.pause()
+        _ = try? await first.result()
+    }
+
+    /// Resumes the download of `parts`, moving the clock past every latency until it ends.
+    func resume(_ parts: [DownloadPart], to destination: URL) async throws -> DownloadResult {
+        let resumed = engine(concurrency: 1).start(parts, to: destination)
+        let clock = clock
+        let driver = Task {
+            while !Task.isCancelled {
+                if !clock.advanceToNextDeadline() { await Task.yield() }
+            }
+        }
+        defer { driver.cancel() }
+        return try await resumed.result()
+    }
+
     /// The journal's digest of a part's bytes (64-bit FNV-1a), to forge lines that only the
     /// check against the staging file's bytes can refuse.
     static func digest(_ data: Data) -> String {
@@ -117,14 +143,7 @@ struct HostileDownloadTests {
         }
         let folder = temporaryFolder("journal")
         let destination = folder.appendingPathComponent("lesson.bin")
-        let first = engine(concurrency: 1).start(parts, to: destination)
-        for _ in 0..<2 {
-            await clock.waitForSleepers(count: 1)
-            clock.advance(by: .seconds(1))
-        }
-        await clock.waitForSleepers(count: 1)
-        first.pause()
-        _ = try? await first.result()
+        await pauseAfterTwoParts(parts, to: destination)
         let part = { (index: Int) in self.resource.subdata(in: (index * 10_000)..<((index + 1) * 10_000)) }
         let journal = try FileHandle(forWritingTo: folder.appendingPathComponent(".lesson.bin.journal"))
         try journal.seekToEnd()
@@ -139,14 +158,7 @@ struct HostileDownloadTests {
             try staging.close()
         }
         try journal.close()
-        let resumed = engine(concurrency: 1).start(parts, to: destination)
-        let driver = Task {
-            while !Task.isCancelled {
-                if !clock.advanceToNextDeadline() { await Task.yield() }
-            }
-        }
-        defer { driver.cancel() }
-        let result = try await resumed.result()
+        let result = try await resume(parts, to: destination)
         #expect(try Data(contentsOf: destination) == resource)
         // Parts 2, 3 and 4 in every case; part 1 again when its bytes were damaged.
         #expect(result.partsFetched == (tampering == .corruptedBytes ? 4 : 3))
@@ -168,27 +180,13 @@ struct HostileDownloadTests {
         }
         let folder = temporaryFolder("journal")
         let destination = folder.appendingPathComponent("lesson.bin")
-        let first = engine(concurrency: 1).start(parts, to: destination)
-        for _ in 0..<2 {
-            await clock.waitForSleepers(count: 1)
-            clock.advance(by: .seconds(1))
-        }
-        await clock.waitForSleepers(count: 1)
-        first.pause()
-        _ = try? await first.result()
+        await pauseAfterTwoParts(parts, to: destination)
         let journal = folder.appendingPathComponent(".lesson.bin.journal")
         let handle = try FileHandle(forWritingTo: journal)
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(line.utf8))
         try handle.close()
-        let resumed = engine(concurrency: 1).start(parts, to: destination)
-        let driver = Task {
-            while !Task.isCancelled {
-                if !clock.advanceToNextDeadline() { await Task.yield() }
-            }
-        }
-        defer { driver.cancel() }
-        let result = try await resumed.result()
+        let result = try await resume(parts, to: destination)
         #expect(try Data(contentsOf: destination) == resource)
         #expect(result.partsFetched == 3)
         #expect(files(in: folder) == ["lesson.bin"])

@@ -27,15 +27,6 @@ struct LessonDownloadModelTests {
         }
     }
 
-    /// Waits, by yielding (never sleeping), until `condition` holds; false if it never does.
-    func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<100_000 {
-            if condition() { return true }
-            await Task.yield()
-        }
-        return condition()
-    }
-
     @Test("the doc comment's example runs as it shows: downloading with bytes, then downloaded with the file")
     func docExample() async throws {
         let library = library()

@@ -30,12 +30,6 @@ struct StreamingDownloadTests {
         (0..<count).map { Data(repeating: UInt8($0 + 1), count: size) }
     }
 
-    /// Yields until `condition` holds, for at most 100,000 turns (no real sleeping).
-    func settle(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<100_000 where !condition() { await Task.yield() }
-        return condition()
-    }
-
     @Test("progress moves by bytes while one part arrives, not once per part")
     func byteProgress() async throws {
         let body = Self.chunks(4).reduce(Data(), +)
@@ -84,7 +78,7 @@ struct StreamingDownloadTests {
             [part], to: temporaryFolder().appendingPathComponent("c.mp4"))
         let whole = Self.chunks(5).reduce(Data(), +)
         #expect(try Data(contentsOf: result.file) == whole[1_200..<2_700])
-        #expect(await settle { transport.abandonedStreams == 1 })
+        #expect(await eventually { transport.abandonedStreams == 1 })
     }
 
     @Test("a part longer than maximumPartByteCount stops at the cap with tooLarge")
@@ -95,7 +89,7 @@ struct StreamingDownloadTests {
             try await engine(idleTimeout: nil, maximumPartByteCount: 2_500).download(
                 [DownloadPart(url: url)], to: destination)
         }
-        #expect(await settle { transport.abandonedStreams == 1 })
+        #expect(await eventually { transport.abandonedStreams == 1 })
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
@@ -106,7 +100,7 @@ struct StreamingDownloadTests {
         await #expect(throws: DownloadError(.httpStatus(status), part: 0, url: url)) {
             try await engine().download([DownloadPart(url: url)], to: temporaryFolder().appendingPathComponent("e.mp4"))
         }
-        #expect(await settle { transport.abandonedStreams == 1 })
+        #expect(await eventually { transport.abandonedStreams == 1 })
         #expect(clock.now.offset == .zero)
     }
 }

@@ -7,12 +7,6 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// Yields until `condition` holds, for at most 100,000 turns (no real sleeping).
-func settle(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<100_000 where !condition() { await Task.yield() }
-    return condition()
-}
-
 @Suite("HTTPTransport.stream(_:idleTimeout:on:)")
 struct StreamingTests {
     let url = URL(literal: "https://media.example/segment.ts")
@@ -54,7 +48,7 @@ struct StreamingTests {
         #expect(try await iterator.next() == nil)
         // Twenty seconds in all, four times the idle timeout; the watchdog stopped with the body.
         #expect(clock.now.offset == .seconds(20))
-        #expect(await settle { clock.sleeperCount == 0 })
+        #expect(await eventually { clock.sleeperCount == 0 })
     }
 
     @Test("a body that stops arriving fails as stalled after the idle timeout, and its transfer is cancelled")
@@ -70,8 +64,8 @@ struct StreamingTests {
         await clock.waitForSleepers(count: 2)
         clock.advance(by: .seconds(5))
         await #expect(throws: HTTPTransportError(.stalled(after: .seconds(5)), url: url)) { try await iterator.next() }
-        #expect(await settle { transport.abandonedStreams == 1 })
-        #expect(await settle { clock.sleeperCount == 0 })
+        #expect(await eventually { transport.abandonedStreams == 1 })
+        #expect(await eventually { clock.sleeperCount == 0 })
     }
 
     @Test("headers that do not arrive within the idle timeout fail as stalled")
@@ -102,14 +96,14 @@ struct StreamingTests {
             await #expect(throws: HTTPTransportError(.bodyTooLarge(limit: limit), url: url)) {
                 try await streamed.body.collect(upTo: limit)
             }
-            #expect(await settle { transport.abandonedStreams == 1 })
+            #expect(await eventually { transport.abandonedStreams == 1 })
         } else {
             // Under the limit, the stall at the end is what stops it: cancel the reader.
             let reader = Task { try await streamed.body.collect(upTo: limit) }
             await clock.waitForSleepers(count: 1)
             reader.cancel()
             await #expect(throws: HTTPTransportError(.cancelled, url: url)) { try await reader.value }
-            #expect(await settle { transport.abandonedStreams == 1 })
+            #expect(await eventually { transport.abandonedStreams == 1 })
         }
     }
 
@@ -123,8 +117,8 @@ struct StreamingTests {
         await clock.waitForSleepers(count: 2)
         reader.cancel()
         await #expect(throws: HTTPTransportError(.cancelled, url: url)) { try await reader.value }
-        #expect(await settle { transport.abandonedStreams == 1 })
-        #expect(await settle { clock.sleeperCount == 0 })
+        #expect(await eventually { transport.abandonedStreams == 1 })
+        #expect(await eventually { clock.sleeperCount == 0 })
     }
 
     @Test("a disallowed scheme is refused before anything is sent")

@@ -126,10 +126,7 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
         guard case .chunked(let status, let headers, let chunks, let gap, let stallsAtEnd) = resolved else {
             defer { state.withLock { $0.inFlight -= 1 } }
             let (data, response) = try await answer(request, url: url, with: resolved)
-            let (body, continuation) = HTTPBodyChunks.makeStream()
-            if !data.isEmpty { continuation.yield(data) }
-            continuation.finish()
-            return (response, body)
+            return (response, .whole(data))
         }
         let response: HTTPURLResponse
         do {

@@ -210,3 +210,15 @@ public final class ManualClock: Clock, Sendable {
         return satisfied
     }
 }
+
+/// Waits, by yielding (never sleeping), until `condition` holds, for at most 100,000 turns of
+/// the caller's executor; returns whether it held.
+public func eventually(
+    isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
+) async -> Bool {
+    for _ in 0..<100_000 {
+        if condition() { return true }
+        await Task.yield()
+    }
+    return condition()
+}

@@ -278,14 +278,8 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         do {
             let streamed = try await transport.stream(
                 request, idleTimeout: idleTimeout, on: clock, allowing: allowedSchemes)
-            let status = streamed.statusCode ?? 200
-            // An error page's body is not needed: stop its transfer.
-            guard (200..<300).contains(status) else {
-                streamed.body.cancel()
-                return (Data(), streamed.response)
-            }
-            let limit = Int(clamping: maximumPartByteCount)
-            return (try await streamed.body.collect(upTo: limit), streamed.response)
+            let body = try await streamed.successfulBody(upTo: Int(clamping: maximumPartByteCount))
+            return (body, streamed.response)
         } catch {
             if case .bodyTooLarge(let limit) = error.kind {
                 throw DownloadError(
@@ -393,12 +387,10 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                         ? .tooLarge(bytes: received, limit: take) : .wrongLength(expected: take, received: received),
                     part: index, url: part.url)
             }
-        } catch let error as HTTPTransportError {
-            meter?.received(-Int64(data.count))
-            throw Self.typed(error, part: index, url: part.url)
         } catch {
+            // The bytes of a failed attempt no longer count as received.
             meter?.received(-Int64(data.count))
-            throw error
+            throw (error as? HTTPTransportError).map { Self.typed($0, part: index, url: part.url) } ?? error
         }
         guard part.byteRange == nil || UInt64(data.count) == take else {
             meter?.received(-Int64(data.count))
@@ -453,13 +445,6 @@ final class ByteMeter<C: Clock>: @unchecked Sendable where C.Duration == Duratio
         let total = UInt64(max(0, inFlight))
         lock.unlock()
         publish(written, completed, total)
-    }
-
-    /// The bytes in flight now.
-    var bytesInFlight: UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return UInt64(max(0, inFlight))
     }
 
     /// Adds `bytes` received (negative for the bytes of a part that failed or was written).

@@ -26,14 +26,12 @@ struct StagingFiles: Sendable {
         staging = folder.appendingPathComponent(".\(destination.lastPathComponent).partial")
         journalURL = folder.appendingPathComponent(".\(destination.lastPathComponent).journal")
         validatorsURL = folder.appendingPathComponent(".\(destination.lastPathComponent).validators")
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var hash = FNV1a64()
         for part in parts {
-            for byte in part.url.absoluteString.utf8 + Array("|\(part.byteRange?.description ?? "-");".utf8) {
-                hash ^= UInt64(byte)
-                hash &*= 0x0000_0100_0000_01b3
-            }
+            hash.add(part.url.absoluteString.utf8)
+            hash.add("|\(part.byteRange?.description ?? "-");".utf8)
         }
-        fingerprint = String(hash, radix: 16)
+        fingerprint = String(hash.value, radix: 16)
         partCount = parts.count
         inOrder = !parts.allSatisfy { $0.byteRange != nil }
         lengths = parts.map { $0.byteRange?.length }
@@ -223,14 +221,9 @@ struct Journal {
     ///
     /// - Complexity: O(*n*) for *n* bytes.
     static func digest(_ data: Data) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        data.withUnsafeBytes { raw in
-            for byte in raw {
-                hash ^= UInt64(byte)
-                hash &*= 0x0000_0100_0000_01b3
-            }
-        }
-        return hash
+        var hash = FNV1a64()
+        data.withUnsafeBytes { hash.add($0) }
+        return hash.value
     }
 
     /// The journal line of a part.
@@ -256,5 +249,21 @@ struct Journal {
         }
         completed.insert(index)
         bytesWritten += length
+    }
+}
+
+/// The 64-bit FNV-1a hash, fed in pieces: the download's fingerprint and each part's digest.
+struct FNV1a64 {
+    /// The hash of the bytes added so far.
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    /// Adds `bytes` to the hash.
+    ///
+    /// - Complexity: O(*n*) for *n* bytes.
+    mutating func add(_ bytes: some Sequence<UInt8>) {
+        for byte in bytes {
+            value ^= UInt64(byte)
+            value &*= 0x0000_0100_0000_01b3
+        }
     }
 }
