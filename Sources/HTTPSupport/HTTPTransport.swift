@@ -34,6 +34,7 @@ public protocol HTTPTransport: Sendable {
 
 /// A transport made from a function shaped like `URLSession.data(for:)`.
 ///
+/// <!-- example: any-transport -->
 /// ```swift
 /// let transport = AnyHTTPTransport { request in try await myClient.data(for: request) }
 /// ```

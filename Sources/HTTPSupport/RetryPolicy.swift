@@ -56,11 +56,13 @@ extension RetryPolicy {
     ///
     /// This is MediaCore's one retry loop:
     ///
+    /// <!-- example: retry-policy-run -->
     /// ```swift
     /// let reply = try await policy.run(
     ///     on: clock, isTransient: { ($0 as? MyError)?.isTransient == true },
     ///     operation: { attempt in try await send() })
     /// ```
+    ///
     /// The delay before retry *n* is
     /// ``delay(beforeRetry:unit:)`` with a fresh `randomUnit()`, or the wait the server asked for
     /// (`serverDelay`, read from `Retry-After` with ``Foundation/HTTPURLResponse/retryAfter``)

@@ -40,12 +40,12 @@ struct CatalogScreenModelTests {
             #"{"videos":[{"id":1,"name":"Light","description":"","thumbnail":"","video_link":"https://v.example/1.mp4"}]}"#
         transport.stub(catalogURL, reply: .response(status: 200, body: Data(body.utf8)))
         let repository = repository()
-        // Doc: begin
+        // example: begin catalog-screen-model
         let model = CatalogScreenModel(repository: repository, resource: .videos(at: catalogURL))
         await model.load()  // the cache at once, then the network
         let lessons = model.value ?? []  // what the list shows; `model.phase` says how fresh
         await model.refresh()  // pull to refresh
-        // Doc: end
+        // example: end catalog-screen-model
         #expect(lessons.map(\.title) == ["Light"])
         #expect(model.phase == .loaded)
     }

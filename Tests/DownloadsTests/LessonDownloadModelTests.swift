@@ -31,11 +31,11 @@ struct LessonDownloadModelTests {
     func docExample() async throws {
         let library = library()
         let lesson = (id: "salsa-1", title: "Salsa")
-        // Doc: begin
+        // example: begin lesson-download-model
         let model = LessonDownloadModel(library: library, lessonID: lesson.id, remote: mediaURL)
         let following = Task { await model.observe() }  // a view's `.task { await model.observe() }`
-        await model.download()  // .downloading(fraction:bytesWritten:bytesExpected:), then .downloaded
-        // Doc: end
+        await model.download()  // starts it: .downloading(fraction:bytesWritten:bytesExpected:), then .downloaded
+        // example: end lesson-download-model
         #expect(await eventually { if case .downloaded = model.phase { true } else { false } })
         following.cancel()
         guard case .downloaded(let local, let byteCount) = model.phase else {

@@ -2,13 +2,13 @@ import Foundation
 import Gestures
 import Testing
 
-/// The README's Gestures example, compiled and run. `.ci/run` checks that the README shows
-/// exactly the lines between the `README` markers.
+/// The README's Gestures example, compiled and run. `DocumentationExampleTests` checks that
+/// the README shows exactly the lines between the `example` markers.
 @Suite("README examples")
 struct ReadmeExampleTests {
     @Test("the Gestures example throws the player to the right edge")
     func gesturesExample() {
-        // README: begin Gestures
+        // example: begin Gestures
         let layout = FloatingLayout(
             bounds: CGRect(x: 0, y: 0, width: 390, height: 844),
             safeArea: LayoutInsets(top: 47, left: 0, bottom: 34, right: 0),
@@ -23,7 +23,7 @@ struct ReadmeExampleTests {
 
         let target = end?.decision?.target  // x = 338: the safe area's right edge, less margin and half the player
         let frame = session.frame(at: 10.05)  // mid-flight: sample it at any frame rate
-        // README: end Gestures
+        // example: end Gestures
         #expect(target?.x == 338)
         #expect(end?.decision?.isThrow == true)
         #expect(frame.midX > 270 && frame.midX < 338)

@@ -39,7 +39,7 @@ struct HLSArkivaTests {
         let data = try loader.data("hls/arkiva/hls_index.m3u8")
         var shown: (group: String?, uri: String?, rule: AudioSelection.Rule, why: String)?
         func run() throws {
-            // Article: begin
+            // example: begin audio-rendition
             guard case .multivariant(let master) = try HLSParser().parse(data).playlist,
                 let selection = master.highestQualityAudio()
             else { return }
@@ -47,7 +47,7 @@ struct HLSArkivaTests {
             let uri = selection.uri  // "hls_a256K_v4.m3u8"
             let rule = selection.decidedBy  // .pairedBandwidth
             let why = selection.explanation  // "'audio-1' adds 76000 bit/s to the same video, against 0 for 'audio-0'…"
-            // Article: end
+            // example: end audio-rendition
             shown = (group, uri, rule, why)
         }
         try run()

@@ -13,10 +13,10 @@ struct ModuleSelectorTests {
         "the README's module selectors compile: Progress::WatchTracker beside Foundation::Progress and a local Progress"
     )
     func moduleSelectors() {
-        // README: begin module selectors
+        // example: begin module-selectors
         let tracker = Progress::WatchTracker(deviceID: "ipad", duration: 600)
         let upload = Foundation::Progress(totalUnitCount: 10)
-        // README: end module selectors
+        // example: end module-selectors
         let mine = Progress()
         #expect(tracker.progress.duration == 600)
         #expect(upload.totalUnitCount == 10)

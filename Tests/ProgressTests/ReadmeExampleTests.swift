@@ -2,15 +2,15 @@ import Foundation
 import Progress
 import Testing
 
-/// The README's Progress example, compiled and run. `.ci/run` checks that the README shows
-/// exactly the lines between the `README` markers.
+/// The README's Progress example, compiled and run. `DocumentationExampleTests` checks that
+/// the README shows exactly the lines between the `example` markers.
 @Suite("README examples")
 struct ReadmeExampleTests {
     @Test("the Progress example computes what the README says")
     func progressExample() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        // README: begin Progress
+        // example: begin Progress
         var tracker = WatchTracker(deviceID: "ipad-7", duration: 100)
         let now = Date()
         tracker.handle(.play(at: 0), at: now)
@@ -25,7 +25,7 @@ struct ReadmeExampleTests {
 
         let store = ProgressStore(directory: folder)
         try await store.merge(tracker.progress, into: "salsa-101")
-        // README: end Progress
+        // example: end Progress
         #expect(fraction == 0.2)
         #expect(resume == 20)
         #expect(xapi == "0[.]20")

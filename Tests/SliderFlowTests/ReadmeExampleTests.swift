@@ -2,14 +2,14 @@ import Foundation
 import SliderFlow
 import Testing
 
-/// The README's SliderFlow example, compiled and run. `.ci/run` checks that the README shows
-/// exactly the lines between the `README` markers.
+/// The README's SliderFlow example, compiled and run. `DocumentationExampleTests` checks that
+/// the README shows exactly the lines between the `example` markers.
 @MainActor
 @Suite("README examples")
 struct ReadmeExampleTests {
     @Test("the SliderFlow example runs a session against the in-process server")
     func sliderFlowExample() async throws {
-        // README: begin SliderFlow
+        // example: begin SliderFlow
         // The in-process server stands in for the real API: an app passes its own base URL and
         // leaves the transport to URLSession.
         let server = SliderReferenceServer(stepsPerSession: 2)
@@ -23,7 +23,7 @@ struct ReadmeExampleTests {
         // A screen binds SliderSessionModel instead, which runs the same calls through a state machine.
         let model = SliderSessionModel(service: service, locale: Locale(identifier: "en_US"))
         model.start()  // the model shows a spinner until the first step arrives
-        // README: end SliderFlow
+        // example: end SliderFlow
         guard case .step(let step) = first else {
             Issue.record("expected a step, got \(first)")
             return

@@ -9,6 +9,7 @@ public import Observation
 /// because the network failed (the error kept, so the fallback is never silent), or failed
 /// with nothing to show (``retry()``).
 ///
+/// <!-- example: catalog-screen-model -->
 /// ```swift
 /// let model = CatalogScreenModel(repository: repository, resource: .videos(at: catalogURL))
 /// await model.load()  // the cache at once, then the network

@@ -8,12 +8,14 @@ public import Observation
 /// library's state and to the bytes arriving, whichever screen started the download (a list row
 /// and a detail screen can each have a model for the same lesson).
 ///
+/// <!-- example: lesson-download-model -->
 /// ```swift
 /// let model = LessonDownloadModel(library: library, lessonID: lesson.id, remote: mediaURL)
 /// let following = Task { await model.observe() }  // a view's `.task { await model.observe() }`
-/// await model.download()  // .downloading(fraction:bytesWritten:bytesExpected:), then .downloaded
-/// following.cancel()
+/// await model.download()  // starts it: .downloading(fraction:bytesWritten:bytesExpected:), then .downloaded
 /// ```
+///
+/// Cancel the observing task when the screen goes; a view's `.task` does so by itself.
 ///
 /// (`LessonDownloadModelTests` runs these lines.)
 @MainActor

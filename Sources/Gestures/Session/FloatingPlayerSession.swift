@@ -45,7 +45,7 @@ public enum TouchEnd: Sendable, Hashable {
 /// with ``center(at:)``. A display link of any rate (or a test, with no UI at all) drives it by
 /// sampling; nothing in it reads a clock.
 ///
-/// ```
+/// ```text
 /// resting(anchor) ──touch on player──▶ pressing ──moves past the slop──▶ dragging ──release──▶ settling ──done──▶ resting
 ///        ▲   ▲                            │                                 ▲                     │
 ///        │   └──── tap or press ends ─────┘                                 └─ touch interrupts ──┘ (no jump)

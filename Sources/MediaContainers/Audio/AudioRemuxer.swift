@@ -8,6 +8,7 @@ public import Foundation
 /// (timestamps that restart) plays straight through. Frames are written as they are read;
 /// memory holds one incomplete packet per stream and the sample table.
 ///
+/// <!-- example: audio-remuxer -->
 /// ```swift
 /// var remuxer = try AudioRemuxer(destination: partialFile)
 /// for (index, segment) in segments.enumerated() {

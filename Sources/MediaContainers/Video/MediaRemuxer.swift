@@ -4,6 +4,7 @@ public import Foundation
 /// audio) and, when the audio is a separate rendition, its audio segments, into one MP4 file
 /// with a video track and an audio track in sync.
 ///
+/// <!-- example: media-remuxer -->
 /// ```swift
 /// var remuxer = try MediaRemuxer(destination: partialFile, audio: .separate)
 /// try remuxer.startSegment(0, of: .video)

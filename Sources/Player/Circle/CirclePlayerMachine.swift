@@ -2,7 +2,7 @@ public import Foundation
 
 /// The audio circle's life as a pure state machine: `(state, event) → (state, [effect])`.
 ///
-/// ```
+/// ```text
 ///            tap                 fetch finished            tap
 /// uninitialized ──▶ fetching(fill) ─────────────▶ playing ◀────▶ paused
 ///      ▲   ▲            │ tap (cancels)              │ end          │ end

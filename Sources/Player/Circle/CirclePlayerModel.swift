@@ -8,8 +8,9 @@ public import Observation
 /// fetches at once, cancels everything in flight on ``exit()``, and keeps files whose deletion
 /// failed to remove them on the next start.
 ///
+/// <!-- example: circle-model-view -->
 /// ```swift
-/// struct AudioCircle: View {
+/// struct AudioCircleButton: View {
 ///     @State var model: CirclePlayerModel
 ///
 ///     var body: some View {

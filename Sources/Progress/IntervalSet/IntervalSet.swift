@@ -4,13 +4,14 @@
 /// `[0, 10)` and `[10, 20)` become `[0, 20)`. The covered length is kept up to date on every
 /// change, so reading it is O(1).
 ///
+/// <!-- example: interval-set -->
 /// ```swift
 /// var watched = IntervalSet()
 /// watched.insert(0..<10)
 /// watched.insert(90..<100)
 /// watched.insert(5..<15)
-/// watched.intervals      // [0.0..<15.0, 90.0..<100.0]
-/// watched.coveredLength  // 25.0
+/// let intervals = watched.intervals  // [0.0..<15.0, 90.0..<100.0]
+/// let covered = watched.coveredLength  // 25.0
 /// ```
 ///
 /// Intervals with a non-finite bound, or with no length, are ignored: media time is always finite,

@@ -47,6 +47,7 @@ public struct ProgressStoreError: Error, Hashable, Sendable, CustomStringConvert
 /// lesson, and its error says which. Every write goes to a temporary file that then replaces the
 /// old one in a single rename: a crash mid-write leaves the previous state.
 ///
+/// <!-- example: progress-store -->
 /// ```swift
 /// let store = ProgressStore(directory: applicationSupport.appending(path: "Progress"))
 /// try await store.merge(tracker.progress, into: lesson.id)

@@ -15,6 +15,7 @@ public import Foundation
 /// - The playback rate changes how long playing takes, never what is covered.
 /// - Non-finite positions are ignored; negative ones count as 0.
 ///
+/// <!-- example: watch-tracker -->
 /// ```swift
 /// var tracker = WatchTracker(deviceID: "ipad-7", duration: 100)
 /// tracker.handle(.play(at: 0), at: now)
@@ -22,7 +23,7 @@ public import Foundation
 /// tracker.handle(.seek(to: 0), at: now)
 /// tracker.handle(.play(at: 0), at: now)
 /// tracker.handle(.pause(at: 20), at: now)
-/// tracker.progress.watchedFraction  // 0.2
+/// let fraction = tracker.progress.watchedFraction  // 0.2
 /// ```
 ///
 /// The tracker is a value: copy it, store ``progress``, or ``merge(_:)`` another device's

@@ -1,6 +1,6 @@
 /// The slider session's flow as a pure state machine: `(state, event) → (state, [effect])`.
 ///
-/// ```
+/// ```text
 /// idle ──start──▶ starting ──reply──▶ choosing(step, selection) ──next──▶ submitting
 ///   ▲                │ failure             ▲            │                    │
 ///   │                ▼                     │            └──── failure ◀──────┤ (selection kept)

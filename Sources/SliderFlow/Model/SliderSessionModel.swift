@@ -10,6 +10,7 @@ public import Observation
 ///
 /// Here `apiURL` stands for the server's base URL:
 ///
+/// <!-- example: slider-model-view -->
 /// ```swift
 /// struct SliderScreen: View {
 ///     @State private var model = SliderSessionModel(service: HTTPSliderService(baseURL: apiURL))

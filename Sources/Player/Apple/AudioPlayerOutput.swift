@@ -1,0 +1,94 @@
+#if canImport(AVFoundation)
+    public import AVFoundation
+
+    /// The audio circle's ``AudioOutput`` over `AVAudioPlayer`, on Apple platforms.
+    ///
+    /// It plays one local file at a time: ``play(_:onEnd:)`` stops whatever was playing, opens the
+    /// file and starts it, and `onEnd` runs on the main actor once that file plays to its end
+    /// (or stops because its audio cannot be decoded). A player that was stopped or replaced
+    /// never reports an end. The app configures its `AVAudioSession` (for example the
+    /// `.playback` category) as it needs; this type leaves the session alone.
+    ///
+    /// Pass it to the model: `CirclePlayerModel(fetcher: fetcher, output: AudioPlayerOutput())`.
+    @MainActor
+    public final class AudioPlayerOutput: AudioOutput {
+        /// Why a file could not be played.
+        public struct PlaybackError: Error, Hashable, Sendable {
+            /// The file.
+            public var file: URL
+        }
+
+        private var player: AVAudioPlayer?
+        private var relay: EndRelay?
+        private var onEnd: (@MainActor () -> Void)?
+
+        /// Creates an output that plays nothing yet.
+        public init() {}
+
+        /// Stops what was playing and plays `file` from its start.
+        ///
+        /// - Throws: `AVAudioPlayer`'s error when the file cannot be opened as audio, or
+        ///   ``PlaybackError`` when the player refuses to start.
+        public func play(_ file: URL, onEnd: @escaping @MainActor () -> Void) throws {
+            stop()
+            let player = try AVAudioPlayer(contentsOf: file)
+            let relay = EndRelay { [weak self] ended in
+                Task { @MainActor in self?.playerEnded(ended) }
+            }
+            player.delegate = relay
+            guard player.play() else {
+                player.delegate = nil
+                throw PlaybackError(file: file)
+            }
+            self.player = player
+            self.relay = relay
+            self.onEnd = onEnd
+        }
+
+        /// Pauses playback; ``resume()`` continues from here.
+        public func pause() { player?.pause() }
+
+        /// Resumes paused playback.
+        public func resume() { player?.play() }
+
+        /// Stops playback for good; no end is reported for the file that was playing.
+        public func stop() {
+            player?.stop()
+            player?.delegate = nil
+            player = nil
+            relay = nil
+            onEnd = nil
+        }
+
+        /// The player `ended` reached its end; reported only if it is still the current one.
+        private func playerEnded(_ ended: ObjectIdentifier) {
+            guard let player, ObjectIdentifier(player) == ended else { return }
+            let onEnd = self.onEnd
+            player.delegate = nil
+            self.player = nil
+            relay = nil
+            self.onEnd = nil
+            onEnd?()
+        }
+    }
+
+    /// Receives `AVAudioPlayer`'s delegate calls, on whichever thread the player makes them, and
+    /// passes the end of playback on by the player's identity (the player itself is not
+    /// `Sendable`).
+    private final class EndRelay: NSObject, AVAudioPlayerDelegate, Sendable {
+        private let ended: @Sendable (ObjectIdentifier) -> Void
+
+        init(ended: @escaping @Sendable (ObjectIdentifier) -> Void) {
+            self.ended = ended
+            super.init()
+        }
+
+        func audioPlayerDidFinishPlaying(_ player: AVAudioPlayer, successfully flag: Bool) {
+            ended(ObjectIdentifier(player))
+        }
+
+        func audioPlayerDecodeErrorDidOccur(_ player: AVAudioPlayer, error: (any Error)?) {
+            ended(ObjectIdentifier(player))
+        }
+    }
+#endif
