@@ -52,7 +52,7 @@ public struct AnyHTTPTransport: HTTPTransport {
     }
 }
 
-/// Why a request sent through ``HTTPTransport/send(_:timeout:on:)`` returned no response.
+/// Why a request sent through ``HTTPTransport/send(_:timeout:on:allowing:)`` returned no response.
 ///
 /// It keeps the transport's own `URLError` when there was one, so an app can tell "offline"
 /// from "connection lost" without parsing a message.

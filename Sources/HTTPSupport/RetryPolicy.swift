@@ -65,7 +65,7 @@ extension RetryPolicy {
     ///
     /// The delay before retry *n* is
     /// ``delay(beforeRetry:unit:)`` with a fresh `randomUnit()`, or the wait the server asked for
-    /// (`serverDelay`, read from `Retry-After` with ``Foundation/HTTPURLResponse/retryAfter``)
+    /// (`serverDelay`, read from `Retry-After` with `HTTPURLResponse.retryAfter`)
     /// when that is longer. A server asking for more than ``longestServerDelay`` is not retried.
     /// The last failure is rethrown unchanged when the attempts run out or the failure is not
     /// transient.

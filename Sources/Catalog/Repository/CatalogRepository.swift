@@ -160,7 +160,7 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     ///   - requestTimeout: The longest one request may take, body included (60 s); `nil`
     ///     leaves timing to the transport.
     ///   - now: The wall-clock date recorded with each fetch.
-    ///   - transport: Sends the requests (``URLSessionTransport`` in the convenience initializer).
+    ///   - transport: Sends the requests (`URLSessionTransport` in the convenience initializer).
     public init(
         store: CatalogStore, clock: C, throttle: Duration = .seconds(6), requestTimeout: Duration? = .seconds(60),
         now: @escaping @Sendable () -> Date = { Date() },

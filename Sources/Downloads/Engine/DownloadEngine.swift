@@ -70,7 +70,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     ///   - randomUnit: A random number in `0..<1` for backoff jitter.
     ///   - allowedSchemes: The URL schemes fetched (`http` and `https`); others only by opting in.
     ///   - maximumPartByteCount: The most bytes a part without a byte range may have (512 MiB).
-    ///   - transport: Sends the requests (``URLSessionTransport`` in the convenience initializer).
+    ///   - transport: Sends the requests (`URLSessionTransport` in the convenience initializer).
     public init(
         concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), idleTimeout: Duration? = nil, clock: C,
         randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },

@@ -18,7 +18,7 @@ public struct DownloadPart: Hashable, Sendable, Codable {
 /// A span of bytes in a remote resource: `length` bytes from `offset`.
 ///
 /// The downloads module's own range type: a plain file is downloaded in ranges that have
-/// nothing to do with HLS, and a playlist's ``HLSByteRange`` converts with
+/// nothing to do with HLS, and a playlist's `HLSByteRange` converts with
 /// ``init(_:)``. It encodes as `{"length": …, "offset": …}`; decoding refuses a range that
 /// ends past 2⁶⁴, and the engine refuses such a part with a typed error before any transfer.
 public struct ByteRange: Hashable, Sendable, Codable, CustomStringConvertible {

@@ -71,7 +71,7 @@ public struct HLSVideoPlan: Hashable, Sendable {
 extension MediaDownloader {
     /// Works out what ``downloadHLSVideo(from:to:policy:preferredLanguages:decryptor:subtitles:)``
     /// fetches: the variant the policy chooses, its media playlist's parts, its separate audio
-    /// rendition (the best one, by ``HLSMultivariantPlaylist/highestQualityAudio(preferredLanguages:)``
+    /// rendition (the best one, by `HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:)`
     /// among the variant's group), and its subtitle renditions.
     ///
     /// - Throws: ``DownloadError`` for a playlist that cannot be fetched, parsed or downloaded.

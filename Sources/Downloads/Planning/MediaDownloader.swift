@@ -309,7 +309,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// first line `#EXTM3U`, then, as a last resort, by a `.m3u8` extension) is downloaded with
     /// ``downloadHLSVideo(from:to:policy:preferredLanguages:decryptor:subtitles:)`` into an MP4
     /// (audio-only streams too); anything else is downloaded as a file with
-    /// ``downloadFile(from:to:chunkSize:)``. The result's ``DownloadResult/file`` is the file
+    /// ``downloadFile(from:to:chunkSize:maximumByteCount:)``. The result's ``DownloadResult/file`` is the file
     /// written: `destination` with the extension `mp4` for HLS, `destination` itself otherwise.
     ///
     /// - Parameters:

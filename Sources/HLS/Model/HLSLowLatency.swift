@@ -104,7 +104,7 @@ public struct HLSRenditionReport: Hashable, Sendable {
 ///
 /// The skipped segments are the first ones: their media sequence numbers start at the
 /// playlist's ``HLSMediaPlaylist/mediaSequence``, and the first listed segment comes after them.
-/// ``HLSMediaPlaylist/applyingDeltaUpdate(_:)`` restores them from the previous playlist.
+/// ``HLSMediaPlaylist/applyingDeltaUpdate(to:)`` restores them from the previous playlist.
 public struct HLSSkip: Hashable, Sendable {
     /// `SKIPPED-SEGMENTS`: how many segments were left out.
     public var skippedSegmentCount: UInt64

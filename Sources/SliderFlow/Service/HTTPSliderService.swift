@@ -33,7 +33,7 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
     ///   - startRetry: How `test_start` is retried; choices are never retried.
     ///   - clock: Measures timeouts and backoff delays.
     ///   - randomUnit: A random number in `0..<1` for backoff jitter.
-    ///   - transport: Sends the requests (``URLSessionTransport`` in the convenience initializer).
+    ///   - transport: Sends the requests (`URLSessionTransport` in the convenience initializer).
     public init(
         baseURL: URL,
         timeout: Duration = .seconds(15),
