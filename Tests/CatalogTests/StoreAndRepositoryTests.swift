@@ -189,6 +189,60 @@ struct CatalogRepositoryTests {
         #expect(try await repository.value(.videos(at: url)).origin == .network)  // no window from the failure
     }
 
+    @Test(
+        "RFC 9110 §10.2.3: a 503 with Retry-After keeps the repository away for that long; the cache serves meanwhile and a refresh fails at once"
+    )
+    func retryAfterHonoured() async throws {
+        transport.stub(
+            url,
+            replies: [
+                .response(status: 200, body: body), .response(status: 503, headers: ["Retry-After": "120"]),
+                .response(status: 200, body: body),
+            ])
+        let repository = repository()
+        let key = "videos:" + url.absoluteString
+        _ = try await repository.value(.videos(at: url))
+        clock.advance(by: .seconds(7))
+        #expect(try await repository.value(.videos(at: url)).origin == .cache)  // the 503: the cache serves
+        #expect(await repository.lastError?.retryAfter == .seconds(120))
+        clock.advance(by: .seconds(10))
+        #expect(try await repository.value(.videos(at: url)).origin == .cache)
+        let waiting = CatalogError(
+            .serverAskedToWait(remaining: .seconds(110)), key: key, url: url, retryAfter: .seconds(110))
+        await #expect(throws: waiting) { try await repository.refresh(.videos(at: url)) }
+        #expect(transport.requests.count == 2)  // neither asked the server
+        clock.advance(by: .seconds(110))
+        #expect(try await repository.value(.videos(at: url)).origin == .network)
+        #expect(transport.requests.count == 3)
+    }
+
+    @Test(
+        "Retry-After is read on 429 and 503 only, as seconds, capped at an hour; anything else leaves the next request free",
+        arguments: [
+            (429, "5", Duration.seconds(5)), (503, "0", .zero), (503, "86400", .seconds(3_600)), (500, "120", nil),
+            (503, "soon", nil), (503, "-3", nil), (302, "60", nil),
+        ] as [(Int, String, Duration?)])
+    func retryAfterParsing(status: Int, header: String, honoured: Duration?) async throws {
+        transport.stub(
+            url,
+            replies: [
+                .response(status: status, headers: ["Retry-After": header]), .response(status: 200, body: body),
+            ])
+        let repository = repository()
+        await #expect(throws: CatalogError.self) { try await repository.value(.videos(at: url)) }
+        let failure = try #require(await repository.lastError)
+        #expect(failure.kind == .httpStatus(status))
+        #expect(failure.retryAfter.map { min($0, CatalogRepository<ManualClock>.longestServerWait) } == honoured)
+        if let honoured, honoured > .zero {
+            // No cache: the wait is an error at once, with no request.
+            await #expect(throws: CatalogError.self) { try await repository.value(.videos(at: url)) }
+            #expect(transport.requests.count == 1)
+            clock.advance(by: honoured)
+        }
+        #expect(try await repository.value(.videos(at: url)).origin == .network)
+        #expect(transport.requests.count == 2)
+    }
+
     @Test("offline: pages opened before are served, others say they were never loaded")
     func offline() async throws {
         let section = URL(literal: "https://content.example/serier")

@@ -22,6 +22,10 @@ public struct CatalogError: Error, Hashable, Sendable, CustomStringConvertible {
         case neverLoaded
         /// The cache could not be written (the data was still served).
         case store(CatalogStore.WriteError)
+        /// The server asked to be left alone (a `429` or `503` with `Retry-After`, RFC 9110
+        /// §10.2.3) and that wait has not passed, so the network was not asked; `remaining` is
+        /// what is left of it.
+        case serverAskedToWait(remaining: Duration)
     }
 
     /// What went wrong.
@@ -30,12 +34,16 @@ public struct CatalogError: Error, Hashable, Sendable, CustomStringConvertible {
     public var key: String
     /// The resource's URL.
     public var url: URL?
+    /// The wait the server asked for with `Retry-After` on a `429` or `503` answer, if it did;
+    /// the repository asks that resource's server nothing until it has passed.
+    public var retryAfter: Duration?
 
     /// Creates an error.
-    public init(_ kind: Kind, key: String, url: URL?) {
+    public init(_ kind: Kind, key: String, url: URL?, retryAfter: Duration? = nil) {
         self.kind = kind
         self.key = key
         self.url = url
+        self.retryAfter = retryAfter
     }
 
     /// A sentence for logs, naming the resource; apps show their own wording.
@@ -48,6 +56,7 @@ public struct CatalogError: Error, Hashable, Sendable, CustomStringConvertible {
         case .offline: "\(place): the app is offline"
         case .neverLoaded: "'\(key)' was never loaded, and the app is offline"
         case .store(let error): "\(place): the cache could not be written: \(error.reason)"
+        case .serverAskedToWait(let remaining): "\(place): the server asked to wait \(remaining) more"
         }
     }
 }
@@ -128,6 +137,10 @@ public struct CatalogSnapshot<Value: Sendable>: Sendable {
 /// - **Timeout**: a request that has not delivered its whole body within ``requestTimeout``
 ///   (60 s by default) on the injected clock fails with a ``CatalogError`` of kind ``CatalogError/Kind/transport(_:)`` whose transport error is
 ///   `timedOut`, so a server that drips its answer cannot hold a catalog screen's spinner forever.
+/// - **Retry-After**: a `429` or `503` answer with `Retry-After` (seconds or an HTTP date)
+///   keeps the repository from asking for that resource again until the wait has passed (at
+///   most ``longestServerWait``): ``value(_:)`` serves the cache meanwhile, and without a cache,
+///   like ``refresh(_:)``, fails at once with ``CatalogError/Kind/serverAskedToWait(remaining:)``.
 public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     /// The cache.
     public let store: CatalogStore
@@ -146,6 +159,8 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     private let transport: any HTTPTransport
     private let now: @Sendable () -> Date
     private var lastSuccess: [String: C.Instant] = [:]
+    /// Until when each resource's server asked not to be asked again (`Retry-After`).
+    private var serverWaits: [String: C.Instant] = [:]
     private var inFlight: [String: Task<Data, any Error>] = [:]
     /// The callers waiting for each request in flight, by a number of their own.
     private var waiting: [String: Set<Int>] = [:]
@@ -208,6 +223,10 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
             lastError = failure
             throw failure
         }
+        if let failure = serverWait(resource) {
+            lastError = failure
+            throw failure
+        }
         return try await fetchFromNetwork(resource)
     }
 
@@ -225,6 +244,13 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
         if let cached, let last = lastSuccess[resource.key], last.duration(to: clock.now) < throttle {
             return cached
         }
+        if let failure = serverWait(resource) {
+            guard let cached else {
+                lastError = failure
+                throw failure
+            }
+            return cached
+        }
         do throws(CatalogError) {
             return try await fetchFromNetwork(resource)
         } catch {
@@ -233,7 +259,23 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
         }
     }
 
+    /// The longest `Retry-After` wait honoured (one hour); a longer one is cut to it, so a
+    /// hostile or mistaken header cannot silence a catalog for days.
+    public static var longestServerWait: Duration { .seconds(3_600) }
+
     // MARK: Private
+
+    /// The error that stands for the server's wait when it has not passed yet; `nil` otherwise.
+    private func serverWait<Value>(_ resource: CatalogResource<Value>) -> CatalogError? {
+        guard let until = serverWaits[resource.key] else { return nil }
+        let remaining = clock.now.duration(to: until)
+        guard remaining > .zero else {
+            serverWaits[resource.key] = nil
+            return nil
+        }
+        return CatalogError(
+            .serverAskedToWait(remaining: remaining), key: resource.key, url: resource.url, retryAfter: remaining)
+    }
 
     /// The cached copy, decoded; an entry that no longer decodes counts as missing.
     private func cached<Value>(_ resource: CatalogResource<Value>) async -> CatalogSnapshot<Value>? {
@@ -253,6 +295,9 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
             let failure = Self.map(error, resource: resource)
             // Going back is not a failure of the catalog: it is not remembered as one.
             if !(error is CancellationError) { lastError = failure }
+            if let wait = failure.retryAfter {
+                serverWaits[resource.key] = clock.now.advanced(by: min(wait, Self.longestServerWait))
+            }
             throw failure
         }
         let value: Value
@@ -332,8 +377,15 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
             } catch {
                 throw CatalogError(.transport(error), key: key, url: url)
             }
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 200
-            guard status == 200 else { throw CatalogError(.httpStatus(status), key: key, url: url) }
+            // The typed send has already refused any answer that is not HTTP.
+            guard let http = response as? HTTPURLResponse else {
+                throw CatalogError(.transport(HTTPTransportError(.notHTTP, url: url)), key: key, url: url)
+            }
+            guard http.statusCode == 200 else {
+                // RFC 9110 §10.2.3 and RFC 6585 §4: a 503 or 429 may say how long to stay away.
+                let wait = [429, 503].contains(http.statusCode) ? http.retryAfter : nil
+                throw CatalogError(.httpStatus(http.statusCode), key: key, url: url, retryAfter: wait)
+            }
             return data
         }
         inFlight[resource.key] = task
