@@ -168,8 +168,11 @@ struct HostileDownloadTests {
     /// Five whole-resource parts, written in order; the run pauses after two, a line is added
     /// to the journal by hand, and the resumed download must still be exact.
     @Test(
-        "a tampered journal (a gap, a negative index, a length that overflows, a repeat) never corrupts the file",
-        arguments: ["3 10000 0\n", "-1 10000 0\n", "2 18446744073709551615 0\n2 1 0\n", "1 10000 0\n", "garbage\n"])
+        "a tampered journal (a gap, a negative index, a length that overflows or passes the file, a repeat) never corrupts the file",
+        arguments: [
+            "3 10000 0\n", "-1 10000 0\n", "2 18446744073709551615 0\n2 1 0\n", "2 4611686018427387904 0\n",
+            "1 10000 0\n", "garbage\n",
+        ])
     func tamperedJournal(line: String) async throws {
         let parts = (0..<5).map { index in
             DownloadPart(url: URL(literal: "https://cdn.example/").appendingPathComponent("part\(index).bin"))

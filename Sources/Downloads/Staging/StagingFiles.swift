@@ -4,8 +4,8 @@ import Foundation
 /// written, beside the destination.
 ///
 /// The journal's first line identifies the download (a hash of its parts); each following line
-/// is `index length` for a part whose bytes were written before the line was appended. A crash
-/// can lose at most the last line, whose part is then fetched again.
+/// is `index length digest` for a part whose bytes were flushed before the line was appended.
+/// A crash can lose at most the last line, whose part is then fetched again.
 struct StagingFiles: Sendable {
     let destination: URL
     let staging: URL
@@ -82,6 +82,7 @@ struct StagingFiles: Sendable {
                 var rewritten = header + "\n"
                 for part in verified { rewritten += Journal.line(part.index, length: part.length, digest: part.digest) }
                 do {
+                    try FileFaults.check(.write, journalURL)
                     try Data(rewritten.utf8).write(to: journalURL, options: .atomic)
                 } catch {
                     throw DownloadError(
@@ -89,47 +90,52 @@ struct StagingFiles: Sendable {
                 }
                 let handle = try open(journalURL, append: true)
                 return Journal(
-                    handle: handle, completed: Set(verified.map(\.index)),
+                    handle: handle, url: journalURL, stagingURL: staging, completed: Set(verified.map(\.index)),
                     bytesWritten: verified.reduce(0) { $0 + $1.length })
             }
         }
         remove()
         try createFolder()
-        guard FileManager.default.createFile(atPath: journalURL.path, contents: Data((header + "\n").utf8)) else {
+        guard FileFaults.allows(.create, journalURL),
+            FileManager.default.createFile(atPath: journalURL.path, contents: Data((header + "\n").utf8))
+        else {
             throw DownloadError(.file(operation: "create", reason: "the folder is not writable"), path: journalURL.path)
         }
-        return Journal(handle: try open(journalURL, append: true), completed: [], bytesWritten: 0)
+        return Journal(
+            handle: try open(journalURL, append: true), url: journalURL, stagingURL: staging, completed: [],
+            bytesWritten: 0)
     }
 
     /// The listed parts whose bytes in the staging file have their recorded length and digest:
     /// in order mode the longest prefix that passes, otherwise every part that passes.
+    ///
+    /// A part is read in pieces of at most 1 MiB as it is hashed, and only when the file holds
+    /// all of it: a forged length (in order mode any length is possible) never sizes a buffer.
+    ///
+    /// - Complexity: O(*b*) time for the *b* bytes that the file holds for the listed parts, and
+    ///   O(1) memory beyond one piece.
     private func verify(_ listed: [(index: Int, length: UInt64, digest: UInt64)]) -> [(
         index: Int, length: UInt64, digest: UInt64
     )] {
-        guard !listed.isEmpty, let handle = try? FileHandle(forReadingFrom: staging) else { return [] }
+        guard !listed.isEmpty, let handle = try? FileHandle(forReadingFrom: staging),
+            let fileSize = try? handle.seekToEnd()
+        else { return [] }
         defer { try? handle.close() }
         var offsets: [UInt64] = []
         if !inOrder {
             var next: UInt64 = 0
             for length in lengths {
                 offsets.append(next)
-                next += length ?? 0
+                next &+= length ?? 0  // the engine refuses ranges whose total passes 2⁶⁴
             }
         }
         var passed: [(index: Int, length: UInt64, digest: UInt64)] = []
         var inOrderOffset: UInt64 = 0
         for part in listed {
             let offset = inOrder ? inOrderOffset : offsets[part.index]
-            inOrderOffset += part.length
-            let intact: Bool
-            do {
-                try handle.seek(toOffset: offset)
-                let data = try handle.read(upToCount: Int(clamping: part.length)) ?? Data()
-                intact = UInt64(data.count) == part.length && Journal.digest(data) == part.digest
-            } catch {
-                intact = false
-            }
-            if intact {
+            inOrderOffset &+= part.length  // the listed lengths' sum was checked for overflow
+            let fits = offset <= fileSize && part.length <= fileSize - offset
+            if fits, Self.digest(of: handle, from: offset, length: part.length) == part.digest {
                 passed.append(part)
             } else if inOrder {
                 break
@@ -138,12 +144,33 @@ struct StagingFiles: Sendable {
         return passed
     }
 
+    /// The FNV-1a digest of `length` bytes of `handle` from `offset`, read in pieces of at most
+    /// 1 MiB; `nil` when they cannot all be read.
+    private static func digest(of handle: FileHandle, from offset: UInt64, length: UInt64) -> UInt64? {
+        var hash = FNV1a64()
+        var remaining = length
+        do {
+            try handle.seek(toOffset: offset)
+            while remaining > 0 {
+                let piece = Int(min(remaining, 1 << 20))
+                guard let data = try handle.read(upToCount: piece), data.count == piece else { return nil }
+                data.withUnsafeBytes { hash.add($0) }
+                remaining -= UInt64(piece)
+            }
+        } catch {
+            return nil
+        }
+        return hash.value
+    }
+
     /// The staging file, created if needed. Bytes past what the journal vouches for (a crash may
     /// have left part of an unrecorded part at the end) are overwritten by the parts written
     /// next, and cut off when the file is finished.
     func openStaging(truncatingTo bytes: UInt64) throws -> FileHandle {
         if !FileManager.default.fileExists(atPath: staging.path) {
-            guard FileManager.default.createFile(atPath: staging.path, contents: nil) else {
+            guard FileFaults.allows(.create, staging),
+                FileManager.default.createFile(atPath: staging.path, contents: nil)
+            else {
                 throw DownloadError(
                     .file(operation: "create", reason: "the folder is not writable"), path: staging.path)
             }
@@ -154,6 +181,7 @@ struct StagingFiles: Sendable {
 
     func write(_ data: Data, at offset: UInt64, to handle: FileHandle) throws {
         do {
+            try FileFaults.check(.write, staging)
             try handle.seek(toOffset: offset)
             try handle.write(contentsOf: data)
         } catch {
@@ -164,25 +192,33 @@ struct StagingFiles: Sendable {
     /// Cuts the staging file to `byteCount`, flushes it, and renames it over the destination.
     func finish(handle: FileHandle, byteCount: UInt64) throws {
         do {
+            try FileFaults.check(.write, staging)
             try handle.truncate(atOffset: byteCount)
+            try FileFaults.check(.flush, staging)
             try handle.synchronize()
         } catch {
             throw DownloadError(.file(operation: "flush", reason: error.localizedDescription), path: staging.path)
         }
         // rename(2) replaces the destination atomically: readers see the old file or the new one.
-        guard rename(staging.path, destination.path) == 0 else {
+        guard FileFaults.allows(.rename, destination), rename(staging.path, destination.path) == 0 else {
             throw DownloadError(
                 .file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
         }
-        try? FileManager.default.removeItem(at: journalURL)
-        try? FileManager.default.removeItem(at: validatorsURL)
+        Self.removeIfAllowed(journalURL)
+        Self.removeIfAllowed(validatorsURL)
     }
 
     /// Removes the staging file and the journal.
     func remove() {
-        try? FileManager.default.removeItem(at: staging)
-        try? FileManager.default.removeItem(at: journalURL)
-        try? FileManager.default.removeItem(at: validatorsURL)
+        Self.removeIfAllowed(staging)
+        Self.removeIfAllowed(journalURL)
+        Self.removeIfAllowed(validatorsURL)
+    }
+
+    /// Removes `file`, best effort.
+    static func removeIfAllowed(_ file: URL) {
+        guard FileFaults.allows(.remove, file) else { return }
+        try? FileManager.default.removeItem(at: file)
     }
 
     func createFolder() throws {
@@ -213,6 +249,10 @@ struct StagingFiles: Sendable {
 /// vouches for bytes that are not on disk (the order SQLite's rollback journal keeps).
 struct Journal {
     let handle: FileHandle
+    /// The journal's file.
+    let url: URL
+    /// The staging file whose parts it records.
+    let stagingURL: URL
     var completed: Set<Int>
     var bytesWritten: UInt64
 
@@ -236,12 +276,15 @@ struct Journal {
     mutating func record(_ index: Int, data: Data, flushing staging: FileHandle) throws {
         let length = UInt64(data.count)
         do {
+            try FileFaults.check(.flush, stagingURL)
             try staging.synchronize()
         } catch {
             throw DownloadError(.file(operation: "flush", reason: error.localizedDescription), path: "staging file")
         }
         do {
+            try FileFaults.check(.write, url)
             try handle.write(contentsOf: Data(Self.line(index, length: length, digest: Self.digest(data)).utf8))
+            try FileFaults.check(.flush, url)
             try handle.synchronize()
         } catch {
             throw DownloadError(

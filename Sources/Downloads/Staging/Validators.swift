@@ -55,7 +55,7 @@ final class Validators: @unchecked Sendable {
         if let was, was != now { throw Changed(url: url, was: was, now: now) }
         if was == nil, let data = try? JSONEncoder().encode(snapshot) {
             // Best effort: without the file a resume only loses the check, never data.
-            try? data.write(to: file, options: .atomic)
+            if FileFaults.allows(.write, file) { try? data.write(to: file, options: .atomic) }
         }
     }
 
@@ -64,6 +64,6 @@ final class Validators: @unchecked Sendable {
         lock.lock()
         values = [:]
         lock.unlock()
-        try? FileManager.default.removeItem(at: file)
+        StagingFiles.removeIfAllowed(file)
     }
 }

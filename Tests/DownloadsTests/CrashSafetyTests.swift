@@ -1,0 +1,204 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import TestSupport
+import Testing
+
+/// The engine's file operations interrupted at every point: the process killed (no operation
+/// happens from the N-th on, not even a clean-up) and the disk full (every write from the N-th
+/// on fails). Each time, the destination holds its old version or the exact new one, never
+/// anything else, and a later run ends with the exact new file and nothing left beside it.
+@Suite("Downloads under crashes and a full disk")
+struct CrashSafetyTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let resource = resourceBytes(40_000, seed: 23)
+    let oldVersion = Data("the lesson as it was before this download".utf8)
+    let url = URL(literal: "https://cdn.example/lesson.bin")
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+        transport.stub(url, reply: .resource(resource, headers: ["ETag": "\"v2\""]))
+    }
+
+    /// Four ranged parts of 10,000 bytes, one at a time so the operations come in one order.
+    var parts: [DownloadPart] {
+        (0..<4).map { DownloadPart(url: url, byteRange: ByteRange(length: 10_000, offset: UInt64($0) * 10_000)) }
+    }
+
+    func engine() -> DownloadEngine<ManualClock> {
+        DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport)
+    }
+
+    /// A folder holding the old version of the destination.
+    func prepareFolder(_ label: String) throws -> (folder: URL, destination: URL) {
+        let folder = temporaryFolder(label)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let destination = folder.appendingPathComponent("lesson.bin")
+        try oldVersion.write(to: destination)
+        return (folder, destination)
+    }
+
+    struct Killed: Error {}
+
+    /// The operations of one uninterrupted download, in order, with the name of each file.
+    func operations() async throws -> [(operation: FileOperation, file: String)] {
+        let (folder, destination) = try prepareFolder("crash-count")
+        let log = LockedState<[(operation: FileOperation, file: String)]>([])
+        FileFaults.install(
+            { operation, file in log.withLock { $0.append((operation, file.lastPathComponent)) } }, in: folder)
+        defer { FileFaults.remove(in: folder) }
+        _ = try await engine().download(parts, to: destination)
+        #expect(try Data(contentsOf: destination) == resource)
+        return log.withLock { $0 }
+    }
+
+    @Test("each part's bytes are flushed before its journal line, and the journal line is flushed before the next part")
+    func flushOrder() async throws {
+        let operations = try await operations()
+        var stagingDirty = false
+        var journalLines = 0
+        var journalDirty = false
+        for (operation, file) in operations {
+            switch (operation, file) {
+            case (.write, ".lesson.bin.partial"):
+                #expect(!journalDirty, "a part was written before the previous journal line was flushed")
+                stagingDirty = true
+            case (.flush, ".lesson.bin.partial"): stagingDirty = false
+            case (.write, ".lesson.bin.journal"):
+                #expect(!stagingDirty, "a journal line was written before its part was flushed")
+                journalLines += 1
+                journalDirty = true
+            case (.flush, ".lesson.bin.journal"): journalDirty = false
+            case (.rename, _): #expect(!stagingDirty && !journalDirty, "renamed before the last flush")
+            default: break
+            }
+        }
+        #expect(journalLines == 4)
+        #expect(operations.contains { $0.operation == .rename })
+    }
+
+    @Test("killed before the N-th file operation, for every N: the old file or the new one, and a later run ends exact")
+    func killedAtEveryOperation() async throws {
+        let total = try await operations().count
+        #expect(total >= 15)  // create ×2, then per part write, flush, line, flush; truncate, flush, rename…
+        for n in 1...total {
+            let (folder, destination) = try prepareFolder("crash-kill")
+            let count = LockedState(0)
+            FileFaults.install(
+                { _, _ in
+                    let number = count.withLock {
+                        $0 += 1
+                        return $0
+                    }
+                    if number >= n { throw Killed() }  // dead: nothing more happens on disk
+                }, in: folder)
+            let interrupted = (try? await engine().download(parts, to: destination)) == nil
+            FileFaults.remove(in: folder)
+            let after = try Data(contentsOf: destination)
+            #expect(after == oldVersion || after == resource, "killed at operation \(n)")
+            #expect(interrupted || after == resource, "killed at operation \(n)")
+            // The next launch resumes (or finds the download done) and leaves only the file.
+            _ = try await engine().download(parts, to: destination)
+            #expect(try Data(contentsOf: destination) == resource, "after a kill at operation \(n)")
+            #expect(files(in: folder) == ["lesson.bin"], "after a kill at operation \(n)")
+        }
+    }
+
+    @Test(
+        "the disk full from the N-th write on, for every N: a typed file error and the old file; with space back, the exact file"
+    )
+    func diskFullAtEveryWrite() async throws {
+        let writes = try await operations().filter { [.create, .write, .flush, .rename].contains($0.operation) }.count
+        for n in 1...writes {
+            let (folder, destination) = try prepareFolder("crash-full")
+            let count = LockedState(0)
+            FileFaults.install(
+                { operation, _ in
+                    guard operation != .remove else { return }  // removing frees space
+                    let number = count.withLock {
+                        $0 += 1
+                        return $0
+                    }
+                    if number >= n { throw CocoaError(.fileWriteOutOfSpace) }
+                }, in: folder)
+            do {
+                _ = try await engine().download(parts, to: destination)
+                Issue.record("succeeded with the disk full from write \(n)")
+            } catch {
+                guard case .file = error.kind else {
+                    Issue.record("write \(n): \(error)")
+                    continue
+                }
+            }
+            FileFaults.remove(in: folder)
+            #expect(try Data(contentsOf: destination) == oldVersion, "disk full from write \(n)")
+            _ = try await engine().download(parts, to: destination)
+            #expect(try Data(contentsOf: destination) == resource, "after the disk filled at write \(n)")
+            #expect(files(in: folder) == ["lesson.bin"], "after the disk filled at write \(n)")
+        }
+    }
+
+    // MARK: A real kill, in a child process
+
+    /// The environment that makes ``downloadUntilKilled()`` run: the folder and the operation
+    /// before which the child process kills itself.
+    static let childFolder = ProcessInfo.processInfo.environment["MEDIACORE_CRASH_FOLDER"]
+    static let childKillsAt = ProcessInfo.processInfo.environment["MEDIACORE_CRASH_AT"].flatMap { Int($0) }
+
+    /// The test binary, when it can be run again as a child (the Linux test runner is one
+    /// executable; Apple's runners host the tests in a helper, so there only the in-process
+    /// model above runs).
+    static var testBinary: String? {
+        let path = CommandLine.arguments.first ?? ""
+        return path.hasSuffix(".xctest") && FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
+    @Test(
+        "the child: downloads into MEDIACORE_CRASH_FOLDER and dies by _exit before operation MEDIACORE_CRASH_AT",
+        .enabled(if: childFolder != nil && childKillsAt != nil))
+    func downloadUntilKilled() async throws {
+        let folder = URL(fileURLWithPath: try #require(Self.childFolder))
+        let killAt = try #require(Self.childKillsAt)
+        let count = LockedState(0)
+        FileFaults.install(
+            { _, _ in
+                let number = count.withLock {
+                    $0 += 1
+                    return $0
+                }
+                if number >= killAt { _exit(9) }  // no clean-up, no unwinding, no flush
+            }, in: folder)
+        _ = try await engine().download(parts, to: folder.appendingPathComponent("lesson.bin"))
+    }
+
+    @Test(
+        "a child process killed before its N-th file operation, for every N: the old file or the new one, and a resume ends exact",
+        .enabled(if: testBinary != nil && childFolder == nil))
+    func childKilledAtEveryOperation() async throws {
+        let binary = try #require(Self.testBinary)
+        let total = try await operations().count
+        var killed = 0
+        for n in 1...total {
+            let (folder, destination) = try prepareFolder("crash-child")
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: binary)
+            child.arguments = ["--testing-library", "swift-testing", "--filter", "downloadUntilKilled"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["MEDIACORE_CRASH_FOLDER"] = folder.path
+            environment["MEDIACORE_CRASH_AT"] = String(n)
+            child.environment = environment
+            child.standardOutput = FileHandle.nullDevice
+            child.standardError = FileHandle.nullDevice
+            try child.run()
+            child.waitUntilExit()
+            if child.terminationStatus == 9 { killed += 1 }
+            let after = try Data(contentsOf: destination)
+            #expect(after == oldVersion || after == resource, "killed at operation \(n)")
+            _ = try await engine().download(parts, to: destination)
+            #expect(try Data(contentsOf: destination) == resource, "after a kill at operation \(n)")
+            #expect(files(in: folder) == ["lesson.bin"], "after a kill at operation \(n)")
+        }
+        #expect(killed == total, "every child died at its operation")
+    }
+}
