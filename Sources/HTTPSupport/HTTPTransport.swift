@@ -71,7 +71,9 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
         case network(URLError)
         /// A custom transport failed with an error that is not a `URLError`; its description.
         case other(String)
-        /// The calling task was cancelled (or the transport reported `URLError.cancelled`).
+        /// The calling task was cancelled. A transfer that the transport or the system cancelled
+        /// while the caller goes on (`URLError.cancelled` from an invalidated session, say) is
+        /// ``network(_:)`` instead, and transient.
         case cancelled
         /// The request's URL has a scheme that is not allowed (only `http` and `https`, unless
         /// the caller opts in to others): the request was not sent.
@@ -125,12 +127,17 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
         }
     }
 
-    /// Types whatever a transport threw for `url`.
+    /// Types whatever a transport threw for `url`, in the task that was waiting for it.
     package static func from(_ error: any Error, url: URL?) -> HTTPTransportError {
         switch error {
         case let error as HTTPTransportError: error
-        case is CancellationError: HTTPTransportError(.cancelled, url: url)
-        case let error as URLError where error.code == .cancelled: HTTPTransportError(.cancelled, url: url)
+        // Only the caller's own cancellation is a cancel. A transfer cancelled while the caller
+        // goes on (the session invalidated, the system reclaiming it) is a network failure:
+        // transient, so a download keeps its bytes and retries instead of deleting them.
+        case is CancellationError where Task.isCancelled: HTTPTransportError(.cancelled, url: url)
+        case let error as URLError where error.code == .cancelled && Task.isCancelled:
+            HTTPTransportError(.cancelled, url: url)
+        case is CancellationError: HTTPTransportError(.network(URLError(.cancelled)), url: url)
         case let error as URLError: HTTPTransportError(.network(error), url: url)
         default: HTTPTransportError(.other(String(describing: error)), url: url)
         }

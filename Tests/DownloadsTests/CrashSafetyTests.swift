@@ -4,6 +4,10 @@ import HTTPSupport
 import TestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The engine's file operations interrupted at every point: the process killed (no operation
 /// happens from the N-th on, not even a clean-up) and the disk full (every write from the N-th
 /// on fails). Each time, the destination holds its old version or the exact new one, never
@@ -200,5 +204,55 @@ struct CrashSafetyTests {
             #expect(files(in: folder) == ["lesson.bin"], "after a kill at operation \(n)")
         }
         #expect(killed == total, "every child died at its operation")
+    }
+}
+
+/// A transfer that the session or the system cancels while the app still wants the download is
+/// not the learner's cancel: the bytes already written stay, and the part is retried.
+@Suite("Downloads when the session cancels a transfer")
+struct SessionCancellationTests {
+    @Test("URLError.cancelled without a cancel from the app is retried like a lost connection, and the file is exact")
+    func sessionCancelIsRetried() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let resource = resourceBytes(30_000, seed: 5)
+        let url = URL(literal: "https://cdn.example/lesson.bin")
+        let folder = temporaryFolder("session-cancel")
+        let destination = folder.appendingPathComponent("lesson.bin")
+        let attempted = OnceFlag()
+        transport.stub(
+            url,
+            reply: .handler { request in
+                // The second part's first attempt is cancelled by the session.
+                if request.value(forHTTPHeaderField: "Range") == "bytes=10000-19999", !attempted.exchange() {
+                    return .failure(URLError(.cancelled))
+                }
+                return .resource(resource)
+            })
+        let parts = (0..<3).map {
+            DownloadPart(url: url, byteRange: ByteRange(length: 10_000, offset: UInt64($0) * 10_000))
+        }
+        let engine = DownloadEngine(
+            concurrency: 1, retry: RetryPolicy(maximumAttempts: 3, initialDelay: .seconds(1), jitter: 0), clock: clock,
+            transport: transport)
+        let job = engine.start(parts, to: destination)
+        await clock.waitForSleepers(count: 1)  // the backoff before the retry
+        clock.advance(by: .seconds(1))
+        let result = try await job.result()
+        #expect(try Data(contentsOf: destination) == resource)
+        #expect(result.partsFetched == 3)
+        #expect(files(in: folder) == ["lesson.bin"])
+    }
+}
+
+/// A flag that reports whether it was already set, and sets it.
+private final class OnceFlag: Sendable {
+    private let state = LockedState(false)
+
+    func exchange() -> Bool {
+        state.withLock { was in
+            defer { was = true }
+            return was
+        }
     }
 }

@@ -263,8 +263,9 @@ struct TimedSendTests {
                 URLError(.notConnectedToInternet) as any Error & Sendable,
                 HTTPTransportError.Kind.network(URLError(.notConnectedToInternet))
             ),
-            (URLError(.cancelled), .cancelled),
-            (CancellationError(), .cancelled),
+            // Cancelled while the caller goes on (an invalidated session): a network failure.
+            (URLError(.cancelled), .network(URLError(.cancelled))),
+            (CancellationError(), .network(URLError(.cancelled))),
         ]
     )
     func typedFailures(thrown: any Error & Sendable, expected: HTTPTransportError.Kind) async {
@@ -274,6 +275,23 @@ struct TimedSendTests {
         await #expect(throws: HTTPTransportError(expected, url: url)) {
             try await transport.send(URLRequest(url: url), timeout: nil, on: clock)
         }
+    }
+
+    @Test(
+        "only the caller's own cancellation is a cancel: the same URLError while the caller is cancelled is cancelled, and not transient"
+    )
+    func callerCancellation() async {
+        let transport = AnyHTTPTransport { _ in
+            while !Task.isCancelled { await Task.yield() }
+            throw URLError(.cancelled)
+        }
+        let url = url
+        let task = Task { try await transport.send(URLRequest(url: url), timeout: nil, on: ManualClock()) }
+        task.cancel()
+        let result = await task.result
+        #expect(throws: HTTPTransportError(.cancelled, url: url)) { try result.get() }
+        #expect(!HTTPTransportError(.cancelled, url: url).isTransient)
+        #expect(HTTPTransportError(.network(URLError(.cancelled)), url: url).isTransient)
     }
 
     @Test("a custom transport's own error is kept as its description")

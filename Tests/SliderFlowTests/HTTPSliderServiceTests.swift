@@ -109,7 +109,13 @@ struct HTTPSliderServiceTests {
                 .decoding(SliderDecodingError(.notJSON, preview: "oops"))
             ),
             (.failure(URLError(.timedOut)), .timedOut),
-            (.failure(URLError(.cancelled)), .cancelled),
+            // Cancelled by the session or the system, not by the caller: a transport failure.
+            (
+                .failure(URLError(.cancelled)),
+                .transport(
+                    HTTPTransportError(
+                        .network(URLError(.cancelled)), url: URL(literal: "https://slider.example/api/test_next")))
+            ),
         ]
     )
     func errorMapping(reply: InMemoryHTTPTransport<ManualClock>.Reply, expected: SliderServiceError.Kind) async {
