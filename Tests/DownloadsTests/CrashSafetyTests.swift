@@ -256,3 +256,38 @@ private final class OnceFlag: Sendable {
         }
     }
 }
+
+/// One process at a time writes a destination's staging files.
+@Suite("Downloads shared between processes")
+struct DestinationFileLockTests {
+    @Test(
+        "while another process holds the destination's lock, a download fails at once changing nothing; once it is free, the file is exact and no lock file stays"
+    )
+    func otherProcessHoldsTheLock() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let resource = resourceBytes(20_000, seed: 9)
+        let url = URL(literal: "https://cdn.example/lesson.bin")
+        transport.stub(url, reply: .resource(resource))
+        let folder = temporaryFolder("process-lock")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let destination = folder.appendingPathComponent("lesson.bin")
+        let parts = (0..<2).map {
+            DownloadPart(url: url, byteRange: ByteRange(length: 10_000, offset: UInt64($0) * 10_000))
+        }
+        let engine = DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport)
+        // flock(2) locks belong to an open file: a second open stands for another process.
+        let lockPath = folder.appendingPathComponent(".lesson.bin.lock").path
+        let other = open(lockPath, O_RDWR | O_CREAT, 0o644)
+        try #require(other >= 0 && flock(other, LOCK_EX | LOCK_NB) == 0)
+        let error = await #expect(throws: DownloadError.self) { try await engine.download(parts, to: destination) }
+        #expect(error?.kind == .destinationInUse)
+        #expect(transport.requests.isEmpty)
+        #expect(files(in: folder) == [".lesson.bin.lock"])
+        unlink(lockPath)  // the other process ends: it removes its lock file, then releases it
+        close(other)
+        _ = try await engine.download(parts, to: destination)
+        #expect(try Data(contentsOf: destination) == resource)
+        #expect(files(in: folder) == ["lesson.bin"])
+    }
+}

@@ -34,7 +34,9 @@ public import HTTPSupport
 ///   next ``start(_:to:transform:)`` with the same parts checks every listed part's bytes
 ///   against its length and digest and resumes from the parts not yet written (or damaged),
 ///   byte for byte identical to an uninterrupted download. One run at a time uses a
-///   destination: a run started while a cancelled one cleans up waits for it.
+///   destination: a run started while a cancelled one cleans up waits for it, and while another
+///   process (an app extension) holds the destination's lock, a hidden `.NAME.lock` file locked
+///   with `flock(2)`, a run fails at once with ``DownloadError/Kind/destinationInUse``.
 public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// Turns a part's fetched bytes into the bytes to write (for example, a decryptor).
     public typealias Transform = @Sendable (_ data: Data, _ partIndex: Int) async throws -> Data
@@ -137,6 +139,10 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         let key = destination.standardizedFileURL.path
         try await DestinationLocks.shared.acquire(key)
         defer { DestinationLocks.shared.release(key) }
+        // And one process at a time: another one's run fails fast, changing nothing.
+        try files.createFolder()
+        let processLock = try DestinationFileLock.acquire(for: destination)
+        defer { processLock.release() }
         do {
             do {
                 return try await runKeepingFiles(parts, files: files, transform: transform, job: job, phase: phase)

@@ -93,6 +93,9 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case cancelled
         /// The download was paused; its partial file is kept for a later resume.
         case paused
+        /// Another process (an app extension, another copy of the app) is downloading to the
+        /// same destination and holds its lock; nothing was changed. Try again when it ends.
+        case destinationInUse
     }
 
     /// What went wrong.
@@ -140,6 +143,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .liveStream: "a live playlist has no end to download"
             case .cancelled: "the download was cancelled"
             case .paused: "the download was paused"
+            case .destinationInUse: "another process is downloading to the same file"
             }
         return prefix + what
     }
