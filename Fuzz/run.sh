@@ -4,7 +4,7 @@
 #   Fuzz/run.sh all SECONDS           every target in turn
 # Targets: hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state
 #          catalog-store offline-library ts-demuxer adts id3 uri-resolver
-#          range-response journal.
+#          range-response journal hls-download.
 #
 # SwiftPM cannot link a libFuzzer executable (it aliases `main` to a module entry point that a
 # fuzzer target does not have), so the library modules are built by SwiftPM with the sanitizers
@@ -18,7 +18,7 @@ script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$script")"
 target="${1:?usage: run.sh TARGET|all SECONDS}"
 seconds="${2:-60}"
-all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3 uri-resolver range-response journal)
+all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3 uri-resolver range-response journal hls-download)
 scratch=.build
 # Release by default; CI builds debug (-Onone), which compiles in about half the time and still
 # fuzzes a short budget usefully.
@@ -70,6 +70,7 @@ case "$target" in
     uri-resolver) ;;
     range-response) ;;
     journal) ;;
+    hls-download) ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 # Swift's own crash handler would fight the sanitizer's; Swift runtime caches look like leaks.
