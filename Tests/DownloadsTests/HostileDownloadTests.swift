@@ -42,14 +42,29 @@ struct HostileDownloadTests {
     }
 
     @Test(
-        "a file is never split into more than maximumPartCount ranges, whatever the chunk size",
-        arguments: [(UInt64(10_000_000), UInt64(1)), (64 << 30, 4 << 20), (1_000, 7), (0, 4)])
+        "a file is never split into more than maximumPartCount ranges, whatever the chunk size, and its ranges tile it",
+        arguments: [
+            (UInt64(10_000_000), UInt64(1)), (64 << 30, 4 << 20), (1_000, 7), (0, 4), (UInt64.max, 1),
+            (UInt64.max, UInt64.max),
+        ] as [(UInt64, UInt64)])
     func partCountBound(total: UInt64, chunk: UInt64) {
-        let parts = MediaDownloader<ManualClock>.rangedParts(
-            of: URL(literal: "https://media.example/f"), total: total, chunkSize: chunk)
-        #expect(parts.count <= MediaDownloader<ManualClock>.maximumPartCount)
-        #expect(parts.reduce(UInt64(0)) { $0 + ($1.byteRange?.length ?? 0) } == total)
-        #expect(zip(parts, parts.dropFirst()).allSatisfy { $0.byteRange?.end == $1.byteRange?.offset })
+        let plan = DownloadPlan(rangesOf: URL(literal: "https://media.example/f"), total: total, rangeSize: chunk)
+        #expect(plan.count <= MediaDownloader<ManualClock>.maximumPartCount)
+        #expect(plan.totalLength == total)
+        // The ranges are made on demand; check the first, the last and a sample between.
+        guard plan.count > 0 else {
+            #expect(total == 0)
+            return
+        }
+        let indexes = Set([0, 1, plan.count / 2, plan.count - 2, plan.count - 1].filter { $0 >= 0 && $0 < plan.count })
+        for index in indexes.sorted() {
+            let range = plan[index].byteRange
+            #expect(range?.offset == plan.offset(of: index))
+            #expect((range?.length ?? 0) > 0)
+            if index + 1 < plan.count { #expect(range?.end == plan[index + 1].byteRange?.offset) }
+        }
+        #expect(plan[0].byteRange?.offset == 0)
+        #expect(plan[plan.count - 1].byteRange?.end == total)
     }
 
     @Test(

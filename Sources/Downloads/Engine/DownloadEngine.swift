@@ -125,16 +125,14 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     ) async throws -> DownloadResult {
         // A range that ends past 2⁶⁴ (a hand-built or tampered part) is refused before any file
         // or transfer: its `Range` header and its offsets could not be written.
-        var total: UInt64 = 0
-        for (index, part) in parts.enumerated() {
-            let length = part.byteRange?.length ?? 0
-            let (sum, overflow) = total.addingReportingOverflow(length)
-            guard part.byteRange?.isRepresentable ?? true, !overflow else {
-                throw DownloadError(.rangeTooLarge, part: index, url: part.url)
-            }
-            total = sum
-        }
-        let files = StagingFiles(destination: destination, parts: parts)
+        try await run(DownloadPlan(parts), to: destination, transform: transform, job: job, phase: phase)
+    }
+
+    func run(
+        _ parts: DownloadPlan, to destination: URL, transform: Transform?, job: DownloadJob,
+        phase: ProgressPhase = ProgressPhase()
+    ) async throws -> DownloadResult {
+        let files = StagingFiles(destination: destination, plan: parts)
         // One run at a time per destination: a cancelled run finishes its clean-up first.
         let key = destination.standardizedFileURL.path
         try await DestinationLocks.shared.acquire(key)
@@ -167,7 +165,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     func runKeepingFiles(
-        _ parts: [DownloadPart], files: StagingFiles, transform: Transform?, job: DownloadJob, phase: ProgressPhase
+        _ parts: DownloadPlan, files: StagingFiles, transform: Transform?, job: DownloadJob, phase: ProgressPhase
     ) async throws -> DownloadResult {
         let validators = Validators(file: files.validatorsURL)
         /// This run's progress as the whole job's.
@@ -184,23 +182,18 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         let handle = try files.openStaging(truncatingTo: journal.bytesWritten)
         defer { try? handle.close() }
 
-        let positioned = parts.allSatisfy { $0.byteRange != nil }
-        var offsets: [UInt64] = []
-        var expected: UInt64?
-        if positioned {
-            var next: UInt64 = 0
-            for part in parts {
-                offsets.append(next)
-                // `run` checked that the lengths add up within 2⁶⁴.
-                next += part.byteRange?.length ?? 0
-            }
-            expected = next
-        }
+        let positioned = parts.isPositioned
+        let expected = parts.totalLength
         var written = journal.bytesWritten
         var completed = journal.completed
         var nextToWrite = 0
         while completed.contains(nextToWrite) { nextToWrite += 1 }
-        var pending = Array((0..<parts.count).filter { !completed.contains($0) }.reversed())
+        // The parts still to fetch, in order, taken one at a time: nothing is listed ahead.
+        var nextToStart = 0
+        func nextPending() -> Int? {
+            while nextToStart < parts.count, completed.contains(nextToStart) { nextToStart += 1 }
+            return nextToStart < parts.count ? nextToStart : nil
+        }
         var buffer: [Int: Data] = [:]
         var buffered: UInt64 = 0
         var peak: UInt64 = 0
@@ -215,10 +208,10 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         try await withThrowingTaskGroup(of: (Int, Data, UInt64).self) { group in
             var inFlight = 0
             func startMore() {
-                while inFlight < concurrency, let index = pending.last {
+                while inFlight < concurrency, let index = nextPending() {
                     // In order mode, stay within the reorder window.
                     if !positioned, index > nextToWrite + concurrency { break }
-                    pending.removeLast()
+                    nextToStart = index + 1
                     inFlight += 1
                     group.addTask {
                         var data = try await fetchWithRetry(
@@ -237,7 +230,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 buffered += UInt64(data.count)
                 peak = max(peak, buffered)
                 if positioned {
-                    try files.write(data, at: offsets[index], to: handle)
+                    try files.write(data, at: parts.offset(of: index), to: handle)
                     buffered -= UInt64(data.count)
                     try journal.record(index, data: data, flushing: handle)
                     completed.insert(index)

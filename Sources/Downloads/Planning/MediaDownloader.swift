@@ -246,20 +246,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The most ranges one file is split into; a smaller chunk size is enlarged to fit.
-    public static var maximumPartCount: Int { 100_000 }
-
-    /// The byte ranges of a `total`-byte file at `url`, of `chunkSize` bytes (the last one
-    /// shorter), at most ``maximumPartCount`` of them.
-    ///
-    /// - Complexity: O(*p*) for the *p* ≤ ``maximumPartCount`` parts.
-    package static func rangedParts(of url: URL, total: UInt64, chunkSize: UInt64) -> [DownloadPart] {
-        let most = UInt64(maximumPartCount)
-        // At least a byte, few enough parts, and at most 1 TiB: a stride must fit in an `Int`.
-        let size = min(max(chunkSize, 1, total / most + (total % most == 0 ? 0 : 1)), 1 << 40)
-        return stride(from: UInt64(0), to: total, by: Int(size)).map { offset in
-            DownloadPart(url: url, byteRange: ByteRange(length: min(size, total - offset), offset: offset))
-        }
-    }
+    public static var maximumPartCount: Int { Int(DownloadPlan.maximumRangeCount) }
 
     /// Downloads the file at `url` given the answer to a range probe: by ranges after a `206`,
     /// from the probe's own body after a `200` (a server that ignores ranges sent it whole).
@@ -282,10 +269,11 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             guard total <= maximumByteCount else {
                 throw DownloadError(.tooLarge(bytes: total, limit: maximumByteCount), part: 0, url: url)
             }
-            let parts = Self.rangedParts(of: url, total: total, chunkSize: chunkSize)
-            return try await engine.run(parts, to: destination, transform: nil, job: job)
+            // Planned lazily: each range is made when the engine reaches it.
+            let plan = DownloadPlan(rangesOf: url, total: total, rangeSize: chunkSize)
+            return try await engine.run(plan, to: destination, transform: nil, job: job)
         case 200:
-            let files = StagingFiles(destination: destination, parts: [DownloadPart(url: url)])
+            let files = StagingFiles(destination: destination, plan: try DownloadPlan([DownloadPart(url: url)]))
             try files.createFolder()
             do {
                 try data.write(to: destination, options: .atomic)

@@ -13,28 +13,22 @@ struct StagingFiles: Sendable {
     /// The validators of the remote resources (see ``Validators``).
     let validatorsURL: URL
     let fingerprint: String
-    let partCount: Int
+    /// The parts: each one's length, when it has a byte range, is the only one a journal line
+    /// may give it, and each one's offset is where it was written.
+    let plan: DownloadPlan
+    var partCount: Int { plan.count }
     /// Whether the parts are written one after another (not every part has a byte range), so
     /// that the journal must list them in order.
-    let inOrder: Bool
-    /// Each part's length when it has a byte range: a journal line must agree with it.
-    let lengths: [UInt64?]
+    var inOrder: Bool { !plan.isPositioned }
 
-    init(destination: URL, parts: [DownloadPart]) {
+    init(destination: URL, plan: DownloadPlan) {
         self.destination = destination
         let folder = destination.deletingLastPathComponent()
         staging = folder.appendingPathComponent(".\(destination.lastPathComponent).partial")
         journalURL = folder.appendingPathComponent(".\(destination.lastPathComponent).journal")
         validatorsURL = folder.appendingPathComponent(".\(destination.lastPathComponent).validators")
-        var hash = FNV1a64()
-        for part in parts {
-            hash.add(part.url.absoluteString.utf8)
-            hash.add("|\(part.byteRange?.description ?? "-");".utf8)
-        }
-        fingerprint = String(hash.value, radix: 16)
-        partCount = parts.count
-        inOrder = !parts.allSatisfy { $0.byteRange != nil }
-        lengths = parts.map { $0.byteRange?.length }
+        fingerprint = plan.fingerprint
+        self.plan = plan
     }
 
     /// The journal of a download of these parts: resumed when the staging file and a matching
@@ -70,7 +64,7 @@ struct StagingFiles: Sendable {
                     let (sum, overflow) = bytes.addingReportingOverflow(length)
                     guard !overflow else { break }
                     // A part with a byte range has one possible length; any other is tampering.
-                    if let expected = lengths[index], expected != length { break }
+                    if let expected = plan.length(of: index), expected != length { break }
                     // Written in order, the journal is a prefix 0, 1, 2…: after a gap its bytes
                     // would not be where the file's length says.
                     if inOrder, index != listed.count { break }
@@ -121,18 +115,10 @@ struct StagingFiles: Sendable {
             let fileSize = try? handle.seekToEnd()
         else { return [] }
         defer { try? handle.close() }
-        var offsets: [UInt64] = []
-        if !inOrder {
-            var next: UInt64 = 0
-            for length in lengths {
-                offsets.append(next)
-                next &+= length ?? 0  // the engine refuses ranges whose total passes 2⁶⁴
-            }
-        }
         var passed: [(index: Int, length: UInt64, digest: UInt64)] = []
         var inOrderOffset: UInt64 = 0
         for part in listed {
-            let offset = inOrder ? inOrderOffset : offsets[part.index]
+            let offset = inOrder ? inOrderOffset : plan.offset(of: part.index)
             inOrderOffset &+= part.length  // the listed lengths' sum was checked for overflow
             let fits = offset <= fileSize && part.length <= fileSize - offset
             if fits, Self.digest(of: handle, from: offset, length: part.length) == part.digest {
