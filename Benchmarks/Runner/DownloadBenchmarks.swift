@@ -5,6 +5,10 @@ import Foundation
 import HTTPSupport
 import TestSupport
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The fetch engine's cases: throughput to disk, latency hiding, and the memory bound.
 enum DownloadBenchmarks {
     static func cases(quick: Bool) -> [Benchmark] {
@@ -127,7 +131,45 @@ enum DownloadBenchmarks {
                 "Downloads memory, \(count) unordered parts of ≤ 64 KiB, N = \(concurrency): peak buffered \(peak) bytes, "
                     + "bound (N + 1) × largest part = \(bound) bytes: \(peak <= bound ? "within" : "EXCEEDED")")
         }
+        reportStreamedBound(quick: quick)
         try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Prints the peak of bytes held in memory while ranged parts stream to their offsets,
+    /// beside its bound: one chunk per transfer, whatever the size of a part.
+    static func reportStreamedBound(quick: Bool) {
+        let partSize = quick ? 256 << 10 : 4 << 20
+        let chunkSize = 16 << 10
+        let partCount = 8
+        let resource = Data(repeating: 7, count: partSize * partCount)
+        let url = URL(string: "https://bench.example/long.mp4") ?? folder
+        let transport = InMemoryHTTPTransport(clock: ContinuousClock())
+        transport.stub(
+            url,
+            reply: .handler { request in
+                let range = request.value(forHTTPHeaderField: "Range") ?? ""
+                let bounds = range.dropFirst("bytes=".count).split(separator: "-").compactMap { Int($0) }
+                guard bounds.count == 2 else { return .response(status: 400) }
+                let chunks = stride(from: bounds[0], through: bounds[1], by: chunkSize).map {
+                    resource.subdata(in: $0..<min($0 + chunkSize, bounds[1] + 1))
+                }
+                return .chunked(
+                    status: 206, headers: ["Content-Range": "bytes \(bounds[0])-\(bounds[1])/\(resource.count)"],
+                    chunks: chunks, gap: .zero)
+            })
+        let parts = (0..<partCount).map {
+            DownloadPart(url: url, byteRange: ByteRange(length: UInt64(partSize), offset: UInt64($0 * partSize)))
+        }
+        for concurrency in [2, 4] {
+            let engine = DownloadEngine(concurrency: concurrency, clock: ContinuousClock(), transport: transport)
+            let destination = folder.appendingPathComponent("streamed.bin")
+            let peak = runBlocking { try await engine.download(parts, to: destination).peakBufferedBytes } ?? 0
+            let bound = UInt64(concurrency * chunkSize)
+            print(
+                "Downloads memory, \(partCount) ranged parts of \(partSize >> 10) KiB in \(chunkSize >> 10) KiB chunks, "
+                    + "N = \(concurrency): peak held \(peak) bytes, bound N × largest chunk = \(bound) bytes "
+                    + "(a whole part: \(partSize)): \(peak <= bound ? "within" : "EXCEEDED")")
+        }
     }
 
     /// Runs async work from a benchmark's synchronous body.

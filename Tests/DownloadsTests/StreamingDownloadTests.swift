@@ -136,3 +136,41 @@ struct DestinationOwnershipTests {
         #expect(files(in: folder) == ["lesson.mp4"])
     }
 }
+
+/// Parts with byte ranges go to their offsets as their chunks arrive: memory holds a chunk per
+/// transfer, never a whole part.
+@Suite("Ranged parts streamed to their offsets")
+struct StreamedPartTests {
+    @Test(
+        "two 200,000-byte ranged parts in 1,000-byte chunks: the file is exact, and at most two chunks were held at once"
+    )
+    func chunksNotParts() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let resource = resourceBytes(400_000, seed: 17)
+        let url = URL(literal: "https://cdn.example/long-lesson.mp4")
+        transport.stub(
+            url,
+            reply: .handler { request in
+                let range = request.value(forHTTPHeaderField: "Range") ?? ""
+                let bounds = range.dropFirst("bytes=".count).split(separator: "-").compactMap { Int($0) }
+                guard bounds.count == 2 else { return .response(status: 400) }
+                let body = resource.subdata(in: bounds[0]..<(bounds[1] + 1))
+                let chunks = stride(from: 0, to: body.count, by: 1_000).map {
+                    body.subdata(in: $0..<min($0 + 1_000, body.count))
+                }
+                return .chunked(
+                    status: 206, headers: ["Content-Range": "bytes \(bounds[0])-\(bounds[1])/400000"],
+                    chunks: chunks, gap: .zero)
+            })
+        let parts = (0..<2).map {
+            DownloadPart(url: url, byteRange: ByteRange(length: 200_000, offset: UInt64($0) * 200_000))
+        }
+        let destination = temporaryFolder("streamed").appendingPathComponent("long-lesson.mp4")
+        let engine = DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport)
+        let result = try await engine.download(parts, to: destination)
+        #expect(try Data(contentsOf: destination) == resource)
+        #expect(result.peakBufferedBytes > 0)
+        #expect(result.peakBufferedBytes <= 2_000, "held \(result.peakBufferedBytes) bytes at once")
+    }
+}

@@ -8,10 +8,12 @@ public import HTTPSupport
 /// Downloads an ordered list of parts into one file, with a fixed number of concurrent
 /// transfers, resumably.
 ///
-/// - **Order.** Parts with byte ranges have known offsets: each is written at its place as soon
-///   as it arrives. Otherwise parts are written in order through a reorder buffer; a part is
-///   only started within `concurrency + 1` parts of the first unwritten one, so at most
-///   (N + 1) × the largest part is ever held in memory, whatever the list's length.
+/// - **Order.** Parts with byte ranges have known offsets: each chunk of each is written at its
+///   place as it arrives (with positional writes; a transform needs the whole part first), so
+///   memory holds one chunk per transfer. Otherwise parts are written in order through a
+///   reorder buffer; a part is only started within `concurrency + 1` parts of the first
+///   unwritten one, so at most (N + 1) × the largest part is ever held in memory, whatever the
+///   list's length.
 /// - **Concurrency.** Never more than ``concurrency`` transfers are in flight.
 /// - **Streaming.** Bodies are read as they arrive: the status and headers are checked before
 ///   any byte of the body (an error page is never read), a `200` to a range request is sliced
@@ -205,7 +207,11 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             report(written: written, completed: completed, expected: reportedExpected, inFlight: inFlight)
         }
 
-        try await withThrowingTaskGroup(of: (Int, Data, UInt64).self) { group in
+        // Parts with byte ranges and no transform stream straight to their offsets: memory holds
+        // one chunk per transfer, not a whole part.
+        let streaming = positioned && transform == nil
+        let gauge = BufferGauge()
+        try await withThrowingTaskGroup(of: FetchedPart.self) { group in
             var inFlight = 0
             func startMore() {
                 while inFlight < concurrency, let index = nextPending() {
@@ -214,27 +220,41 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     nextToStart = index + 1
                     inFlight += 1
                     group.addTask {
-                        var data = try await fetchWithRetry(
-                            parts[index], index: index, validators: validators, meter: meter)
-                        let fetched = UInt64(data.count)
-                        if let transform { data = try await transform(data, index) }
-                        return (index, data, fetched)
+                        let sink =
+                            streaming
+                            ? PartSink(files: files, handle: handle, offset: parts.offset(of: index), gauge: gauge)
+                            : nil
+                        var part = try await fetchWithRetry(
+                            parts[index], index: index, validators: validators, meter: meter, into: sink)
+                        part.index = index
+                        if let transform {
+                            part.data = try await transform(part.data, index)
+                            part.length = UInt64(part.data.count)
+                            part.digest = nil
+                        }
+                        return part
                     }
                 }
             }
             startMore()
             var fetchedSizes: [Int: UInt64] = [:]
-            while let (index, data, fetchedSize) = try await group.next() {
+            while let part = try await group.next() {
+                let (index, data, fetchedSize) = (part.index, part.data, part.fetched)
                 inFlight -= 1
                 fetched += 1
                 buffered += UInt64(data.count)
                 peak = max(peak, buffered)
                 if positioned {
-                    try files.write(data, at: parts.offset(of: index), to: handle)
+                    if let digest = part.digest, streaming {
+                        // Already in the staging file: flush it, then vouch for it.
+                        try journal.record(index, length: part.length, digest: digest, flushing: handle)
+                    } else {
+                        try files.write(data, at: parts.offset(of: index), to: handle)
+                        try journal.record(index, data: data, flushing: handle)
+                    }
                     buffered -= UInt64(data.count)
-                    try journal.record(index, data: data, flushing: handle)
                     completed.insert(index)
-                    written += UInt64(data.count)
+                    written += part.length
                     meter.settle(fetched: fetchedSize, written: written, completed: completed.count)
                 } else {
                     buffer[index] = data
@@ -255,17 +275,19 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             }
         }
         try files.finish(handle: handle, byteCount: written)
-        return DownloadResult(file: destination, byteCount: written, partsFetched: fetched, peakBufferedBytes: peak)
+        return DownloadResult(
+            file: destination, byteCount: written, partsFetched: fetched, peakBufferedBytes: max(peak, gauge.peak))
     }
 
     /// Fetches a part, retrying transient failures with backoff on the engine's clock.
     func fetchWithRetry(
-        _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil
-    ) async throws -> Data {
+        _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil,
+        into sink: PartSink? = nil
+    ) async throws -> FetchedPart {
         try await retry.run(
             on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true },
             serverDelay: { ($0 as? DownloadError)?.retryAfter },
-            operation: { _ in try await fetch(part, index: index, validators: validators, meter: meter) })
+            operation: { _ in try await fetch(part, index: index, validators: validators, meter: meter, into: sink) })
     }
 
     /// Sends one request (a playlist or a probe) under ``idleTimeout``, reads a successful body
@@ -294,10 +316,17 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// `206` for other bytes stops the transfer at once. A `200` to a range request is sliced
     /// while it streams, and the transfer stops once the range has arrived. A body longer than
     /// its range, or than ``maximumPartByteCount`` when it has none, stops there too.
+    ///
+    /// With a `sink`, the part's bytes are written through it as they arrive (an attempt that
+    /// fails leaves bytes that no journal line vouches for, and the next attempt overwrites
+    /// them) and only their length and digest are returned; otherwise the bytes are returned.
     func fetch(
-        _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil
-    ) async throws -> Data {
-        if let range = part.byteRange, range.length == 0 { return Data() }
+        _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil,
+        into sink: PartSink? = nil
+    ) async throws -> FetchedPart {
+        if let range = part.byteRange, range.length == 0 {
+            return FetchedPart(index: index, data: Data(), length: 0, digest: sink.map { _ in FNV1a64().value })
+        }
         var request = URLRequest(url: part.url)
         let known = validators?.validator(for: part.url)
         if let range = part.byteRange {
@@ -353,15 +382,17 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             throw error
         }
         var data = Data()
+        var kept: UInt64 = 0
+        var digest = FNV1a64()
         var seen: UInt64 = 0
         var iterator = streamed.body.makeAsyncIterator()
         do {
-            while UInt64(data.count) < take, let chunk = try await iterator.next() {
+            while kept < take, let chunk = try await iterator.next() {
                 let start = seen
                 seen += UInt64(chunk.count)
                 guard seen > skip else { continue }
                 let from = start < skip ? Int(skip - start) : 0
-                let wanted = take - UInt64(data.count)
+                let wanted = take - kept
                 let available = UInt64(chunk.count - from)
                 if available > wanted, status == 206 || part.byteRange == nil {
                     // More than the range, or than any part may be: refuse, not truncate.
@@ -373,11 +404,17 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 }
                 let used = Int(min(available, wanted))
                 let slice = chunk[(chunk.startIndex + from)..<(chunk.startIndex + from + used)]
-                data.append(slice)
+                if let sink {
+                    try sink.write(slice, at: kept)
+                    slice.withUnsafeBytes { digest.add($0) }
+                } else {
+                    data.append(slice)
+                }
+                kept += UInt64(used)
                 meter?.received(UInt64(used))
             }
             // A 206 must end where its range ends, and a whole body within the cap.
-            if status == 206 || part.byteRange == nil, UInt64(data.count) == take,
+            if status == 206 || part.byteRange == nil, kept == take,
                 let extra = try await iterator.next(), !extra.isEmpty
             {
                 let received = take + UInt64(extra.count)
@@ -388,23 +425,90 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             }
         } catch {
             // The bytes of a failed attempt no longer count as received.
-            meter?.received(-Int64(data.count))
+            meter?.received(-Int64(kept))
             throw (error as? HTTPTransportError).map { Self.typed($0, part: index, url: part.url) } ?? error
         }
-        guard part.byteRange == nil || UInt64(data.count) == take else {
-            meter?.received(-Int64(data.count))
+        guard part.byteRange == nil || kept == take else {
+            meter?.received(-Int64(kept))
             let expected = status == 200 ? skip + take : take
             throw DownloadError(
-                .wrongLength(expected: expected, received: status == 200 ? seen : UInt64(data.count)), part: index,
+                .wrongLength(expected: expected, received: status == 200 ? seen : kept), part: index,
                 url: part.url)
         }
-        return data
+        return FetchedPart(index: index, data: data, length: kept, digest: sink.map { _ in digest.value })
     }
 
     /// A transport failure as the engine reports it: a cancellation stays one.
     static func typed(_ error: HTTPTransportError, part: Int?, url: URL?) -> any Error {
         if error.kind == .cancelled { return CancellationError() }
         return DownloadError(.transport(error), part: part, url: url)
+    }
+}
+
+/// A part as a transfer ended: its bytes, or, when they streamed into the staging file, only
+/// their length and digest.
+struct FetchedPart: Sendable {
+    var index: Int
+    /// The bytes; empty when they streamed into the staging file.
+    var data: Data
+    /// How many bytes the part has.
+    var length: UInt64
+    /// The bytes' 64-bit FNV-1a digest, when they streamed into the staging file.
+    var digest: UInt64?
+    /// How many bytes the transfer brought (before any transform).
+    var fetched: UInt64
+
+    init(index: Int, data: Data, length: UInt64, digest: UInt64?) {
+        self.index = index
+        self.data = data
+        self.length = length
+        self.digest = digest
+        fetched = length
+    }
+}
+
+/// Writes one part's bytes into the staging file at the part's offset as they arrive, with
+/// positional writes, so that concurrent parts never share a file position.
+struct PartSink: Sendable {
+    let files: StagingFiles
+    let handle: FileHandle
+    let offset: UInt64
+    let gauge: BufferGauge
+
+    /// Writes `bytes` at `position` within the part.
+    ///
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``.
+    func write(_ bytes: Data.SubSequence, at position: UInt64) throws {
+        gauge.hold(bytes.count)
+        defer { gauge.release(bytes.count) }
+        try files.write(bytes, at: offset + position, descriptor: handle.fileDescriptor)
+    }
+}
+
+/// The bytes held in memory on their way to the staging file, and their peak.
+final class BufferGauge: @unchecked Sendable {
+    private let lock = NSLock()
+    private var held = 0
+    private var highest = 0
+
+    func hold(_ count: Int) {
+        lock.lock()
+        held += count
+        highest = max(highest, held)
+        lock.unlock()
+    }
+
+    func release(_ count: Int) {
+        lock.lock()
+        held -= count
+        lock.unlock()
+    }
+
+    /// The most bytes held at once.
+    var peak: UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return UInt64(highest)
     }
 }
 

@@ -175,6 +175,29 @@ struct StagingFiles: Sendable {
         }
     }
 
+    /// Writes `bytes` at `offset` with `pwrite(2)`, which moves no shared file position, so
+    /// parts streaming at once each write their own place.
+    func write(_ bytes: Data.SubSequence, at offset: UInt64, descriptor: Int32) throws {
+        do {
+            try FileFaults.check(.write, staging)
+        } catch {
+            throw DownloadError(.file(operation: "write", reason: error.localizedDescription), path: staging.path)
+        }
+        var position = offset
+        var rest = bytes
+        while !rest.isEmpty {
+            let wrote = rest.withUnsafeBytes { buffer in
+                pwrite(descriptor, buffer.baseAddress, buffer.count, off_t(clamping: position))
+            }
+            if wrote < 0, errno == EINTR { continue }
+            guard wrote > 0 else {
+                throw DownloadError(.file(operation: "write", reason: "errno \(errno)"), path: staging.path)
+            }
+            rest = rest.dropFirst(wrote)
+            position += UInt64(wrote)
+        }
+    }
+
     /// Cuts the staging file to `byteCount`, flushes it, and renames it over the destination.
     func finish(handle: FileHandle, byteCount: UInt64) throws {
         do {
@@ -260,7 +283,12 @@ struct Journal {
     /// Records that part `index`, `data`, is written: flushes `staging`, then appends the line
     /// with the part's length and digest and flushes the journal.
     mutating func record(_ index: Int, data: Data, flushing staging: FileHandle) throws {
-        let length = UInt64(data.count)
+        try record(index, length: UInt64(data.count), digest: Self.digest(data), flushing: staging)
+    }
+
+    /// Records that part `index`, `length` bytes whose digest is `digest`, is written: flushes
+    /// `staging`, then appends the part's line and flushes the journal.
+    mutating func record(_ index: Int, length: UInt64, digest: UInt64, flushing staging: FileHandle) throws {
         do {
             try FileFaults.check(.flush, stagingURL)
             try staging.synchronize()
@@ -269,7 +297,7 @@ struct Journal {
         }
         do {
             try FileFaults.check(.write, url)
-            try handle.write(contentsOf: Data(Self.line(index, length: length, digest: Self.digest(data)).utf8))
+            try handle.write(contentsOf: Data(Self.line(index, length: length, digest: digest).utf8))
             try FileFaults.check(.flush, url)
             try handle.synchronize()
         } catch {
