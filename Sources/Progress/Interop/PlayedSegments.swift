@@ -165,10 +165,16 @@ public enum PlayedSegments {
         return merged.map { "\(formatSeconds($0.lower))[.]\(formatSeconds($0.upper))" }.joined(separator: "[,]")
     }
 
+    /// The largest bound written in milliseconds: below 2⁴² seconds a `Double` is finer than a
+    /// tenth of a millisecond and `seconds × 1000` is an exact integer plus less than a half, so
+    /// writing and reading back lands on the same millisecond. Larger bounds (found by fuzzing:
+    /// `4444444444444.445` read back one millisecond off each time) are written exactly.
+    static let millisecondLimit = 4e12
+
     /// `seconds` rounded to the millisecond, as ``formatSeconds(_:)`` writes it.
     static func roundedToMilliseconds(_ seconds: Double) -> Double {
         guard seconds.isFinite else { return 0 }
-        guard seconds < 9e12 else { return seconds }
+        guard seconds < millisecondLimit else { return seconds }
         return (Swift.max(seconds, 0) * 1_000).rounded() / 1_000
     }
 
@@ -184,8 +190,9 @@ public enum PlayedSegments {
     /// A non-negative seconds value with at most three decimals and no trailing zeros: `12.5`.
     static func formatSeconds(_ seconds: Double) -> String {
         guard seconds.isFinite else { return "0" }
-        // Beyond Int64 milliseconds, a plain decimal of the value (found by fuzzing: this wrote "0").
-        guard seconds < 9e12 else { return plainDecimal(seconds) }
+        // Beyond the limit, a plain decimal of the value itself, which reads back exactly (found
+        // by fuzzing: past Int64 milliseconds this wrote "0").
+        guard seconds < millisecondLimit else { return plainDecimal(seconds) }
         let milliseconds = Int64((max(seconds, 0) * 1_000).rounded())
         let whole = milliseconds / 1_000
         let fraction = milliseconds % 1_000
