@@ -40,11 +40,24 @@ public struct IntervalSet: Sendable {
     struct Chunk: Sendable {
         @usableFromInline var starts: [Double]
         @usableFromInline var ends: [Double]
+        /// The last interval's bounds, kept beside the arrays so that the search over chunks
+        /// reads the chunk list alone, not each chunk's storage.
+        @usableFromInline var lastStart: Double
+        @usableFromInline var lastEnd: Double
 
         @inlinable
         init(starts: [Double], ends: [Double]) {
             self.starts = starts
             self.ends = ends
+            lastStart = starts.last ?? 0
+            lastEnd = ends.last ?? 0
+        }
+
+        /// Brings the last interval's bounds up to date after a change of the arrays.
+        @inlinable
+        mutating func refresh() {
+            lastStart = starts.last ?? 0
+            lastEnd = ends.last ?? 0
         }
     }
 
@@ -194,6 +207,7 @@ public struct IntervalSet: Sendable {
         guard !Self.joins(gap: recentLimit - upper, tolerance: tolerance), let position = recent else { return nil }
         let added = upper - recentEnd
         chunks[position.chunk].ends[position.index] = upper
+        chunks[position.chunk].refresh()
         recentEnd = upper
         length.add(added)
         return added
@@ -228,6 +242,7 @@ public struct IntervalSet: Sendable {
             let added = Swift.max(upper - end, 0)
             if added > 0 {
                 chunks[lastChunk].ends[lastIndex] = upper
+                chunks[lastChunk].lastEnd = upper
                 length.add(added)
             }
             remember(Position(chunk: lastChunk, index: lastIndex))
@@ -239,6 +254,8 @@ public struct IntervalSet: Sendable {
         } else {
             chunks[lastChunk].starts.append(lower)
             chunks[lastChunk].ends.append(upper)
+            chunks[lastChunk].lastStart = lower
+            chunks[lastChunk].lastEnd = upper
             remember(Position(chunk: lastChunk, index: lastIndex + 1))
         }
         storedCount += 1
@@ -324,8 +341,7 @@ public struct IntervalSet: Sendable {
         var high = chunks.count
         while low < high {
             let middle = (low + high) / 2
-            let last = chunks[middle].starts.count - 1
-            if predicate(chunks[middle].ends[last], chunks[middle].starts[last]) {
+            if predicate(chunks[middle].lastEnd, chunks[middle].lastStart) {
                 high = middle
             } else {
                 low = middle + 1
@@ -365,6 +381,7 @@ public struct IntervalSet: Sendable {
         }
         chunks[target.chunk].starts.insert(lower, at: target.index)
         chunks[target.chunk].ends.insert(upper, at: target.index)
+        chunks[target.chunk].refresh()
         remember(target)
         splitIfFull(target.chunk)
     }
@@ -381,6 +398,7 @@ public struct IntervalSet: Sendable {
         )
         chunks[chunkIndex].starts.removeSubrange(half...)
         chunks[chunkIndex].ends.removeSubrange(half...)
+        chunks[chunkIndex].refresh()
         chunks.insert(tail, at: chunkIndex + 1)
         if let position = recent, position.chunk == chunkIndex, position.index >= half {
             recent = Position(chunk: chunkIndex + 1, index: position.index - half)
@@ -398,6 +416,7 @@ public struct IntervalSet: Sendable {
             // Within one chunk.
             chunks[first.chunk].starts.replaceSubrange(first.index..<pastLast.index, with: CollectionOfOne(lower))
             chunks[first.chunk].ends.replaceSubrange(first.index..<pastLast.index, with: CollectionOfOne(upper))
+            chunks[first.chunk].refresh()
             remember(first)
             return
         }
@@ -405,10 +424,12 @@ public struct IntervalSet: Sendable {
         // chunks in between, and the merged part of the last chunk.
         chunks[first.chunk].starts.replaceSubrange(first.index..., with: CollectionOfOne(lower))
         chunks[first.chunk].ends.replaceSubrange(first.index..., with: CollectionOfOne(upper))
+        chunks[first.chunk].refresh()
         var removeUpTo = pastLast.chunk
         if pastLast.chunk < chunks.count {
             chunks[pastLast.chunk].starts.removeSubrange(..<pastLast.index)
             chunks[pastLast.chunk].ends.removeSubrange(..<pastLast.index)
+            chunks[pastLast.chunk].refresh()
             if chunks[pastLast.chunk].starts.isEmpty { removeUpTo += 1 }
         }
         if first.chunk + 1 < removeUpTo {
