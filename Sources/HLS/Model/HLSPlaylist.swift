@@ -344,36 +344,10 @@ public struct HLSSegment: Hashable, Sendable {
     public var isDiscontinuity: Bool
     /// The title after the comma of `#EXTINF`, if any.
     public var title: String?
-    private var context: HLSSegmentContext?
-
-    /// Creates a segment.
-    public init(
-        uri: String, duration: Double, title: String? = nil, byteRange: HLSByteRange? = nil,
-        isDiscontinuity: Bool = false,
-        programDateTime: String? = nil, keys: [HLSKey] = [], map: HLSMap? = nil, isGap: Bool = false,
-        precedingTags: [String] = [], parts: [HLSPartialSegment] = []
-    ) {
-        self.uri = uri
-        self.duration = duration
-        self.byteRange = byteRange
-        self.isDiscontinuity = isDiscontinuity
-        self.title = title
-        context = HLSSegmentContext.make(
-            keys: keys, map: map, programDateTime: programDateTime, isGap: isGap, precedingTags: precedingTags,
-            parts: parts)
-    }
-
-    /// The segment at `index` of a parsed playlist: its strings are made from the playlist's
-    /// bytes, its context shared with the playlist.
-    init(parsed compact: CompactSegments, at index: Int) {
-        let record = compact.records[index]
-        uri = compact.uri(of: record)
-        duration = record.duration
-        byteRange = compact.byteRange(of: record)
-        isDiscontinuity = record.isDiscontinuity
-        title = compact.title(of: record)
-        context = record.context >= 0 ? compact.contexts[Int(record.context)] : nil
-    }
+    /// The keys, map and rare fields; set through the public properties, which replace the box.
+    /// Internal rather than private so that the memberwise initializer exists in the module:
+    /// a parsed playlist builds its segments with it, as one value, with no copy of the whole.
+    var context: HLSSegmentContext?
 
     private mutating func update(
         keys: [HLSKey]? = nil, map: HLSMap?? = nil, programDateTime: String?? = nil, isGap: Bool? = nil,
@@ -573,5 +547,24 @@ extension StringProtocol {
             return ""
         }
         return String(self[first...last])
+    }
+}
+
+extension HLSSegment {
+    /// Creates a segment.
+    public init(
+        uri: String, duration: Double, title: String? = nil, byteRange: HLSByteRange? = nil,
+        isDiscontinuity: Bool = false,
+        programDateTime: String? = nil, keys: [HLSKey] = [], map: HLSMap? = nil, isGap: Bool = false,
+        precedingTags: [String] = [], parts: [HLSPartialSegment] = []
+    ) {
+        self.uri = uri
+        self.duration = duration
+        self.byteRange = byteRange
+        self.isDiscontinuity = isDiscontinuity
+        self.title = title
+        context = HLSSegmentContext.make(
+            keys: keys, map: map, programDateTime: programDateTime, isGap: isGap, precedingTags: precedingTags,
+            parts: parts)
     }
 }

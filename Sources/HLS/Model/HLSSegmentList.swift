@@ -115,9 +115,10 @@ extension HLSSegmentList {
         /// - Complexity: O(*u*) for a URI of *u* bytes.
         public mutating func next() -> HLSSegment? {
             guard position < end else { return nil }
-            defer { position += 1 }
-            if let compact { return compact.segment(at: position) }
-            return array[position]
+            let index = position
+            position += 1
+            if let compact { return compact.segment(at: index) }
+            return array[index]
         }
     }
 
@@ -237,5 +238,14 @@ final class CompactSegments: Sendable {
     }
 
     /// The segment at `index`, built.
-    func segment(at index: Int) -> HLSSegment { HLSSegment(parsed: self, at: index) }
+    @inline(__always)
+    func segment(at index: Int) -> HLSSegment {
+        let record = records[index]
+        let uri = uri(of: record)
+        let title = title(of: record)
+        let context = record.context >= 0 ? contexts[Int(record.context)] : nil
+        return HLSSegment(
+            uri: uri, duration: record.duration, byteRange: byteRange(of: record),
+            isDiscontinuity: record.isDiscontinuity, title: title, context: context)
+    }
 }

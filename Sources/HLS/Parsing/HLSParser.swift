@@ -290,6 +290,9 @@ private struct ParserState {
     var renditionReports: [HLSRenditionReport] = []
     var sawProgramDateTime = false
     var sawParts = false
+    /// Whether the playlist has a `{` anywhere: when it has none, no URI needs the search for a
+    /// variable reference.
+    var containsBrace = true
     // Segments, compact: nothing counted by reference per segment (see HLSSegmentList).
     var records: [CompactSegments.Record] = []
     var substitutedURIs: [String] = []
@@ -334,11 +337,10 @@ private struct ParserState {
         }
         var first = true
         guard let base = bytes.baseAddress else { throw HLSParseError(.missingHeader, line: 1, text: "") }
+        containsBrace = memchr(base + position, Int32(UInt8(ascii: "{")), bytes.count - position) != nil
         while position < bytes.count {
             lineNumber += 1
-            // memchr scans many bytes per step; the line break is the parser's most frequent search.
-            let found = memchr(base + position, Int32(newline), bytes.count - position)
-            let end = found.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? bytes.count
+            let end = Self.lineBreak(from: position, in: bytes)
             let next = end + 1
             var lineEnd = end
             if lineEnd > position, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
@@ -359,6 +361,29 @@ private struct ParserState {
         }
         if first { throw HLSParseError(.missingHeader, line: 1, text: "") }
         return try finish()
+    }
+
+    /// The offset of the first line feed at or after `start`, or the end of `bytes`: eight bytes
+    /// at a time, inline (playlist lines are short, and a call to `memchr` per line cost more
+    /// than the search).
+    ///
+    /// - Complexity: O(*n*) in the line's length.
+    @inline(__always)
+    static func lineBreak(from start: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let base = bytes.baseAddress else { return bytes.count }
+        let raw = UnsafeRawPointer(base)
+        var offset = start
+        while offset + 8 <= bytes.count {
+            // A zero byte in `word ^ 0x0A…` marks a line feed (the classic "has zero byte" test;
+            // its lowest set bit is exact, later ones may be false positives).
+            let word =
+                UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) ^ 0x0A0A_0A0A_0A0A_0A0A
+            let found = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+            if found != 0 { return offset + (found.trailingZeroBitCount >> 3) }
+            offset += 8
+        }
+        while offset < bytes.count, bytes[offset] != newline { offset += 1 }
+        return offset
     }
 
     /// Whether every byte is below 0x80, checked eight bytes at a time.
@@ -881,10 +906,15 @@ private struct ParserState {
         if let variant = pendingVariant {
             throw HLSParseError(.variantWithoutURI, line: variant.line, text: variant.text)
         }
+        // The common duration ("6.006,") is read in the same pass that finds the comma.
         var commaIndex = start
-        while commaIndex < end, bytes[commaIndex] != comma { commaIndex += 1 }
-        guard let duration = Self.decimal(UnsafeBufferPointer(rebasing: bytes[start..<commaIndex])), duration.isFinite
-        else {
+        var duration = Self.shortDecimal(from: start, to: end, stoppingAt: &commaIndex, in: bytes)
+        if duration == nil {
+            commaIndex = start
+            while commaIndex < end, bytes[commaIndex] != comma { commaIndex += 1 }
+            duration = Self.decimal(UnsafeBufferPointer(rebasing: bytes[start..<commaIndex]))
+        }
+        guard let duration, duration.isFinite else {
             throw HLSParseError(
                 .invalidTagValue(tag: "EXTINF", value: text(start, commaIndex)), line: lineNumber,
                 text: text(lineStart, end))
@@ -945,6 +975,42 @@ private struct ParserState {
             return Double(significand) / exactPowerOfTen(fractionDigits)
         }
         return longDecimal(digits)
+    }
+
+    /// A duration of at most 15 digits that ends at a comma or at `end`, read in one pass, with
+    /// `stop` set to the comma (or `end`); `nil` for anything else, which ``decimal(_:)`` reads.
+    ///
+    /// - Complexity: O(*n*) in the digits.
+    @inline(__always)
+    static func shortDecimal(
+        from start: Int, to end: Int, stoppingAt stop: inout Int, in bytes: UnsafeBufferPointer<UInt8>
+    ) -> Double? {
+        var index = start
+        var significand: UInt64 = 0
+        while index < end {
+            let digit = bytes[index] &- 0x30
+            guard digit <= 9 else { break }
+            significand = significand &* 10 &+ UInt64(digit)
+            index += 1
+        }
+        let integerDigits = index - start
+        var fractionDigits = 0
+        if index < end, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let fractionStart = index
+            while index < end {
+                let digit = bytes[index] &- 0x30
+                guard digit <= 9 else { break }
+                significand = significand &* 10 &+ UInt64(digit)
+                index += 1
+            }
+            fractionDigits = index - fractionStart
+        }
+        guard index == end || bytes[index] == comma, integerDigits + fractionDigits > 0,
+            integerDigits + fractionDigits <= 15
+        else { return nil }
+        stop = index
+        return Double(significand) / exactPowerOfTen(fractionDigits)
     }
 
     /// 10ⁿ for 0 ≤ *n* ≤ 15, exact, without a lazily initialised table.
@@ -1049,7 +1115,8 @@ private struct ParserState {
     mutating func handleURI(_ start: Int, _ end: Int) throws(HLSParseError) {
         // Only a URI with a "{" can hold a variable reference.
         let hasBrace =
-            bytes.baseAddress.map { memchr($0 + start, Int32(UInt8(ascii: "{")), end - start) != nil } ?? false
+            containsBrace
+            && (bytes.baseAddress.map { memchr($0 + start, Int32(UInt8(ascii: "{")), end - start) != nil } ?? false)
         // An ignored variant's URI goes with it; a segment's URI (after an EXTINF) never does.
         if skipsVariantURI {
             skipsVariantURI = false
