@@ -38,6 +38,18 @@ struct SourcesTests {
         #expect(throws: error) { try CSVReader().records(Data(text.utf8)) }
     }
 
+    /// Ill-formed UTF-8 (Unicode 15, §3.9, table 3-7) in the second field of row 2. A four-byte
+    /// sequence cut after three bytes repairs to one U+FFFD of the same length.
+    @Test(
+        "a field that is not UTF-8 names its row and column (RFC 4180 §4 with charset=utf-8)",
+        arguments: [[0xFF], [0xC3, 0x28], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF0, 0x90, 0x80], [0xE2, 0x82]]
+            as [[UInt8]]
+    )
+    func fieldNotUTF8(sequence: [UInt8]) {
+        let data = Data(Array("a,b\né,x".utf8) + sequence + Array("y\n".utf8))
+        #expect(throws: CSVError(.notUTF8, row: 2, column: 2)) { try CSVReader().records(data) }
+    }
+
     /// Writes records with every field quoted, escaping quotes byte by byte. (Escaping with
     /// `replacingOccurrences(of:with:)` would miss a quote that a following combining mark joins
     /// into one `Character`; that was the fuzzer's finding, in its harness, not in the reader.)

@@ -370,10 +370,18 @@ struct HLSParserTests {
         #expect(playlist.totalDuration == 2)
     }
 
-    @Test("text that is not UTF-8 is refused")
-    func notUTF8() {
-        var data = Data("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1,\n".utf8)
-        data.append(contentsOf: [0xFF, 0xFE, 0x0A])
+    /// Ill-formed UTF-8 (Unicode 15, §3.9, table 3-7), each followed by a valid tail. A four-byte
+    /// sequence cut after three bytes is repaired to one U+FFFD of the same length, so a check
+    /// by length alone would miss it.
+    static let malformedUTF8: [[UInt8]] = [
+        [0xFF, 0xFE], [0xC3, 0x28], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF0, 0x90, 0x80], [0xF4, 0x90, 0x80, 0x80],
+        [0xE2, 0x82],
+    ]
+
+    @Test("text that is not UTF-8 is refused (RFC 8216 §4.1: playlists are UTF-8)", arguments: malformedUTF8)
+    func notUTF8(sequence: [UInt8]) {
+        var data = Data("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1,é".utf8)
+        data.append(contentsOf: sequence + Array("x\na.ts\n".utf8))
         #expect(throws: HLSParseError(.notUTF8, line: 0, text: "")) { try HLSParser().parse(data) }
     }
 

@@ -116,7 +116,10 @@ public struct CSVReader: Sendable {
         var field: [UInt8] = []
         var fieldIsQuoted = false
         func decoded(_ value: [UInt8]) throws(CSVError) -> String {
-            guard let text = String(validating: value, as: UTF8.self) else {
+            // Decoding repairs invalid UTF-8, so a repaired string differs from the bytes (and
+            // `String(validating:as:)` needs iOS 18).
+            let text = String(decoding: value, as: UTF8.self)
+            guard text.utf8.elementsEqual(value) else {
                 throw CSVError(.notUTF8, row: row, column: record.count + 1)
             }
             return text

@@ -331,7 +331,9 @@ private struct ParserState {
             position = 3
         }
         if !Self.isASCII(UnsafeBufferPointer(rebasing: bytes[position...])) {
-            guard String(validating: bytes[position...], as: UTF8.self) != nil else {
+            // `String(validating:as:)` needs iOS 18; decoding repairs, so a repaired string differs.
+            let rest = UnsafeBufferPointer(rebasing: bytes[position...])
+            guard String(decoding: rest, as: UTF8.self).utf8.elementsEqual(rest) else {
                 throw HLSParseError(.notUTF8, line: 0, text: "")
             }
         }
