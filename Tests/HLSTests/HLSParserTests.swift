@@ -110,6 +110,29 @@ struct HLSParserTests {
         #expect(result.warnings.map(\.kind) == [.durationWithoutComma, .danglingDuration])
     }
 
+    /// Titles are kept in three ways (stored when short or repeating the previous one, read
+    /// from the bytes when long), and every sequence of them must read back as written.
+    static let titleSequences: [[String?]] = [
+        ["live", "live", "live"],
+        ["a", "b", "a", nil, "a"],
+        ["a long title, over fifteen bytes", "a long title, over fifteen bytes", "x"],
+        ["exactly fifteen", "sixteen bytes ok", "sixteen bytes ok", "exactly fifteen"],
+        [nil, "", "é", "éé", "🎬 chapter 1", "🎬 chapter 1"],
+        ["A, B", "A, B", "A, C"],
+    ]
+
+    @Test("EXTINF titles read back as written, however they are kept (RFC 8216 §4.3.2.1)", arguments: titleSequences)
+    func titles(_ titles: [String?]) throws {
+        var text = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n"
+        for (index, title) in titles.enumerated() {
+            text += "#EXTINF:1,\(title ?? "")\n"
+            if index == 1 { text += "#EXT-X-PROGRAM-DATE-TIME:2026-11-24T00:00:00Z\n#EXT-X-CUE-OUT:10\n" }
+            text += "s\(index).ts\n"
+        }
+        let media = try parseMedia(text)
+        #expect(media.segments.map { $0.title ?? "" } == titles.map { $0 ?? "" })
+    }
+
     @Test("EXTINF durations: leading dot, titles with commas, nonsense rejected")
     func durations() throws {
         let media = try parseMedia(

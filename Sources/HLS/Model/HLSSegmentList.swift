@@ -115,8 +115,12 @@ extension HLSSegmentList {
         /// - Complexity: O(*u*) for a URI of *u* bytes.
         public mutating func next() -> HLSSegment? {
             guard position < end else { return nil }
-            let index = position
             position += 1
+            return element(at: position - 1)
+        }
+
+        /// The segment at `index`; not mutating, so the compact form is borrowed, not retained.
+        private func element(at index: Int) -> HLSSegment {
             if let compact { return compact.segment(at: index) }
             return array[index]
         }
@@ -185,9 +189,9 @@ final class CompactSegments: Sendable {
         var uriLength: Int32
         /// An index into ``CompactSegments/contexts`` (keys, map and rare fields), or -1.
         var context: Int32
-        /// An index into ``CompactSegments/titles`` for a title ``titleDistance`` cannot
-        /// point to, or -1.
-        var fallbackTitle: Int32
+        /// An index into ``CompactSegments/titles`` for a title made when parsing (a repeated
+        /// or short one, or one ``titleDistance`` cannot point to), or -1.
+        var storedTitle: Int32
         /// The title's first byte, counted back from ``uriStart``.
         var titleDistance: UInt32
         /// The title's length in bytes; 0 for no title here.
@@ -229,7 +233,7 @@ final class CompactSegments: Sendable {
     /// The title of the segment `record` describes.
     func title(of record: Record) -> String? {
         if record.titleLength > 0 { return text(record.uriStart - Int(record.titleDistance), Int(record.titleLength)) }
-        return record.fallbackTitle >= 0 ? titles[Int(record.fallbackTitle)] : nil
+        return record.storedTitle >= 0 ? titles[Int(record.storedTitle)] : nil
     }
 
     /// The byte range of the segment `record` describes.

@@ -300,7 +300,10 @@ private struct ParserState {
     /// (-1 for none), made anew when either changes.
     var contexts: [HLSSegmentContext] = []
     var contextIndex: Int32 = -1
-    var fallbackTitles: [String] = []
+    /// Titles made when parsing (see `handleURI`), each segment pointing to one by index.
+    var storedTitles: [String] = []
+    /// Where the last stored title's bytes are, for reusing it when the next title repeats it.
+    var lastStoredTitle: (start: Int, length: Int, index: Int32)?
     var pending = PendingSegment()
     /// The keys in effect; a change is recorded in `keySets` at the next segment.
     var keys: [HLSKey] = [] {
@@ -364,6 +367,10 @@ private struct ParserState {
         if first { throw HLSParseError(.missingHeader, line: 1, text: "") }
         return try finish()
     }
+
+    /// The longest title, in bytes, that a `String` holds without allocating (on 64-bit
+    /// platforms): one is made when parsing rather than each time the segment is read.
+    static let smallTitleLength = 15
 
     /// The offset of the first line feed at or after `start`, or the end of `bytes`: eight bytes
     /// at a time, inline (playlist lines are short, and a call to `memchr` per line cost more
@@ -908,18 +915,22 @@ private struct ParserState {
         if let variant = pendingVariant {
             throw HLSParseError(.variantWithoutURI, line: variant.line, text: variant.text)
         }
-        // The common duration ("6.006,") is read in the same pass that finds the comma.
+        // The common duration ("6.006,") is read in the same pass that finds the comma, and is
+        // finite (at most 15 digits).
         var commaIndex = start
-        var duration = Self.shortDecimal(from: start, to: end, stoppingAt: &commaIndex, in: bytes)
-        if duration == nil {
+        let duration: Double
+        if let short = Self.shortDecimal(from: start, to: end, stoppingAt: &commaIndex, in: bytes) {
+            duration = short
+        } else {
             commaIndex = start
             while commaIndex < end, bytes[commaIndex] != comma { commaIndex += 1 }
-            duration = Self.decimal(UnsafeBufferPointer(rebasing: bytes[start..<commaIndex]))
-        }
-        guard let duration, duration.isFinite else {
-            throw HLSParseError(
-                .invalidTagValue(tag: "EXTINF", value: text(start, commaIndex)), line: lineNumber,
-                text: text(lineStart, end))
+            guard let long = Self.decimal(UnsafeBufferPointer(rebasing: bytes[start..<commaIndex])), long.isFinite
+            else {
+                throw HLSParseError(
+                    .invalidTagValue(tag: "EXTINF", value: text(start, commaIndex)), line: lineNumber,
+                    text: text(lineStart, end))
+            }
+            duration = long
         }
         // RFC 8216 §7: a duration written with a decimal point needs version 3.
         if !sawFractionalDuration, let base = bytes.baseAddress,
@@ -974,7 +985,7 @@ private struct ParserState {
         }
         guard index == count, integerDigits + fractionDigits > 0 else { return nil }
         if integerDigits + fractionDigits <= 15 {
-            return Double(significand) / exactPowerOfTen(fractionDigits)
+            return Double(Int64(bitPattern: significand)) / exactPowerOfTen(fractionDigits)
         }
         return longDecimal(digits)
     }
@@ -1012,7 +1023,8 @@ private struct ParserState {
             integerDigits + fractionDigits <= 15
         else { return nil }
         stop = index
-        return Double(significand) / exactPowerOfTen(fractionDigits)
+        // Below 10¹⁵, so the signed conversion (one instruction) is exact.
+        return Double(Int64(bitPattern: significand)) / exactPowerOfTen(fractionDigits)
     }
 
     /// 10ⁿ for 0 ≤ *n* ≤ 15, exact, without a lazily initialised table.
@@ -1154,13 +1166,21 @@ private struct ParserState {
         }
         var record = CompactSegments.Record(
             uriStart: uriStart, duration: duration, rangeLength: 0, rangeOffset: 0, uriLength: uriLength,
-            context: -1, fallbackTitle: -1, titleDistance: 0, titleLength: 0, hasRange: false,
+            context: -1, storedTitle: -1, titleDistance: 0, titleLength: 0, hasRange: false,
             isDiscontinuity: pending.isDiscontinuity)
-        // A title is found from the URI's position, when the two are near enough to say so.
+        // A title is stored once when it repeats the previous one or is short enough to need no
+        // allocation (encoders that write titles mostly repeat one); a long one is found from the
+        // URI's position when the two are near enough to say so, and stored otherwise.
         var title: String?
         if pending.titleLength > 0 {
             let distance = start - pending.titleStart
-            if uriLength >= 0, distance <= Int(UInt32.max), pending.titleLength <= Int(UInt16.max) {
+            if let last = lastStoredTitle, last.length == pending.titleLength, let base = bytes.baseAddress,
+                memcmp(base + last.start, base + pending.titleStart, last.length) == 0
+            {
+                record.storedTitle = last.index
+            } else if pending.titleLength <= Self.smallTitleLength {
+                title = Self.text(pending.titleStart, pending.titleStart + pending.titleLength, in: bytes)
+            } else if uriLength >= 0, distance <= Int(UInt32.max), pending.titleLength <= Int(UInt16.max) {
                 record.titleDistance = UInt32(distance)
                 record.titleLength = UInt16(pending.titleLength)
             } else {
@@ -1216,8 +1236,9 @@ private struct ParserState {
             record.context = Int32(contexts.count - 1)
         }
         if let title {
-            fallbackTitles.append(title)
-            record.fallbackTitle = Int32(fallbackTitles.count - 1)
+            storedTitles.append(title)
+            record.storedTitle = Int32(storedTitles.count - 1)
+            lastStoredTitle = (pending.titleStart, pending.titleLength, record.storedTitle)
         }
         // §4.3.3.1: each duration, rounded to the nearest integer, is at most the target.
         if let targetDuration {
@@ -1626,7 +1647,7 @@ private struct ParserState {
         playlist.segments = HLSSegmentList(
             compact: CompactSegments(
                 bytes: source, records: records, uris: substitutedURIs, contexts: contexts,
-                titles: fallbackTitles))
+                titles: storedTitles))
         return HLSParseResult(playlist: .media(playlist), warnings: finalWarnings())
     }
 
