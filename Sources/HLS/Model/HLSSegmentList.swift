@@ -120,6 +120,7 @@ extension HLSSegmentList {
         }
 
         /// The segment at `index`; not mutating, so the compact form is borrowed, not retained.
+        @inline(__always)
         private func element(at index: Int) -> HLSSegment {
             if let compact { return compact.segment(at: index) }
             return array[index]

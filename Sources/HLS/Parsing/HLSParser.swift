@@ -382,6 +382,14 @@ private struct ParserState {
         guard let base = bytes.baseAddress else { return bytes.count }
         let raw = UnsafeRawPointer(base)
         var offset = start
+        // Sixteen bytes at a time find the word that holds the line feed; eight at a time then
+        // place it.
+        let lineFeeds = SIMD16<UInt8>(repeating: newline)
+        while offset &+ 16 <= bytes.count {
+            let chunk = raw.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+            if any(chunk .== lineFeeds) { break }
+            offset &+= 16
+        }
         while offset + 8 <= bytes.count {
             // A zero byte in `word ^ 0x0A…` marks a line feed (the classic "has zero byte" test;
             // its lowest set bit is exact, later ones may be false positives).
