@@ -408,6 +408,15 @@ struct HLSParserTests {
         #expect(throws: HLSParseError(.notUTF8, line: 0, text: "")) { try HLSParser().parse(data) }
     }
 
+    @Test(
+        "text that is not UTF-8 is reported as such, even after a line that fails (RFC 8216 §4.1)",
+        arguments: malformedUTF8)
+    func notUTF8AfterAnError(sequence: [UInt8]) {
+        var data = Data("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:abc,\na.ts\n#EXTINF:1,".utf8)
+        data.append(contentsOf: sequence + Array("\nb.ts\n".utf8))
+        #expect(throws: HLSParseError(.notUTF8, line: 0, text: "")) { try HLSParser().parse(data) }
+    }
+
     /// Found by fuzzing: after METHOD=NONE, a key set that drops a KEYFORMAT the previous set had
     /// must not inherit that format's key when written and read back.
     @Test("a key set that drops a KEYFORMAT survives writing")

@@ -333,97 +333,113 @@ private struct ParserState {
             warn(HLSWarning(.byteOrderMark, line: 1))
             position = 3
         }
-        if !Self.isASCII(UnsafeBufferPointer(rebasing: bytes[position...])) {
-            // `String(validating:as:)` needs iOS 18; decoding repairs, so a repaired string differs.
-            let rest = UnsafeBufferPointer(rebasing: bytes[position...])
-            guard String(decoding: rest, as: UTF8.self).utf8.elementsEqual(rest) else {
-                throw HLSParseError(.notUTF8, line: 0, text: "")
-            }
-        }
-        var first = true
         guard let base = bytes.baseAddress else { throw HLSParseError(.missingHeader, line: 1, text: "") }
         containsBrace = memchr(base + position, Int32(UInt8(ascii: "{")), bytes.count - position) != nil
-        while position < bytes.count {
-            lineNumber += 1
-            let end = Self.lineBreak(from: position, in: bytes)
-            let next = end + 1
-            var lineEnd = end
-            if lineEnd > position, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
-            guard lineEnd - position <= options.limits.maximumLineLength else {
-                throw HLSParseError(
-                    .limitExceeded(limit: "line length", value: lineEnd - position), line: lineNumber,
-                    text: text(position, Swift.min(lineEnd, position + 200)))
-            }
-            if first {
-                guard text(position, lineEnd).trimmingCharacters(in: " ") == "#EXTM3U" else {
-                    throw HLSParseError(.missingHeader, line: lineNumber, text: text(position, lineEnd))
+        // The line search ORs every byte it reads into `highBits`, so the text is known to be
+        // ASCII, or checked as UTF-8, without a pass of its own. Text that is not UTF-8 is
+        // reported as such even when a line fails first.
+        let textStart = position
+        var highBits = LineSearch()
+        do throws(HLSParseError) {
+            position = try header(from: position, highBits: &highBits)
+            while position < bytes.count {
+                lineNumber += 1
+                let end = Self.lineBreak(from: position, in: bytes, highBits: &highBits)
+                var lineEnd = end
+                if lineEnd > position, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
+                guard lineEnd - position <= options.limits.maximumLineLength else {
+                    throw HLSParseError(
+                        .limitExceeded(limit: "line length", value: lineEnd - position), line: lineNumber,
+                        text: text(position, Swift.min(lineEnd, position + 200)))
                 }
-                first = false
-            } else {
                 try handleLine(position, lineEnd)
+                position = end + 1
             }
-            position = next
+        } catch {
+            try checkUTF8(from: textStart)
+            throw error
         }
-        if first { throw HLSParseError(.missingHeader, line: 1, text: "") }
+        if !highBits.isASCII { try checkUTF8(from: textStart) }
         return try finish()
+    }
+
+    /// Reads the first line, which must be `#EXTM3U`, and returns where the next one starts.
+    mutating func header(from start: Int, highBits: inout LineSearch) throws(HLSParseError) -> Int {
+        guard start < bytes.count else { throw HLSParseError(.missingHeader, line: 1, text: "") }
+        lineNumber += 1
+        let end = Self.lineBreak(from: start, in: bytes, highBits: &highBits)
+        var lineEnd = end
+        if lineEnd > start, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
+        guard lineEnd - start <= options.limits.maximumLineLength else {
+            throw HLSParseError(
+                .limitExceeded(limit: "line length", value: lineEnd - start), line: lineNumber,
+                text: text(start, Swift.min(lineEnd, start + 200)))
+        }
+        guard text(start, lineEnd).trimmingCharacters(in: " ") == "#EXTM3U" else {
+            throw HLSParseError(.missingHeader, line: lineNumber, text: text(start, lineEnd))
+        }
+        return end + 1
+    }
+
+    /// Throws ``HLSParseError/Kind/notUTF8`` unless the bytes from `start` are UTF-8.
+    func checkUTF8(from start: Int) throws(HLSParseError) {
+        // `String(validating:as:)` needs iOS 18; decoding repairs, so a repaired string differs.
+        let rest = UnsafeBufferPointer(rebasing: bytes[start...])
+        guard String(decoding: rest, as: UTF8.self).utf8.elementsEqual(rest) else {
+            throw HLSParseError(.notUTF8, line: 0, text: "")
+        }
     }
 
     /// The longest title, in bytes, that a `String` holds without allocating (on 64-bit
     /// platforms): one is made when parsing rather than each time the segment is read.
     static let smallTitleLength = 15
 
-    /// The offset of the first line feed at or after `start`, or the end of `bytes`: eight bytes
-    /// at a time, inline (playlist lines are short, and a call to `memchr` per line cost more
-    /// than the search).
+    /// The high bits of every byte the line search has read.
+    struct LineSearch {
+        var chunks = SIMD16<UInt8>()
+        var words: UInt64 = 0
+
+        /// Whether every byte read was below 0x80.
+        var isASCII: Bool {
+            (chunks & SIMD16<UInt8>(repeating: 0x80)) == SIMD16<UInt8>() && words & 0x8080_8080_8080_8080 == 0
+        }
+    }
+
+    /// The offset of the first line feed at or after `start`, or the end of `bytes`, inline
+    /// (playlist lines are short, and a call to `memchr` per line cost more than the search);
+    /// every byte read is ORed into `highBits`.
     ///
     /// - Complexity: O(*n*) in the line's length.
     @inline(__always)
-    static func lineBreak(from start: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    static func lineBreak(from start: Int, in bytes: UnsafeBufferPointer<UInt8>, highBits: inout LineSearch) -> Int {
         guard let base = bytes.baseAddress else { return bytes.count }
         let raw = UnsafeRawPointer(base)
         var offset = start
-        // Sixteen bytes at a time find the word that holds the line feed; eight at a time then
+        // Sixteen bytes at a time find the chunk that holds the line feed; eight at a time then
         // place it.
         let lineFeeds = SIMD16<UInt8>(repeating: newline)
         while offset &+ 16 <= bytes.count {
             let chunk = raw.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+            highBits.chunks |= chunk
             if any(chunk .== lineFeeds) { break }
             offset &+= 16
         }
-        while offset + 8 <= bytes.count {
+        while offset &+ 8 <= bytes.count {
+            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            highBits.words |= word
             // A zero byte in `word ^ 0x0A…` marks a line feed (the classic "has zero byte" test;
             // its lowest set bit is exact, later ones may be false positives).
-            let word =
-                UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) ^ 0x0A0A_0A0A_0A0A_0A0A
-            let found = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
-            if found != 0 { return offset + (found.trailingZeroBitCount >> 3) }
-            offset += 8
-        }
-        while offset < bytes.count, bytes[offset] != newline { offset += 1 }
-        return offset
-    }
-
-    /// Whether every byte is below 0x80, checked eight bytes at a time.
-    ///
-    /// - Complexity: O(*n*).
-    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        let raw = UnsafeRawPointer(base)
-        var offset = 0
-        var highBits: UInt64 = 0
-        while offset + 32 <= bytes.count {
-            highBits |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            highBits |= raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
-            highBits |= raw.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self)
-            highBits |= raw.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self)
-            if highBits & 0x8080_8080_8080_8080 != 0 { return false }
-            offset += 32
+            let marked = word ^ 0x0A0A_0A0A_0A0A_0A0A
+            let found = (marked &- 0x0101_0101_0101_0101) & ~marked & 0x8080_8080_8080_8080
+            if found != 0 { return offset &+ (found.trailingZeroBitCount >> 3) }
+            offset &+= 8
         }
         while offset < bytes.count {
-            if bytes[offset] >= 0x80 { return false }
-            offset += 1
+            highBits.words |= UInt64(bytes[offset])
+            if bytes[offset] == newline { break }
+            offset &+= 1
         }
-        return true
+        return offset
     }
 
     func text(_ start: Int, _ end: Int) -> String {
