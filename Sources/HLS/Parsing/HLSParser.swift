@@ -93,6 +93,10 @@ public struct HLSParser: Sendable {
     /// The highest `EXT-X-VERSION` whose features this parser knows (RFC 8216bis §8).
     public static let highestSupportedVersion = 12
 
+    /// Whether the common segment (`#EXTINF` then a plain URI) takes the lean path; the tests
+    /// turn it off to check that the general path gives the same results.
+    package var usesPlainSegmentPath = true
+
     /// Creates a parser.
     public init(options: Options = Options()) {
         self.options = options
@@ -122,6 +126,7 @@ public struct HLSParser: Sendable {
         storage.withUnsafeBufferPointer { bytes in
             result = Result { () throws(HLSParseError) -> HLSParseResult in
                 var state = ParserState(bytes: bytes, source: storage, options: options)
+                state.usesPlainSegmentPath = usesPlainSegmentPath
                 return try state.run()
             }
         }
@@ -293,6 +298,8 @@ private struct ParserState {
     /// Whether the playlist has a `{` anywhere: when it has none, no URI needs the search for a
     /// variable reference.
     var containsBrace = true
+    /// Whether `appendPlainSegment` may take a segment (see `HLSParser.usesPlainSegmentPath`).
+    var usesPlainSegmentPath = true
     // Segments, compact: nothing counted by reference per segment (see HLSSegmentList).
     var records: [CompactSegments.Record] = []
     var substitutedURIs: [String] = []
@@ -1151,6 +1158,7 @@ private struct ParserState {
     }
 
     mutating func handleURI(_ start: Int, _ end: Int) throws(HLSParseError) {
+        if appendPlainSegment(start, end) { return }
         // Only a URI with a "{" can hold a variable reference.
         let hasBrace =
             containsBrace
@@ -1278,6 +1286,40 @@ private struct ParserState {
         }
         records.append(record)
         pending.reset()
+    }
+
+    /// Appends the segment whose URI is `bytes[start..<end]` when it is the common kind: after an
+    /// `#EXTINF` within the target duration, with no variable, range, key or map change, rare tag
+    /// or new title to store. Returns `false`, having changed nothing, for any other line, which
+    /// the general path below handles (the two must agree: the HLS tests and the fuzz target's
+    /// round trip exercise both).
+    ///
+    /// - Complexity: O(*t*) for a title of *t* bytes.
+    @inline(__always)
+    mutating func appendPlainSegment(_ start: Int, _ end: Int) -> Bool {
+        guard usesPlainSegmentPath, !containsBrace, !skipsVariantURI, pendingVariant == nil,
+            let duration = pending.duration,
+            let targetDuration, duration < Double(targetDuration) + 0.5, pending.byteRange == nil,
+            !keysChanged, !mapChanged, pending.programDateTime == nil, !pending.isGap,
+            pending.precedingTags.isEmpty, pending.parts.isEmpty, records.count < options.limits.maximumSegmentCount,
+            end - start <= Int(Int32.max)
+        else { return false }
+        var storedTitle: Int32 = -1
+        if pending.titleLength > 0 {
+            guard let last = lastStoredTitle, last.length == pending.titleLength, let base = bytes.baseAddress,
+                memcmp(base + last.start, base + pending.titleStart, last.length) == 0
+            else { return false }
+            storedTitle = last.index
+        }
+        records.append(
+            CompactSegments.Record(
+                uriStart: start, duration: duration, rangeLength: 0, rangeOffset: 0, uriLength: Int32(end - start),
+                context: contextIndex, storedTitle: storedTitle, titleDistance: 0, titleLength: 0, hasRange: false,
+                isDiscontinuity: pending.isDiscontinuity))
+        pending.duration = nil
+        pending.isDiscontinuity = false
+        pending.titleLength = 0
+        return true
     }
 
     /// The URI of a segment being parsed.
