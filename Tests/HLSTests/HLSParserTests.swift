@@ -110,6 +110,18 @@ struct HLSParserTests {
         #expect(result.warnings.map(\.kind) == [.durationWithoutComma, .danglingDuration])
     }
 
+    @Test(
+        "a hexadecimal-sequence is 0x or 0X and hex digits, an odd count read with a leading zero (RFC 8216 §4.2)",
+        arguments: [
+            ("0x1", [0x01]), ("0xABC", [0x0A, 0xBC]), ("0X0f", [0x0F]), ("0x00ff", [0x00, 0xFF]),
+            ("0x", nil), ("0xZZ", nil), ("1x00", nil), ("0x0g", nil), ("00ff", nil),
+        ] as [(String, [UInt8]?)]
+    )
+    func hexadecimalSequence(text: String, bytes: [UInt8]?) {
+        let list = HLSAttributeList([.init(name: "IV", value: text, isQuoted: false)])
+        #expect(list.hexadecimalSequence("IV") == bytes)
+    }
+
     /// Titles are kept in three ways (stored when short or repeating the previous one, read
     /// from the bytes when long), and every sequence of them must read back as written.
     static let titleSequences: [[String?]] = [

@@ -128,18 +128,21 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
     }
 
     static func hexadecimal(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count > 2, utf8[0] == UInt8(ascii: "0"), utf8[1] == UInt8(ascii: "x") || utf8[1] == UInt8(ascii: "X")
-        else { return nil }
-        var digits = Array(utf8.dropFirst(2))
-        if digits.count % 2 == 1 { digits.insert(UInt8(ascii: "0"), at: 0) }
+        let utf8 = text.utf8
+        guard utf8.count > 2, utf8.starts(with: "0x".utf8) || utf8.starts(with: "0X".utf8) else { return nil }
+        let digits = utf8.dropFirst(2)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
+        bytes.reserveCapacity((digits.count + 1) / 2)
+        // An odd count reads as if a leading zero were written.
+        var pending: UInt8? = digits.count % 2 == 1 ? 0 : nil
+        for digit in digits {
+            guard let value = nibble(digit) else { return nil }
+            if let high = pending {
+                bytes.append(high << 4 | value)
+                pending = nil
+            } else {
+                pending = value
+            }
         }
         return bytes
     }

@@ -1408,7 +1408,10 @@ private struct ParserState {
         if list.attributes.contains(where: { $0.name.hasPrefix("REQ-") }) {
             uses("an attribute named REQ-…", version: 12)
         }
-        if substitute, !variables.isEmpty || list.attributes.contains(where: { Self.hasVariableReference($0.value) }) {
+        // A reference needs a "{"; most playlists have none at all.
+        if substitute,
+            !variables.isEmpty || (containsBrace && list.attributes.contains { Self.hasVariableReference($0.value) })
+        {
             for index in list.attributes.indices
             where list.attributes[index].isQuoted || list.attributes[index].value.hasPrefix("0x") {
                 list.attributes[index].value = try self.substitute(list.attributes[index].value, line: line)
