@@ -165,8 +165,27 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
     /// - Complexity: O(*n* + *a*²) for *n* bytes and *a* attributes (at most
     ///   ``HLSParserLimits/maximumAttributeCount`` are kept).
     static func parse(_ text: Substring, maximumCount: Int = .max) throws(AttributeListError) -> HLSAttributeList {
+        // A native string's bytes are read in place; others are copied once.
+        let result = text.utf8.withContiguousStorageIfAvailable { bytes in
+            Result { () throws(AttributeListError) in try parse(bytes: bytes, maximumCount: maximumCount) }
+        }
+        if let result { return try result.get() }
+        let copy = Array(text.utf8)
+        return try copy.withUnsafeBufferPointer { bytes in
+            Result { () throws(AttributeListError) in try parse(bytes: bytes, maximumCount: maximumCount) }
+        }.get()
+    }
+
+    /// ``parse(_:maximumCount:)`` over the list's UTF-8 bytes.
+    ///
+    /// - Complexity: O(*n*) in the bytes, plus O(*a*²) name comparisons for *a* attributes.
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>, maximumCount: Int) throws(AttributeListError)
+        -> HLSAttributeList
+    {
+        func text(_ range: Range<Int>) -> String {
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        }
         var attributes: [Attribute] = []
-        let bytes = Array(text.utf8)
         var index = 0
         let count = bytes.count
         func skipSpaces() {
@@ -182,13 +201,13 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
                 let valid =
                     (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: "-")
                 guard valid else {
-                    let name = String(decoding: bytes[nameStart..<Swift.min(count, index + 1)], as: UTF8.self)
+                    let name = text(nameStart..<Swift.min(count, index + 1))
                     throw .badName(name)
                 }
                 index += 1
             }
             guard index < count, index > nameStart else { throw .missingEquals }
-            let name = String(decoding: bytes[nameStart..<index], as: UTF8.self)
+            let name = text(nameStart..<index)
             // §4.2: a name occurs at most once. Lists are short, so a scan beats hashing.
             if attributes.contains(where: { $0.name == name }) { throw .duplicateName(name) }
             guard attributes.count < maximumCount else { throw .tooMany(attributes.count + 1) }
@@ -200,7 +219,7 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
                 guard index < count else { throw .unterminatedQuote(name) }
                 attributes.append(
                     Attribute(
-                        name: name, value: String(decoding: bytes[valueStart..<index], as: UTF8.self), isQuoted: true))
+                        name: name, value: text(valueStart..<index), isQuoted: true))
                 index += 1
             } else {
                 let valueStart = index
@@ -213,8 +232,7 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
                 guard valueEnd > valueStart else { throw .emptyValue(name) }
                 attributes.append(
                     Attribute(
-                        name: name, value: String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self),
-                        isQuoted: false))
+                        name: name, value: text(valueStart..<valueEnd), isQuoted: false))
             }
             skipSpaces()
             if index == count { break }
