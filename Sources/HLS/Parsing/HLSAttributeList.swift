@@ -33,7 +33,9 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
 
     /// The attribute named `name`, if present (the first, should a name repeat).
     public subscript(name: String) -> Attribute? {
-        attributes.first { $0.name == name }
+        // Comparing byte counts first skips most string comparisons (names differ in length).
+        let count = name.utf8.count
+        return attributes.first { $0.name.utf8.count == count && $0.name == name }
     }
 
     /// Whether an attribute named `name` is present.
@@ -128,21 +130,25 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
     }
 
     static func hexadecimal(_ text: String) -> [UInt8]? {
-        let utf8 = text.utf8
-        guard utf8.count > 2, utf8.starts(with: "0x".utf8) || utf8.starts(with: "0X".utf8) else { return nil }
-        let digits = utf8.dropFirst(2)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity((digits.count + 1) / 2)
-        // An odd count reads as if a leading zero were written.
-        var pending: UInt8? = digits.count % 2 == 1 ? 0 : nil
-        for digit in digits {
-            guard let value = nibble(digit) else { return nil }
-            if let high = pending {
-                bytes.append(high << 4 | value)
-                pending = nil
-            } else {
-                pending = value
-            }
+        let result = text.utf8.withContiguousStorageIfAvailable { hexadecimal(bytes: $0) }
+        return result ?? hexadecimal(bytes: Array(text.utf8))
+    }
+
+    /// ``hexadecimal(_:)`` over the text's UTF-8 bytes.
+    private static func hexadecimal<Bytes: RandomAccessCollection>(bytes utf8: Bytes) -> [UInt8]?
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        let start = utf8.startIndex
+        guard utf8.count > 2, utf8[start] == UInt8(ascii: "0"),
+            utf8[start + 1] == UInt8(ascii: "x") || utf8[start + 1] == UInt8(ascii: "X")
+        else { return nil }
+        let digitCount = utf8.count - 2
+        var bytes = [UInt8](repeating: 0, count: (digitCount + 1) / 2)
+        // An odd count reads as if a leading zero were written: digit k fills byte (k + odd) / 2.
+        let odd = digitCount % 2
+        for offset in 0..<digitCount {
+            guard let value = nibble(utf8[start + 2 + offset]) else { return nil }
+            let position = offset + odd
+            bytes[position / 2] |= position % 2 == 0 ? value << 4 : value
         }
         return bytes
     }
@@ -186,6 +192,7 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
             String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
         var attributes: [Attribute] = []
+        attributes.reserveCapacity(6)
         var index = 0
         let count = bytes.count
         func skipSpaces() {

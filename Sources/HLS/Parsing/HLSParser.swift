@@ -143,7 +143,15 @@ private let newline = UInt8(ascii: "\n")
 private let carriageReturn = UInt8(ascii: "\r")
 private let space = UInt8(ascii: " ")
 
-/// The tags each playlist kind owns, for detecting a playlist that mixes both.
+/// The playlist kind that owns a tag.
+private enum TagKind {
+    case multivariant, media
+}
+
+/// The tags each playlist kind owns, for detecting a playlist that mixes both: one lookup per tag.
+private let tagKinds: [String: TagKind] = Dictionary(
+    uniqueKeysWithValues: multivariantTags.map { ($0, TagKind.multivariant) } + mediaTags.map { ($0, .media) })
+
 private let multivariantTags: Set<String> = [
     "EXT-X-STREAM-INF", "EXT-X-I-FRAME-STREAM-INF", "EXT-X-MEDIA", "EXT-X-SESSION-DATA", "EXT-X-SESSION-KEY",
     "EXT-X-CONTENT-STEERING",
@@ -209,6 +217,24 @@ private let enumeratedValues: [String: [String: Set<String>]] = [
     "EXT-X-PRELOAD-HINT": ["TYPE": Set(HLSPreloadHint.HintType.allCases.map(\.rawValue))],
     "EXT-X-DATERANGE": ["END-ON-NEXT": yesOrNo],
 ]
+
+/// What a tag's attribute list may hold: its known names (others are reported), and the values
+/// each enumerated attribute may take. Small arrays: scanning a few names, comparing lengths
+/// first, costs less than hashing each.
+private struct AttributeRules {
+    var known: [String]?
+    var enumerated: [(name: String, values: [String])]?
+}
+
+/// ``AttributeRules`` by tag, one lookup per tag.
+private let attributeRules: [String: AttributeRules] = {
+    var rules: [String: AttributeRules] = [:]
+    for (tag, names) in knownAttributes { rules[tag, default: AttributeRules()].known = names.sorted() }
+    for (tag, attributes) in enumeratedValues {
+        rules[tag, default: AttributeRules()].enumerated = attributes.map { ($0.key, $0.value.sorted()) }
+    }
+    return rules
+}()
 
 private struct PendingSegment {
     var duration: Double?
@@ -605,8 +631,11 @@ private struct ParserState {
         // The value starts after "#NAME:", counted in bytes (counting characters is far slower).
         let value = line[line.utf8.index(line.startIndex, offsetBy: Swift.min(name.utf8.count + 2, line.utf8.count))...]
         let kindsBefore = (sawMultivariantTag, sawMediaTag)
-        if multivariantTags.contains(name) { sawMultivariantTag = true }
-        if mediaTags.contains(name) { sawMediaTag = true }
+        switch tagKinds[name] {
+        case .multivariant?: sawMultivariantTag = true
+        case .media?: sawMediaTag = true
+        case nil: break
+        }
         if sawMultivariantTag && sawMediaTag { throw HLSParseError(.mixedPlaylistKinds, line: lineNumber, text: line) }
         // An ignored tag (§6.3.1) does not decide what kind of playlist this is.
         defer {
@@ -618,7 +647,28 @@ private struct ParserState {
         if let variant = pendingVariant {
             throw HLSParseError(.variantWithoutURI, line: variant.line, text: variant.text)
         }
+        // Cases are compared in order: the tags that recur through a media playlist come first.
         switch name {
+        case "EXT-X-KEY":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try key(list, line: line)
+        case "EXT-X-MAP":
+            guard let list = try attributes(value, tag: name, line: line) else { return }
+            try require(["URI"], in: list, tag: name, line: line)
+            var range: HLSByteRange?
+            if let text = list.quotedString("BYTERANGE") {
+                let parsed = try byteRange(Substring(text), tag: name, line: line)
+                range = HLSByteRange(length: parsed.length, offset: parsed.offset ?? 0)
+            }
+            // The keys in effect here decrypt the section (RFC 8216bis §4.4.4.5).
+            map = HLSMap(uri: list.quotedString("URI") ?? "", byteRange: range, keys: keys)
+            if keys.contains(where: { $0.method == "AES-128" && $0.initializationVector == nil }) {
+                warn(HLSWarning(.mapKeyWithoutIV(uri: list.quotedString("URI") ?? ""), line: lineNumber))
+            }
+            if !sawMap {
+                sawMap = true
+                uses("EXT-X-MAP", version: 5)
+            }
         case "EXT-X-VERSION":
             // §4.3.1.2: a client MUST fail to parse a playlist with more than one.
             guard version == nil else { throw HLSParseError(.duplicateTag(tag: name), line: lineNumber, text: line) }
@@ -716,26 +766,6 @@ private struct ParserState {
             if !sawByteRange {
                 sawByteRange = true
                 uses("EXT-X-BYTERANGE", version: 4)
-            }
-        case "EXT-X-KEY":
-            guard let list = try attributes(value, tag: name, line: line) else { return }
-            try key(list, line: line)
-        case "EXT-X-MAP":
-            guard let list = try attributes(value, tag: name, line: line) else { return }
-            try require(["URI"], in: list, tag: name, line: line)
-            var range: HLSByteRange?
-            if let text = list.quotedString("BYTERANGE") {
-                let parsed = try byteRange(Substring(text), tag: name, line: line)
-                range = HLSByteRange(length: parsed.length, offset: parsed.offset ?? 0)
-            }
-            // The keys in effect here decrypt the section (RFC 8216bis §4.4.4.5).
-            map = HLSMap(uri: list.quotedString("URI") ?? "", byteRange: range, keys: keys)
-            if keys.contains(where: { $0.method == "AES-128" && $0.initializationVector == nil }) {
-                warn(HLSWarning(.mapKeyWithoutIV(uri: list.quotedString("URI") ?? ""), line: lineNumber))
-            }
-            if !sawMap {
-                sawMap = true
-                uses("EXT-X-MAP", version: 5)
             }
         case "EXT-X-SERVER-CONTROL":
             guard let list = try attributes(value, tag: name, line: line) else { return }
@@ -1394,9 +1424,12 @@ private struct ParserState {
         } catch {
             throw HLSParseError(.malformedAttributeList(reason: error.reason), line: lineNumber, text: line)
         }
-        if let enumerated = enumeratedValues[tag] {
+        let rules = attributeRules[tag]
+        if let enumerated = rules?.enumerated {
             for attribute in list where !attribute.isQuoted {
-                guard let allowed = enumerated[attribute.name], !allowed.contains(attribute.value) else { continue }
+                guard let allowed = enumerated.first(where: { Self.sameText($0.name, attribute.name) })?.values,
+                    !allowed.contains(where: { Self.sameText($0, attribute.value) })
+                else { continue }
                 warn(
                     HLSWarning(
                         .unrecognizedValue(tag: tag, attribute: attribute.name, value: attribute.value),
@@ -1417,13 +1450,23 @@ private struct ParserState {
                 list.attributes[index].value = try self.substitute(list.attributes[index].value, line: line)
             }
         }
-        if let known = knownAttributes[tag] {
+        if let known = rules?.known {
             let adoptsURI = tag == "EXT-X-STREAM-INF" && options.allowsVariantURIAttribute
-            for attribute in list where !known.contains(attribute.name) && !(adoptsURI && attribute.name == "URI") {
+            for attribute in list
+            where !known.contains(where: { Self.sameText($0, attribute.name) })
+                && !(adoptsURI && attribute.name == "URI")
+            {
                 warn(HLSWarning(.unknownAttribute(tag: tag, attribute: attribute.name), line: lineNumber))
             }
         }
         return list
+    }
+
+    /// Whether two short strings are equal, comparing byte counts first (most names differ in
+    /// length, and the count of a short string is read without a call).
+    @inline(__always)
+    static func sameText(_ first: String, _ second: String) -> Bool {
+        first.utf8.count == second.utf8.count && first == second
     }
 
     func require(_ names: [String], in list: HLSAttributeList, tag: String, line: String) throws(HLSParseError) {
