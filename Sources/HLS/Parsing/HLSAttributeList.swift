@@ -129,6 +129,16 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
         return value
     }
 
+    /// Whether `name` is present as a hexadecimal-sequence, checked without building the bytes.
+    ///
+    /// - Complexity: O(*n*) in the value's length.
+    func isHexadecimalSequence(_ name: String) -> Bool {
+        guard let attribute = self[name], !attribute.isQuoted else { return false }
+        let utf8 = attribute.value.utf8
+        guard utf8.count > 2, utf8.starts(with: "0x".utf8) || utf8.starts(with: "0X".utf8) else { return false }
+        return utf8.dropFirst(2).allSatisfy { Self.nibble($0) != nil }
+    }
+
     static func hexadecimal(_ text: String) -> [UInt8]? {
         let result = text.utf8.withContiguousStorageIfAvailable { hexadecimal(bytes: $0) }
         return result ?? hexadecimal(bytes: Array(text.utf8))

@@ -949,7 +949,7 @@ private struct ParserState {
             guard combined.decimalFloat(name) != nil else { return "\(name) is not a non-negative number" }
         }
         for name in ["SCTE35-CMD", "SCTE35-OUT", "SCTE35-IN"] where combined.contains(name) {
-            guard combined.hexadecimalSequence(name) != nil else { return "\(name) is not a hexadecimal sequence" }
+            guard combined.isHexadecimalSequence(name) else { return "\(name) is not a hexadecimal sequence" }
         }
         if let text = combined["END-DATE"] {
             guard text.isQuoted, let end = HLSDate.parse(text.value) else { return "END-DATE is not an ISO 8601 date" }
@@ -1565,7 +1565,7 @@ private struct ParserState {
         }
         try require(["URI"], in: list, tag: tag, line: line)
         if list.contains("IV") {
-            guard list.hexadecimalSequence("IV") != nil else {
+            guard list.isHexadecimalSequence("IV") else {
                 throw HLSParseError(
                     .invalidAttribute(tag: tag, attribute: "IV", value: list["IV"]?.value ?? ""), line: lineNumber,
                     text: line)
