@@ -324,6 +324,8 @@ private struct ParserState {
     /// Whether the playlist has a `{` anywhere: when it has none, no URI needs the search for a
     /// variable reference.
     var containsBrace = true
+    /// Whether the text is ASCII, known once every line has been read.
+    var isASCII = false
     /// Whether `appendPlainSegment` may take a segment (see `HLSParser.usesPlainSegmentPath`).
     var usesPlainSegmentPath = true
     // Segments, compact: nothing counted by reference per segment (see HLSSegmentList).
@@ -392,7 +394,8 @@ private struct ParserState {
             try checkUTF8(from: textStart)
             throw error
         }
-        if !highBits.isASCII { try checkUTF8(from: textStart) }
+        isASCII = highBits.isASCII
+        if !isASCII { try checkUTF8(from: textStart) }
         return try finish()
     }
 
@@ -1320,7 +1323,7 @@ private struct ParserState {
 
     /// Appends the segment whose URI is `bytes[start..<end]` when it is the common kind: after an
     /// `#EXTINF` within the target duration, with no variable, range, key or map change, rare tag
-    /// or new title to store. Returns `false`, having changed nothing, for any other line, which
+    /// other than a date, or new title to store. Returns `false`, having changed nothing, for any other line, which
     /// the general path below handles (the two must agree: the HLS tests and the fuzz target's
     /// round trip exercise both).
     ///
@@ -1330,7 +1333,7 @@ private struct ParserState {
         guard usesPlainSegmentPath, !containsBrace, !skipsVariantURI, pendingVariant == nil,
             let duration = pending.duration,
             let targetDuration, duration < Double(targetDuration) + 0.5, pending.byteRange == nil,
-            !keysChanged, !mapChanged, pending.programDateTime == nil, !pending.isGap,
+            !keysChanged, !mapChanged, !pending.isGap,
             pending.precedingTags.isEmpty, pending.parts.isEmpty, records.count < options.limits.maximumSegmentCount,
             end - start <= Int(Int32.max)
         else { return false }
@@ -1341,10 +1344,19 @@ private struct ParserState {
             else { return false }
             storedTitle = last.index
         }
+        var context = contextIndex
+        if let date = pending.programDateTime {
+            // A dated segment has a context of its own (as in the general path).
+            contexts.append(
+                HLSSegmentContext(
+                    keys: keys, map: map, programDateTime: date, isGap: false, precedingTags: [], parts: []))
+            context = Int32(contexts.count - 1)
+            pending.programDateTime = nil
+        }
         records.append(
             CompactSegments.Record(
                 uriStart: start, duration: duration, rangeLength: 0, rangeOffset: 0, uriLength: Int32(end - start),
-                context: contextIndex, storedTitle: storedTitle, titleDistance: 0, titleLength: 0, hasRange: false,
+                context: context, storedTitle: storedTitle, titleDistance: 0, titleLength: 0, hasRange: false,
                 isDiscontinuity: pending.isDiscontinuity))
         pending.duration = nil
         pending.isDiscontinuity = false
@@ -1759,7 +1771,7 @@ private struct ParserState {
         playlist.segments = HLSSegmentList(
             compact: CompactSegments(
                 bytes: source, records: records, uris: substitutedURIs, contexts: contexts,
-                titles: storedTitles))
+                titles: storedTitles, isASCII: isASCII))
         return HLSParseResult(playlist: .media(playlist), warnings: finalWarnings())
     }
 
