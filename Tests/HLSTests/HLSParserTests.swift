@@ -122,6 +122,22 @@ struct HLSParserTests {
         #expect(list.hexadecimalSequence("IV") == bytes)
     }
 
+    /// URIs are read back from the playlist's bytes, decoded as ASCII when all of the text is.
+    @Test(
+        "URIs read back as written, in ASCII and in UTF-8 playlists (RFC 8216 §4.1)",
+        arguments: [
+            ["a.ts", "https://cdn.example/live/chunk-1.m4s?token=abc"],
+            ["é.ts", "https://cdn.example/vidéo/😀.ts", "plain.ts"],
+            ["plain.ts", "x.ts"],
+        ])
+    func uris(_ uris: [String]) throws {
+        var text = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n"
+        for uri in uris { text += "#EXTINF:1,\n\(uri)\n" }
+        #expect(try parseMedia(text).segments.map(\.uri) == uris)
+        // A non-ASCII title elsewhere makes the text UTF-8 even when every URI is ASCII.
+        #expect(try parseMedia(text + "#EXTINF:1,é\nlast.ts\n").segments.map(\.uri) == uris + ["last.ts"])
+    }
+
     /// Titles are kept in three ways (stored when short or repeating the previous one, read
     /// from the bytes when long), and every sequence of them must read back as written.
     static let titleSequences: [[String?]] = [
