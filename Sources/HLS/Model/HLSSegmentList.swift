@@ -231,7 +231,8 @@ final class CompactSegments: Sendable {
     /// The text of `count` bytes from `start`.
     func text(_ start: Int, _ count: Int) -> String {
         bytes.withUnsafeBufferPointer { raw in
-            let text = UnsafeBufferPointer(rebasing: raw[start..<(start + count)])
+            // The parser recorded `start` and `count` within the bytes.
+            let text = UnsafeBufferPointer(start: raw.baseAddress.map { $0 + start }, count: count)
             // Decoding as ASCII skips the UTF-8 check (about a tenth of the cost of a URI).
             return isASCII ? String(decoding: text, as: Unicode.ASCII.self) : String(decoding: text, as: UTF8.self)
         }
