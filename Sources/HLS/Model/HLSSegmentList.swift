@@ -201,7 +201,7 @@ final class CompactSegments: Sendable {
         var isDiscontinuity: Bool
     }
 
-    let bytes: ContiguousArray<UInt8>
+    let bytes: PlaylistBytes
     let records: [Record]
     let uris: [String]
     let contexts: [HLSSegmentContext]
@@ -211,7 +211,7 @@ final class CompactSegments: Sendable {
     let isASCII: Bool
 
     init(
-        bytes: ContiguousArray<UInt8>, records: [Record], uris: [String], contexts: [HLSSegmentContext],
+        bytes: PlaylistBytes, records: [Record], uris: [String], contexts: [HLSSegmentContext],
         titles: [String], isASCII: Bool
     ) {
         self.bytes = bytes
@@ -230,12 +230,10 @@ final class CompactSegments: Sendable {
 
     /// The text of `count` bytes from `start`.
     func text(_ start: Int, _ count: Int) -> String {
-        bytes.withUnsafeBufferPointer { raw in
-            // The parser recorded `start` and `count` within the bytes.
-            let text = UnsafeBufferPointer(start: raw.baseAddress.map { $0 + start }, count: count)
-            // Decoding as ASCII skips the UTF-8 check (about a tenth of the cost of a URI).
-            return isASCII ? String(decoding: text, as: Unicode.ASCII.self) : String(decoding: text, as: UTF8.self)
-        }
+        // The parser recorded `start` and `count` within the bytes.
+        let text = UnsafeBufferPointer(start: bytes.base.assumingMemoryBound(to: UInt8.self) + start, count: count)
+        // Decoding as ASCII skips the UTF-8 check (about a tenth of the cost of a URI).
+        return isASCII ? String(decoding: text, as: Unicode.ASCII.self) : String(decoding: text, as: UTF8.self)
     }
 
     /// The title of the segment `record` describes.
@@ -260,4 +258,25 @@ final class CompactSegments: Sendable {
             uri: uri, duration: record.duration, byteRange: byteRange(of: record),
             isDiscontinuity: record.isDiscontinuity, title: title, context: context)
     }
+}
+
+/// A parsed playlist's bytes, in memory of their own: written once, by the parser's line search
+/// as it reads each line, before anything else reads them; then read only, by the segment lists
+/// that keep them, and freed with the last.
+///
+/// `@unchecked Sendable`: the memory is written only during the parse, on the parsing thread,
+/// before the object is shared, and never after.
+final class PlaylistBytes: @unchecked Sendable {
+    /// The first byte.
+    let base: UnsafeMutableRawPointer
+    /// The number of bytes.
+    let count: Int
+
+    /// Room for `count` bytes, not yet written.
+    init(count: Int) {
+        self.count = count
+        base = .allocate(byteCount: Swift.max(count, 1), alignment: 16)
+    }
+
+    deinit { base.deallocate() }
 }

@@ -106,31 +106,30 @@ public struct HLSParser: Sendable {
     ///
     /// - Throws: ``HLSParseError`` for a playlist that clients must reject.
     public func parse(_ data: Data) throws(HLSParseError) -> HLSParseResult {
-        // The parsed segments keep the bytes; an array of their own is read faster than `Data`
-        // (whose accessors check exclusive access at run time), for one copy.
-        let storage = ContiguousArray<UInt8>(unsafeUninitializedCapacity: data.count) { buffer, count in
-            count = data.copyBytes(to: buffer)
+        var result: Result<HLSParseResult, HLSParseError> = .failure(HLSParseError(.notUTF8, line: 0, text: ""))
+        data.withUnsafeBytes { raw in
+            result = parse(raw.assumingMemoryBound(to: UInt8.self))
         }
-        return try parse(bytes: storage)
+        return try result.get()
     }
 
     /// Parses a playlist from text.
     ///
     /// - Throws: ``HLSParseError`` for a playlist that clients must reject.
     public func parse(_ text: String) throws(HLSParseError) -> HLSParseResult {
-        try parse(bytes: ContiguousArray(text.utf8))
+        var text = text
+        return try text.withUTF8 { parse($0) }.get()
     }
 
-    func parse(bytes storage: ContiguousArray<UInt8>) throws(HLSParseError) -> HLSParseResult {
-        var result: Result<HLSParseResult, HLSParseError> = .failure(HLSParseError(.notUTF8, line: 0, text: ""))
-        storage.withUnsafeBufferPointer { bytes in
-            result = Result { () throws(HLSParseError) -> HLSParseResult in
-                var state = ParserState(bytes: bytes, source: storage, options: options)
-                state.usesPlainSegmentPath = usesPlainSegmentPath
-                return try state.run()
-            }
+    /// Parses `bytes`. The parsed segments keep a copy of them, which the line search writes as
+    /// it reads (no pass of its own).
+    private func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<HLSParseResult, HLSParseError> {
+        let copy = PlaylistBytes(count: bytes.count)
+        return Result { () throws(HLSParseError) -> HLSParseResult in
+            var state = ParserState(bytes: bytes, copy: copy, options: options)
+            state.usesPlainSegmentPath = usesPlainSegmentPath
+            return try state.run()
         }
-        return try result.get()
     }
 }
 
@@ -265,7 +264,9 @@ private struct PendingSegment {
 private struct ParserState {
     let bytes: UnsafeBufferPointer<UInt8>
     /// The playlist, kept by the parsed segments (their URIs are read from it on demand).
-    let source: ContiguousArray<UInt8>
+    /// The copy of the bytes that the parsed segments keep (their URIs and titles are read from
+    /// it on demand), filled by the line search.
+    let copy: PlaylistBytes
     let options: HLSParser.Options
     var warnings: [HLSWarning] = []
     var droppedWarningCount = 0
@@ -352,9 +353,9 @@ private struct ParserState {
     /// Segments seen before `#EXT-X-TARGETDURATION` (index and `#EXTINF` line), checked
     /// against it at the end; later ones are checked as they come.
     var segmentsBeforeTarget: [(index: Int, line: Int)] = []
-    init(bytes: UnsafeBufferPointer<UInt8>, source: ContiguousArray<UInt8>, options: HLSParser.Options) {
+    init(bytes: UnsafeBufferPointer<UInt8>, copy: PlaylistBytes, options: HLSParser.Options) {
         self.bytes = bytes
-        self.source = source
+        self.copy = copy
         self.options = options
     }
 
@@ -370,6 +371,8 @@ private struct ParserState {
         }
         guard let base = bytes.baseAddress else { throw HLSParseError(.missingHeader, line: 1, text: "") }
         containsBrace = memchr(base + position, Int32(UInt8(ascii: "{")), bytes.count - position) != nil
+        // The line search copies every byte it reads; the byte order mark is copied here.
+        copy.base.copyMemory(from: base, byteCount: position)
         // The line search ORs every byte it reads into `highBits`, so the text is known to be
         // ASCII, or checked as UTF-8, without a pass of its own. Text that is not UTF-8 is
         // reported as such even when a line fails first.
@@ -379,7 +382,7 @@ private struct ParserState {
             position = try header(from: position, highBits: &highBits)
             while position < bytes.count {
                 lineNumber += 1
-                let end = Self.lineBreak(from: position, in: bytes, highBits: &highBits)
+                let end = Self.lineBreak(from: position, in: bytes, copyingTo: copy.base, highBits: &highBits)
                 var lineEnd = end
                 if lineEnd > position, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
                 guard lineEnd - position <= options.limits.maximumLineLength else {
@@ -403,7 +406,7 @@ private struct ParserState {
     mutating func header(from start: Int, highBits: inout LineSearch) throws(HLSParseError) -> Int {
         guard start < bytes.count else { throw HLSParseError(.missingHeader, line: 1, text: "") }
         lineNumber += 1
-        let end = Self.lineBreak(from: start, in: bytes, highBits: &highBits)
+        let end = Self.lineBreak(from: start, in: bytes, copyingTo: copy.base, highBits: &highBits)
         var lineEnd = end
         if lineEnd > start, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
         guard lineEnd - start <= options.limits.maximumLineLength else {
@@ -443,11 +446,14 @@ private struct ParserState {
 
     /// The offset of the first line feed at or after `start`, or the end of `bytes`, inline
     /// (playlist lines are short, and a call to `memchr` per line cost more than the search);
-    /// every byte read is ORed into `highBits`.
+    /// every byte read is copied to the same offset of `copy` and ORed into `highBits`.
     ///
     /// - Complexity: O(*n*) in the line's length.
     @inline(__always)
-    static func lineBreak(from start: Int, in bytes: UnsafeBufferPointer<UInt8>, highBits: inout LineSearch) -> Int {
+    static func lineBreak(
+        from start: Int, in bytes: UnsafeBufferPointer<UInt8>, copyingTo copy: UnsafeMutableRawPointer,
+        highBits: inout LineSearch
+    ) -> Int {
         guard let base = bytes.baseAddress else { return bytes.count }
         let raw = UnsafeRawPointer(base)
         var offset = start
@@ -456,12 +462,15 @@ private struct ParserState {
         let lineFeeds = SIMD16<UInt8>(repeating: newline)
         while offset &+ 16 <= bytes.count {
             let chunk = raw.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+            copy.storeBytes(of: chunk, toByteOffset: offset, as: SIMD16<UInt8>.self)
             highBits.chunks |= chunk
             if any(chunk .== lineFeeds) { break }
             offset &+= 16
         }
         while offset &+ 8 <= bytes.count {
-            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let loaded = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            copy.storeBytes(of: loaded, toByteOffset: offset, as: UInt64.self)
+            let word = UInt64(littleEndian: loaded)
             highBits.words |= word
             // A zero byte in `word ^ 0x0A…` marks a line feed (the classic "has zero byte" test;
             // its lowest set bit is exact, later ones may be false positives).
@@ -471,6 +480,7 @@ private struct ParserState {
             offset &+= 8
         }
         while offset < bytes.count {
+            copy.storeBytes(of: bytes[offset], toByteOffset: offset, as: UInt8.self)
             highBits.words |= UInt64(bytes[offset])
             if bytes[offset] == newline { break }
             offset &+= 1
@@ -1770,7 +1780,7 @@ private struct ParserState {
             renditionReports: renditionReports, trailingTags: pending.precedingTags)
         playlist.segments = HLSSegmentList(
             compact: CompactSegments(
-                bytes: source, records: records, uris: substitutedURIs, contexts: contexts,
+                bytes: copy, records: records, uris: substitutedURIs, contexts: contexts,
                 titles: storedTitles, isASCII: isASCII))
         return HLSParseResult(playlist: .media(playlist), warnings: finalWarnings())
     }
