@@ -92,10 +92,12 @@ extension HLSSegmentList: RandomAccessCollection, MutableCollection {
 extension HLSSegmentList {
     /// Iterates over the segments, building each from the compact form of a parsed list.
     public struct Iterator: IteratorProtocol, Sendable {
-        private let compact: CompactSegments?
-        private let array: [HLSSegment]
-        private var position = 0
-        private let end: Int
+        // Visible to inlined code so that a loop over the segments in another module inlines
+        // `next()`, and handles its optional result without calls.
+        @usableFromInline let compact: CompactSegments?
+        @usableFromInline let array: [HLSSegment]
+        @usableFromInline var position = 0
+        @usableFromInline let end: Int
 
         init(_ list: HLSSegmentList) {
             switch list.storage {
@@ -113,6 +115,7 @@ extension HLSSegmentList {
         /// The next segment, or `nil` after the last.
         ///
         /// - Complexity: O(*u*) for a URI of *u* bytes.
+        @inlinable
         public mutating func next() -> HLSSegment? {
             guard position < end else { return nil }
             position += 1
@@ -120,8 +123,8 @@ extension HLSSegmentList {
         }
 
         /// The segment at `index`; not mutating, so the compact form is borrowed, not retained.
-        @inline(__always)
-        private func element(at index: Int) -> HLSSegment {
+        @usableFromInline
+        func element(at index: Int) -> HLSSegment {
             if let compact { return compact.segment(at: index) }
             return array[index]
         }
@@ -177,6 +180,7 @@ extension HLSSegmentList: CustomStringConvertible {
 }
 
 /// The compact form of a parsed playlist's segments, shared by every copy of the list.
+@usableFromInline
 final class CompactSegments: Sendable {
     /// One segment, without a reference to count.
     /// Its fields are ordered so that it packs into 56 bytes.
