@@ -4,9 +4,9 @@ extension IntervalSet {
     /// - Complexity: O(log *n*).
     public func contains(_ time: Double) -> Bool {
         guard time.isFinite else { return false }
-        let position = firstPosition { end, _ in end > time }
+        let position = firstPosition { $0 > time }
         guard position.chunk < chunks.count else { return false }
-        return chunks[position.chunk].starts[position.index] <= time
+        return chunks[position.chunk].bounds[position.index].start <= time
     }
 
     /// The length of the part of `range` that the set covers.
@@ -40,12 +40,12 @@ extension IntervalSet {
     func forEachInterval(overlapping range: Range<Double>, _ body: (Double, Double) -> Void) {
         let lower = range.lowerBound
         let upper = range.upperBound
-        var position = firstPosition { end, _ in end > lower }
+        var position = firstPosition { $0 > lower }
         while position.chunk < chunks.count {
             let chunk = chunks[position.chunk]
-            for index in position.index..<chunk.starts.count {
-                guard chunk.starts[index] < upper else { return }
-                body(chunk.starts[index], chunk.ends[index])
+            for index in position.index..<chunk.bounds.count {
+                guard chunk.bounds[index].start < upper else { return }
+                body(chunk.bounds[index].start, chunk.bounds[index].end)
             }
             position = Position(chunk: position.chunk + 1, index: 0)
         }

@@ -14,9 +14,9 @@ extension IntervalSet: Sequence {
         @inlinable
         public mutating func next() -> Range<Double>? {
             while chunk < chunks.count {
-                if index < chunks[chunk].starts.count {
+                if index < chunks[chunk].bounds.count {
                     defer { index += 1 }
-                    return chunks[chunk].starts[index]..<chunks[chunk].ends[index]
+                    return chunks[chunk].bounds[index].start..<chunks[chunk].bounds[index].end
                 }
                 chunk += 1
                 index = 0

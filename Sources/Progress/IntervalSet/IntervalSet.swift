@@ -36,28 +36,38 @@ public struct IntervalSet: Sendable {
     /// The most intervals one chunk holds before it splits.
     public static let chunkCapacity = 128
 
+    /// One stored interval's bounds.
+    @usableFromInline
+    struct Bound: Sendable {
+        @usableFromInline var start: Double
+        @usableFromInline var end: Double
+
+        @inlinable
+        init(start: Double, end: Double) {
+            self.start = start
+            self.end = end
+        }
+    }
+
     @usableFromInline
     struct Chunk: Sendable {
-        @usableFromInline var starts: [Double]
-        @usableFromInline var ends: [Double]
-        /// The last interval's bounds, kept beside the arrays so that the search over chunks
-        /// reads the chunk list alone, not each chunk's storage.
-        @usableFromInline var lastStart: Double
+        /// The intervals, in order; each start beside its end, so that an insert moves one array
+        /// and a search step reads one place.
+        @usableFromInline var bounds: [Bound]
+        /// The last interval's end, kept beside the array so that the search over chunks reads
+        /// the chunk list alone, not each chunk's storage.
         @usableFromInline var lastEnd: Double
 
         @inlinable
-        init(starts: [Double], ends: [Double]) {
-            self.starts = starts
-            self.ends = ends
-            lastStart = starts.last ?? 0
-            lastEnd = ends.last ?? 0
+        init(bounds: [Bound]) {
+            self.bounds = bounds
+            lastEnd = bounds.last?.end ?? 0
         }
 
-        /// Brings the last interval's bounds up to date after a change of the arrays.
+        /// Brings the last interval's end up to date after a change of the array.
         @inlinable
         mutating func refresh() {
-            lastStart = starts.last ?? 0
-            lastEnd = ends.last ?? 0
+            lastEnd = bounds.last?.end ?? 0
         }
     }
 
@@ -138,13 +148,13 @@ public struct IntervalSet: Sendable {
     /// The first interval, if any.
     public var first: Range<Double>? {
         guard let chunk = chunks.first else { return nil }
-        return chunk.starts[0]..<chunk.ends[0]
+        return chunk.bounds[0].start..<chunk.bounds[0].end
     }
 
     /// The last interval, if any.
     public var last: Range<Double>? {
-        guard let chunk = chunks.last, let start = chunk.starts.last, let end = chunk.ends.last else { return nil }
-        return start..<end
+        guard let bound = chunks.last?.bounds.last else { return nil }
+        return bound.start..<bound.end
     }
 
     /// Whether an interval can be stored: finite bounds and a positive length.
@@ -206,7 +216,7 @@ public struct IntervalSet: Sendable {
         if upper <= recentEnd { return 0 }
         guard !Self.joins(gap: recentLimit - upper, tolerance: tolerance), let position = recent else { return nil }
         let added = upper - recentEnd
-        chunks[position.chunk].ends[position.index] = upper
+        chunks[position.chunk].bounds[position.index].end = upper
         chunks[position.chunk].refresh()
         recentEnd = upper
         length.add(added)
@@ -219,8 +229,8 @@ public struct IntervalSet: Sendable {
     @usableFromInline
     mutating func remember(_ position: Position) {
         recent = position
-        recentStart = chunks[position.chunk].starts[position.index]
-        recentEnd = chunks[position.chunk].ends[position.index]
+        recentStart = chunks[position.chunk].bounds[position.index].start
+        recentEnd = chunks[position.chunk].bounds[position.index].end
         recentLimit = startAfter(position) ?? .infinity
     }
 
@@ -228,33 +238,31 @@ public struct IntervalSet: Sendable {
     @usableFromInline
     mutating func appendAfterLast(lower: Double, upper: Double, tolerance: Double) -> Double? {
         guard let lastChunk = chunks.indices.last else {
-            chunks.append(Chunk(starts: [lower], ends: [upper]))
+            chunks.append(Chunk(bounds: [Bound(start: lower, end: upper)]))
             storedCount = 1
             length.add(upper - lower)
             remember(Position(chunk: 0, index: 0))
             return upper - lower
         }
-        let lastIndex = chunks[lastChunk].starts.count - 1
-        let start = chunks[lastChunk].starts[lastIndex]
+        let lastIndex = chunks[lastChunk].bounds.count - 1
+        let start = chunks[lastChunk].bounds[lastIndex].start
         guard lower >= start else { return nil }
-        let end = chunks[lastChunk].ends[lastIndex]
+        let end = chunks[lastChunk].bounds[lastIndex].end
         if Self.joins(gap: lower - end, tolerance: tolerance) {
             let added = Swift.max(upper - end, 0)
             if added > 0 {
-                chunks[lastChunk].ends[lastIndex] = upper
+                chunks[lastChunk].bounds[lastIndex].end = upper
                 chunks[lastChunk].lastEnd = upper
                 length.add(added)
             }
             remember(Position(chunk: lastChunk, index: lastIndex))
             return added
         }
-        if chunks[lastChunk].starts.count >= Self.chunkCapacity {
-            chunks.append(Chunk(starts: [lower], ends: [upper]))
+        if chunks[lastChunk].bounds.count >= Self.chunkCapacity {
+            chunks.append(Chunk(bounds: [Bound(start: lower, end: upper)]))
             remember(Position(chunk: lastChunk + 1, index: 0))
         } else {
-            chunks[lastChunk].starts.append(lower)
-            chunks[lastChunk].ends.append(upper)
-            chunks[lastChunk].lastStart = lower
+            chunks[lastChunk].bounds.append(Bound(start: lower, end: upper))
             chunks[lastChunk].lastEnd = upper
             remember(Position(chunk: lastChunk, index: lastIndex + 1))
         }
@@ -266,10 +274,10 @@ public struct IntervalSet: Sendable {
     /// The start of the interval after `position`, if there is one.
     @inlinable
     func startAfter(_ position: Position) -> Double? {
-        if position.index + 1 < chunks[position.chunk].starts.count {
-            return chunks[position.chunk].starts[position.index + 1]
+        if position.index + 1 < chunks[position.chunk].bounds.count {
+            return chunks[position.chunk].bounds[position.index + 1].start
         }
-        return position.chunk + 1 < chunks.count ? chunks[position.chunk + 1].starts[0] : nil
+        return position.chunk + 1 < chunks.count ? chunks[position.chunk + 1].bounds[0].start : nil
     }
 
     /// The general insert: find the run of intervals the new one reaches, replace it by one.
@@ -280,28 +288,26 @@ public struct IntervalSet: Sendable {
     mutating func insertSlowly(lower: Double, upper: Double, tolerance: Double) -> Double {
         // First interval whose end reaches `lower`: end >= lower, or end > lower - tolerance.
         let reach = lower - tolerance
-        let first = firstPosition { end, _ in
-            tolerance > 0 ? end > reach : end >= lower
-        }
+        let first = tolerance > 0 ? firstPosition { $0 > reach } : firstPosition { $0 >= lower }
         let limit = upper + tolerance
         func reaches(_ start: Double) -> Bool {
             tolerance > 0 ? start < limit : start <= upper
         }
-        guard first.chunk < chunks.count, reaches(chunks[first.chunk].starts[first.index]) else {
+        guard first.chunk < chunks.count, reaches(chunks[first.chunk].bounds[first.index].start) else {
             insertNew(lower: lower, upper: upper, at: first)
             length.add(upper - lower)
             return upper - lower
         }
         // Walk the run of intervals the new one reaches.
         var run = Run()
-        run.firstStart = chunks[first.chunk].starts[first.index]
+        run.firstStart = chunks[first.chunk].bounds[first.index].start
         var pastLast = first
         walk: while pastLast.chunk < chunks.count {
-            let count = chunks[pastLast.chunk].starts.count
+            let count = chunks[pastLast.chunk].bounds.count
             while pastLast.index < count {
-                let start = chunks[pastLast.chunk].starts[pastLast.index]
+                let start = chunks[pastLast.chunk].bounds[pastLast.index].start
                 guard reaches(start) else { break walk }
-                let end = chunks[pastLast.chunk].ends[pastLast.index]
+                let end = chunks[pastLast.chunk].bounds[pastLast.index].end
                 run.coveredLength += end - start
                 run.lastEnd = end
                 run.count += 1
@@ -330,35 +336,39 @@ public struct IntervalSet: Sendable {
         init() {}
     }
 
-    /// The position of the first interval for which `predicate(end, start)` holds, or the end
-    /// position. The predicate must be monotonic over the intervals (false, then true).
+    /// The position of the first interval whose end satisfies `predicate`, or the end position.
+    /// The predicate must be monotonic over the intervals (false, then true).
     ///
     /// - Complexity: O(log *n*).
-    @usableFromInline
-    func firstPosition(where predicate: (_ end: Double, _ start: Double) -> Bool) -> Position {
-        // Binary search over chunks by their last interval, then inside the chunk.
+    @inline(__always)
+    func firstPosition(whereEnd predicate: (_ end: Double) -> Bool) -> Position {
+        // Binary search over chunks by their last interval, then inside the chunk; the ends are
+        // read through one buffer pointer each, without a bounds check per step.
         var low = 0
         var high = chunks.count
         while low < high {
-            let middle = (low + high) / 2
-            if predicate(chunks[middle].lastEnd, chunks[middle].lastStart) {
+            let middle = (low &+ high) >> 1
+            if predicate(chunks[middle].lastEnd) {
                 high = middle
             } else {
-                low = middle + 1
+                low = middle &+ 1
             }
         }
         guard low < chunks.count else { return endPosition }
-        var lowIndex = 0
-        var highIndex = chunks[low].starts.count
-        while lowIndex < highIndex {
-            let middle = (lowIndex + highIndex) / 2
-            if predicate(chunks[low].ends[middle], chunks[low].starts[middle]) {
-                highIndex = middle
-            } else {
-                lowIndex = middle + 1
+        let index = chunks[low].bounds.withUnsafeBufferPointer { bounds in
+            var lowIndex = 0
+            var highIndex = bounds.count
+            while lowIndex < highIndex {
+                let middle = (lowIndex &+ highIndex) >> 1
+                if predicate(bounds[middle].end) {
+                    highIndex = middle
+                } else {
+                    lowIndex = middle &+ 1
+                }
             }
+            return lowIndex
         }
-        return Position(chunk: low, index: lowIndex)
+        return Position(chunk: low, index: index)
     }
 
     /// The position just past the last interval.
@@ -370,17 +380,16 @@ public struct IntervalSet: Sendable {
     mutating func insertNew(lower: Double, upper: Double, at position: Position) {
         storedCount += 1
         guard !chunks.isEmpty else {
-            chunks = [Chunk(starts: [lower], ends: [upper])]
+            chunks = [Chunk(bounds: [Bound(start: lower, end: upper)])]
             remember(Position(chunk: 0, index: 0))
             return
         }
         var target = position
         if target.chunk == chunks.count {
             // Past the end: append to the last chunk.
-            target = Position(chunk: chunks.count - 1, index: chunks[chunks.count - 1].starts.count)
+            target = Position(chunk: chunks.count - 1, index: chunks[chunks.count - 1].bounds.count)
         }
-        chunks[target.chunk].starts.insert(lower, at: target.index)
-        chunks[target.chunk].ends.insert(upper, at: target.index)
+        chunks[target.chunk].bounds.insert(Bound(start: lower, end: upper), at: target.index)
         chunks[target.chunk].refresh()
         remember(target)
         splitIfFull(target.chunk)
@@ -389,15 +398,11 @@ public struct IntervalSet: Sendable {
     /// Splits a chunk that grew past the capacity into two halves, keeping `recent` valid.
     @usableFromInline
     mutating func splitIfFull(_ chunkIndex: Int) {
-        let size = chunks[chunkIndex].starts.count
+        let size = chunks[chunkIndex].bounds.count
         guard size > Self.chunkCapacity else { return }
         let half = size / 2
-        let tail = Chunk(
-            starts: Array(chunks[chunkIndex].starts[half...]),
-            ends: Array(chunks[chunkIndex].ends[half...])
-        )
-        chunks[chunkIndex].starts.removeSubrange(half...)
-        chunks[chunkIndex].ends.removeSubrange(half...)
+        let tail = Chunk(bounds: Array(chunks[chunkIndex].bounds[half...]))
+        chunks[chunkIndex].bounds.removeSubrange(half...)
         chunks[chunkIndex].refresh()
         chunks.insert(tail, at: chunkIndex + 1)
         if let position = recent, position.chunk == chunkIndex, position.index >= half {
@@ -414,23 +419,22 @@ public struct IntervalSet: Sendable {
         storedCount -= count - 1
         if first.chunk == pastLast.chunk {
             // Within one chunk.
-            chunks[first.chunk].starts.replaceSubrange(first.index..<pastLast.index, with: CollectionOfOne(lower))
-            chunks[first.chunk].ends.replaceSubrange(first.index..<pastLast.index, with: CollectionOfOne(upper))
+            chunks[first.chunk].bounds.replaceSubrange(
+                first.index..<pastLast.index, with: CollectionOfOne(Bound(start: lower, end: upper)))
             chunks[first.chunk].refresh()
             remember(first)
             return
         }
         // Spans chunks: keep the head of the first chunk plus the merged interval, drop the
         // chunks in between, and the merged part of the last chunk.
-        chunks[first.chunk].starts.replaceSubrange(first.index..., with: CollectionOfOne(lower))
-        chunks[first.chunk].ends.replaceSubrange(first.index..., with: CollectionOfOne(upper))
+        chunks[first.chunk].bounds.replaceSubrange(
+            first.index..., with: CollectionOfOne(Bound(start: lower, end: upper)))
         chunks[first.chunk].refresh()
         var removeUpTo = pastLast.chunk
         if pastLast.chunk < chunks.count {
-            chunks[pastLast.chunk].starts.removeSubrange(..<pastLast.index)
-            chunks[pastLast.chunk].ends.removeSubrange(..<pastLast.index)
+            chunks[pastLast.chunk].bounds.removeSubrange(..<pastLast.index)
             chunks[pastLast.chunk].refresh()
-            if chunks[pastLast.chunk].starts.isEmpty { removeUpTo += 1 }
+            if chunks[pastLast.chunk].bounds.isEmpty { removeUpTo += 1 }
         }
         if first.chunk + 1 < removeUpTo {
             chunks.removeSubrange((first.chunk + 1)..<removeUpTo)
