@@ -46,7 +46,7 @@ enum ProgressBenchmarks {
             group: "Progress",
             name: "\(count.formatted) scattered intervals, random order",
             items: count,
-            target: .within(3),
+            target: .within(2),
             setup: {
                 {
                     var set = IntervalSet()

@@ -64,6 +64,13 @@ public struct IntervalSet: Sendable {
             lastEnd = bounds.last?.end ?? 0
         }
 
+        /// Sets the end of the interval at `index`, in one access to the chunk.
+        @inlinable
+        mutating func setEnd(_ end: Double, at index: Int) {
+            bounds[index].end = end
+            if index == bounds.count - 1 { lastEnd = end }
+        }
+
         /// Brings the last interval's end up to date after a change of the array.
         @inlinable
         mutating func refresh() {
@@ -216,8 +223,7 @@ public struct IntervalSet: Sendable {
         if upper <= recentEnd { return 0 }
         guard !Self.joins(gap: recentLimit - upper, tolerance: tolerance), let position = recent else { return nil }
         let added = upper - recentEnd
-        chunks[position.chunk].bounds[position.index].end = upper
-        chunks[position.chunk].refresh()
+        chunks[position.chunk].setEnd(upper, at: position.index)
         recentEnd = upper
         length.add(added)
         return added
