@@ -424,6 +424,27 @@ public struct HLSSegment: Hashable, Sendable {
     }
 }
 
+// In an extension, so that the struct keeps the memberwise initializer a parsed list builds its
+// segments with (in place, without copying the whole value).
+extension HLSSegment {
+    /// Creates a segment.
+    public init(
+        uri: String, duration: Double, title: String? = nil, byteRange: HLSByteRange? = nil,
+        isDiscontinuity: Bool = false,
+        programDateTime: String? = nil, keys: [HLSKey] = [], map: HLSMap? = nil, isGap: Bool = false,
+        precedingTags: [String] = [], parts: [HLSPartialSegment] = []
+    ) {
+        self.uri = uri
+        self.duration = duration
+        self.byteRange = byteRange
+        self.isDiscontinuity = isDiscontinuity
+        self.title = title
+        context = HLSSegmentContext.make(
+            keys: keys, map: map, programDateTime: programDateTime, isGap: isGap, precedingTags: precedingTags,
+            parts: parts)
+    }
+}
+
 /// A media playlist.
 public struct HLSMediaPlaylist: Hashable, Sendable {
     /// The kind declared by `#EXT-X-PLAYLIST-TYPE`.
@@ -547,24 +568,5 @@ extension StringProtocol {
             return ""
         }
         return String(self[first...last])
-    }
-}
-
-extension HLSSegment {
-    /// Creates a segment.
-    public init(
-        uri: String, duration: Double, title: String? = nil, byteRange: HLSByteRange? = nil,
-        isDiscontinuity: Bool = false,
-        programDateTime: String? = nil, keys: [HLSKey] = [], map: HLSMap? = nil, isGap: Bool = false,
-        precedingTags: [String] = [], parts: [HLSPartialSegment] = []
-    ) {
-        self.uri = uri
-        self.duration = duration
-        self.byteRange = byteRange
-        self.isDiscontinuity = isDiscontinuity
-        self.title = title
-        context = HLSSegmentContext.make(
-            keys: keys, map: map, programDateTime: programDateTime, isGap: isGap, precedingTags: precedingTags,
-            parts: parts)
     }
 }
