@@ -134,9 +134,12 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
     /// - Complexity: O(*n*) in the value's length.
     func isHexadecimalSequence(_ name: String) -> Bool {
         guard let attribute = self[name], !attribute.isQuoted else { return false }
-        let utf8 = attribute.value.utf8
-        guard utf8.count > 2, utf8.starts(with: "0x".utf8) || utf8.starts(with: "0X".utf8) else { return false }
-        return utf8.dropFirst(2).allSatisfy { Self.nibble($0) != nil }
+        func check(_ bytes: some RandomAccessCollection<UInt8>) -> Bool {
+            guard bytes.count > 2, bytes.starts(with: "0x".utf8) || bytes.starts(with: "0X".utf8) else { return false }
+            return bytes.dropFirst(2).allSatisfy { Self.nibble($0) != nil }
+        }
+        // A native string's bytes are read in place, without iterating the UTF-8 view.
+        return attribute.value.utf8.withContiguousStorageIfAvailable(check) ?? check(Array(attribute.value.utf8))
     }
 
     static func hexadecimal(_ text: String) -> [UInt8]? {
