@@ -120,6 +120,12 @@ struct HLSParserTests {
     func hexadecimalSequence(text: String, bytes: [UInt8]?) {
         let list = HLSAttributeList([.init(name: "IV", value: text, isQuoted: false)])
         #expect(list.hexadecimalSequence("IV") == bytes)
+        // The parser's check of an EXT-X-KEY's IV agrees (RFC 8216 §4.3.2.4).
+        let playlist =
+            "#EXTM3U\n#EXT-X-VERSION:2\n#EXT-X-TARGETDURATION:10\n"
+            + "#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=\(text)\n#EXTINF:1,\na.ts\n"
+        let parsed = Result { () throws(HLSParseError) in try HLSParser().parse(playlist) }
+        #expect(((try? parsed.get()) != nil) == (bytes != nil))
     }
 
     /// URIs are read back from the playlist's bytes, decoded as ASCII when all of the text is.
