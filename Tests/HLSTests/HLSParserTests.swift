@@ -144,6 +144,55 @@ struct HLSParserTests {
         #expect(try parseMedia(text + "#EXTINF:1,é\nlast.ts\n").segments.map(\.uri) == uris + ["last.ts"])
     }
 
+    /// Sub-ranges with and without offsets, and what each segment's range must be: an omitted
+    /// offset follows the previous segment's range, which must be of the same resource.
+    static let impliedRanges: [(lines: [String], ranges: [HLSByteRange?])] = [
+        (
+            ["#EXT-X-BYTERANGE:100@0", "a.ts", "#EXT-X-BYTERANGE:50", "a.ts", "#EXT-X-BYTERANGE:25", "a.ts"],
+            [
+                HLSByteRange(length: 100, offset: 0), HLSByteRange(length: 50, offset: 100),
+                HLSByteRange(length: 25, offset: 150),
+            ]
+        ),
+        (
+            ["#EXT-X-BYTERANGE:10@5", "a.ts", "#EXT-X-BYTERANGE:10@0", "b.ts", "#EXT-X-BYTERANGE:7", "b.ts"],
+            [
+                HLSByteRange(length: 10, offset: 5), HLSByteRange(length: 10, offset: 0),
+                HLSByteRange(length: 7, offset: 10),
+            ]
+        ),
+        (
+            ["#EXT-X-BYTERANGE:10@0", "a.ts", "b.ts", "#EXT-X-BYTERANGE:3@90", "a.ts", "#EXT-X-BYTERANGE:4", "a.ts"],
+            [
+                HLSByteRange(length: 10, offset: 0), nil, HLSByteRange(length: 3, offset: 90),
+                HLSByteRange(length: 4, offset: 93),
+            ]
+        ),
+    ]
+
+    @Test(
+        "RFC 8216 §4.3.2.2: an omitted offset follows the previous sub-range of the same resource, on both paths",
+        arguments: impliedRanges.indices)
+    func impliedOffsets(_ index: Int) throws {
+        let (lines, ranges) = Self.impliedRanges[index]
+        var text = "#EXTM3U\n#EXT-X-VERSION:4\n#EXT-X-TARGETDURATION:10\n"
+        for line in lines { text += line.hasPrefix("#") ? line + "\n" : "#EXTINF:1,\n" + line + "\n" }
+        var general = HLSParser()
+        general.usesPlainSegmentPath = false
+        for parser in [HLSParser(), general] {
+            guard case .media(let media) = try parser.parse(text).playlist else {
+                Issue.record("not media")
+                return
+            }
+            #expect(media.segments.map(\.byteRange) == ranges, "lean path: \(parser.usesPlainSegmentPath)")
+        }
+        // An omitted offset after another resource's range is refused on both paths.
+        let refused = text + "#EXT-X-BYTERANGE:5@0\n#EXTINF:1,\nother.ts\n#EXT-X-BYTERANGE:5\n#EXTINF:1,\nlast.ts\n"
+        for parser in [HLSParser(), general] {
+            #expect(throws: HLSParseError.self) { try parser.parse(refused) }
+        }
+    }
+
     /// Titles are kept in three ways (stored when short or repeating the previous one, read
     /// from the bytes when long), and every sequence of them must read back as written.
     static let titleSequences: [[String?]] = [

@@ -1332,8 +1332,8 @@ private struct ParserState {
     }
 
     /// Appends the segment whose URI is `bytes[start..<end]` when it is the common kind: after an
-    /// `#EXTINF` within the target duration, with no variable, range, key or map change, rare tag
-    /// other than a date, or new title to store. Returns `false`, having changed nothing, for any other line, which
+    /// `#EXTINF` within the target duration, with no variable, key or map change, rare tag other
+    /// than a date or a byte range, or new title to store. Returns `false`, having changed nothing, for any other line, which
     /// the general path below handles (the two must agree: the HLS tests and the fuzz target's
     /// round trip exercise both).
     ///
@@ -1342,11 +1342,28 @@ private struct ParserState {
     mutating func appendPlainSegment(_ start: Int, _ end: Int) -> Bool {
         guard usesPlainSegmentPath, !containsBrace, !skipsVariantURI, pendingVariant == nil,
             let duration = pending.duration,
-            let targetDuration, duration < Double(targetDuration) + 0.5, pending.byteRange == nil,
+            let targetDuration, duration < Double(targetDuration) + 0.5,
             !keysChanged, !mapChanged, !pending.isGap,
             pending.precedingTags.isEmpty, pending.parts.isEmpty, records.count < options.limits.maximumSegmentCount,
             end - start <= Int(Int32.max)
         else { return false }
+        // A byte range: an omitted offset follows the previous segment's range of the same URI
+        // (RFC 8216 §4.3.2.2); anything the general path would refuse is left to it.
+        var range: (length: UInt64, offset: UInt64)?
+        if let written = pending.byteRange {
+            var offset: UInt64
+            if let explicit = written.offset {
+                offset = explicit
+            } else {
+                guard let previous = records.last, previous.hasRange, previous.uriLength == Int32(end - start),
+                    let base = bytes.baseAddress, memcmp(base + previous.uriStart, base + start, end - start) == 0
+                else { return false }
+                // Every kept range ends within 2⁶⁴, so the previous end cannot wrap.
+                offset = previous.rangeOffset + previous.rangeLength
+            }
+            guard offset <= UInt64.max - written.length else { return false }
+            range = (written.length, offset)
+        }
         var storedTitle: Int32 = -1
         if pending.titleLength > 0 {
             guard let last = lastStoredTitle, last.length == pending.titleLength, let base = bytes.baseAddress,
@@ -1365,10 +1382,11 @@ private struct ParserState {
         }
         records.append(
             CompactSegments.Record(
-                uriStart: start, duration: duration, rangeLength: 0, rangeOffset: 0, uriLength: Int32(end - start),
-                context: context, storedTitle: storedTitle, titleDistance: 0, titleLength: 0, hasRange: false,
-                isDiscontinuity: pending.isDiscontinuity))
+                uriStart: start, duration: duration, rangeLength: range?.length ?? 0, rangeOffset: range?.offset ?? 0,
+                uriLength: Int32(end - start), context: context, storedTitle: storedTitle, titleDistance: 0,
+                titleLength: 0, hasRange: range != nil, isDiscontinuity: pending.isDiscontinuity))
         pending.duration = nil
+        pending.byteRange = nil
         pending.isDiscontinuity = false
         pending.titleLength = 0
         return true
