@@ -135,7 +135,9 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
     func isHexadecimalSequence(_ name: String) -> Bool {
         guard let attribute = self[name], !attribute.isQuoted else { return false }
         func check(_ bytes: some RandomAccessCollection<UInt8>) -> Bool {
-            guard bytes.count > 2, bytes.starts(with: "0x".utf8) || bytes.starts(with: "0X".utf8) else { return false }
+            guard bytes.count > 2, bytes.first == UInt8(ascii: "0") else { return false }
+            let marker = bytes[bytes.index(after: bytes.startIndex)]
+            guard marker == UInt8(ascii: "x") || marker == UInt8(ascii: "X") else { return false }
             return bytes.dropFirst(2).allSatisfy { Self.nibble($0) != nil }
         }
         // A native string's bytes are read in place, without iterating the UTF-8 view.
