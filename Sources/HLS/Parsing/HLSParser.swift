@@ -1478,7 +1478,8 @@ private struct ParserState {
                 return nil
             }
         }
-        if list.attributes.contains(where: { $0.name.hasPrefix("REQ-") }) {
+        // Most names do not start with "R": one byte rules them out before the prefix test.
+        if list.attributes.contains(where: { $0.name.utf8.first == UInt8(ascii: "R") && $0.name.hasPrefix("REQ-") }) {
             uses("an attribute named REQ-…", version: 12)
         }
         // A reference needs a "{"; most playlists have none at all.
