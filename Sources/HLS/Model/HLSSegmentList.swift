@@ -273,13 +273,10 @@ final class CompactSegments: Sendable {
 final class PlaylistBytes: @unchecked Sendable {
     /// The first byte.
     let base: UnsafeMutableRawPointer
-    /// The number of bytes.
-    let count: Int
 
     /// Room for `count` bytes, not yet written; bound to `UInt8`, which the parser stores raw
     /// chunks of and the segments read as bytes.
     init(count: Int) {
-        self.count = count
         base = .allocate(byteCount: Swift.max(count, 1), alignment: 16)
         base.bindMemory(to: UInt8.self, capacity: Swift.max(count, 1))
     }

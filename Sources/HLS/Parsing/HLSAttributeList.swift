@@ -134,38 +134,32 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
     /// - Complexity: O(*n*) in the value's length.
     func isHexadecimalSequence(_ name: String) -> Bool {
         guard let attribute = self[name], !attribute.isQuoted else { return false }
-        func check(_ bytes: some RandomAccessCollection<UInt8>) -> Bool {
-            guard bytes.count > 2, bytes.first == UInt8(ascii: "0") else { return false }
-            let marker = bytes[bytes.index(after: bytes.startIndex)]
-            guard marker == UInt8(ascii: "x") || marker == UInt8(ascii: "X") else { return false }
-            return bytes.dropFirst(2).allSatisfy { Self.nibble($0) != nil }
-        }
-        // A native string's bytes are read in place, without iterating the UTF-8 view.
-        return attribute.value.utf8.withContiguousStorageIfAvailable(check) ?? check(Array(attribute.value.utf8))
+        var value = attribute.value
+        return value.withUTF8 { Self.hexadecimalDigits($0)?.allSatisfy { Self.nibble($0) != nil } ?? false }
     }
 
     static func hexadecimal(_ text: String) -> [UInt8]? {
-        let result = text.utf8.withContiguousStorageIfAvailable { hexadecimal(bytes: $0) }
-        return result ?? hexadecimal(bytes: Array(text.utf8))
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard let digits = hexadecimalDigits(utf8) else { return nil }
+            var bytes = [UInt8](repeating: 0, count: (digits.count + 1) / 2)
+            // An odd count reads as if a leading zero were written: digit k fills byte (k + odd) / 2.
+            let odd = digits.count % 2
+            for (offset, digit) in digits.enumerated() {
+                guard let value = nibble(digit) else { return nil }
+                let position = offset + odd
+                bytes[position / 2] |= position % 2 == 0 ? value << 4 : value
+            }
+            return bytes
+        }
     }
 
-    /// ``hexadecimal(_:)`` over the text's UTF-8 bytes.
-    private static func hexadecimal<Bytes: RandomAccessCollection>(bytes utf8: Bytes) -> [UInt8]?
-    where Bytes.Element == UInt8, Bytes.Index == Int {
-        let start = utf8.startIndex
-        guard utf8.count > 2, utf8[start] == UInt8(ascii: "0"),
-            utf8[start + 1] == UInt8(ascii: "x") || utf8[start + 1] == UInt8(ascii: "X")
+    /// The digits after the `0x` or `0X` that starts a hexadecimal-sequence, or `nil` without
+    /// that prefix or without a digit after it (RFC 8216 §4.2).
+    private static func hexadecimalDigits(_ utf8: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        guard utf8.count > 2, utf8[0] == UInt8(ascii: "0"), utf8[1] == UInt8(ascii: "x") || utf8[1] == UInt8(ascii: "X")
         else { return nil }
-        let digitCount = utf8.count - 2
-        var bytes = [UInt8](repeating: 0, count: (digitCount + 1) / 2)
-        // An odd count reads as if a leading zero were written: digit k fills byte (k + odd) / 2.
-        let odd = digitCount % 2
-        for offset in 0..<digitCount {
-            guard let value = nibble(utf8[start + 2 + offset]) else { return nil }
-            let position = offset + odd
-            bytes[position / 2] |= position % 2 == 0 ? value << 4 : value
-        }
-        return bytes
+        return UnsafeBufferPointer(rebasing: utf8[2...])
     }
 
     private static func nibble(_ byte: UInt8) -> UInt8? {
@@ -186,13 +180,9 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
     /// - Complexity: O(*n* + *a*²) for *n* bytes and *a* attributes (at most
     ///   ``HLSParserLimits/maximumAttributeCount`` are kept).
     static func parse(_ text: Substring, maximumCount: Int = .max) throws(AttributeListError) -> HLSAttributeList {
-        // A native string's bytes are read in place; others are copied once.
-        let result = text.utf8.withContiguousStorageIfAvailable { bytes in
-            Result { () throws(AttributeListError) in try parse(bytes: bytes, maximumCount: maximumCount) }
-        }
-        if let result { return try result.get() }
-        let copy = Array(text.utf8)
-        return try copy.withUnsafeBufferPointer { bytes in
+        // A native string's bytes are read in place; others are made contiguous once.
+        var text = text
+        return try text.withUTF8 { bytes in
             Result { () throws(AttributeListError) in try parse(bytes: bytes, maximumCount: maximumCount) }
         }.get()
     }

@@ -377,21 +377,13 @@ private struct ParserState {
         // ASCII, or checked as UTF-8, without a pass of its own. Text that is not UTF-8 is
         // reported as such even when a line fails first.
         let textStart = position
-        var highBits = LineSearch()
+        var highBits = HighBits()
         do throws(HLSParseError) {
             position = try header(from: position, highBits: &highBits)
             while position < bytes.count {
-                lineNumber += 1
-                let end = Self.lineBreak(from: position, in: bytes, copyingTo: copy.base, highBits: &highBits)
-                var lineEnd = end
-                if lineEnd > position, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
-                guard lineEnd - position <= options.limits.maximumLineLength else {
-                    throw HLSParseError(
-                        .limitExceeded(limit: "line length", value: lineEnd - position), line: lineNumber,
-                        text: text(position, Swift.min(lineEnd, position + 200)))
-                }
-                try handleLine(position, lineEnd)
-                position = end + 1
+                let line = try nextLine(from: position, highBits: &highBits)
+                try handleLine(position, line.end)
+                position = line.next
             }
         } catch {
             try checkUTF8(from: textStart)
@@ -403,21 +395,32 @@ private struct ParserState {
     }
 
     /// Reads the first line, which must be `#EXTM3U`, and returns where the next one starts.
-    mutating func header(from start: Int, highBits: inout LineSearch) throws(HLSParseError) -> Int {
+    mutating func header(from start: Int, highBits: inout HighBits) throws(HLSParseError) -> Int {
         guard start < bytes.count else { throw HLSParseError(.missingHeader, line: 1, text: "") }
+        let line = try nextLine(from: start, highBits: &highBits)
+        guard text(start, line.end).trimmingCharacters(in: " ") == "#EXTM3U" else {
+            throw HLSParseError(.missingHeader, line: lineNumber, text: text(start, line.end))
+        }
+        return line.next
+    }
+
+    /// Counts the line that starts at `start` and finds it: where its text ends (before the line
+    /// feed and a carriage return) and where the next line starts. A line longer than the limit
+    /// fails.
+    ///
+    /// - Complexity: O(*n*) in the line's length.
+    @inline(__always)
+    mutating func nextLine(from start: Int, highBits: inout HighBits) throws(HLSParseError) -> (end: Int, next: Int) {
         lineNumber += 1
-        let end = Self.lineBreak(from: start, in: bytes, copyingTo: copy.base, highBits: &highBits)
-        var lineEnd = end
-        if lineEnd > start, bytes[lineEnd - 1] == carriageReturn { lineEnd -= 1 }
-        guard lineEnd - start <= options.limits.maximumLineLength else {
+        let lineFeed = Self.lineBreak(from: start, in: bytes, copyingTo: copy.base, highBits: &highBits)
+        var end = lineFeed
+        if end > start, bytes[end - 1] == carriageReturn { end -= 1 }
+        guard end - start <= options.limits.maximumLineLength else {
             throw HLSParseError(
-                .limitExceeded(limit: "line length", value: lineEnd - start), line: lineNumber,
-                text: text(start, Swift.min(lineEnd, start + 200)))
+                .limitExceeded(limit: "line length", value: end - start), line: lineNumber,
+                text: text(start, Swift.min(end, start + 200)))
         }
-        guard text(start, lineEnd).trimmingCharacters(in: " ") == "#EXTM3U" else {
-            throw HLSParseError(.missingHeader, line: lineNumber, text: text(start, lineEnd))
-        }
-        return end + 1
+        return (end, lineFeed + 1)
     }
 
     /// Throws ``HLSParseError/Kind/notUTF8`` unless the bytes from `start` are UTF-8.
@@ -434,7 +437,7 @@ private struct ParserState {
     static let smallTitleLength = 15
 
     /// The high bits of every byte the line search has read.
-    struct LineSearch {
+    struct HighBits {
         var chunks = SIMD16<UInt8>()
         var words: UInt64 = 0
 
@@ -452,7 +455,7 @@ private struct ParserState {
     @inline(__always)
     static func lineBreak(
         from start: Int, in bytes: UnsafeBufferPointer<UInt8>, copyingTo copy: UnsafeMutableRawPointer,
-        highBits: inout LineSearch
+        highBits: inout HighBits
     ) -> Int {
         guard let base = bytes.baseAddress else { return bytes.count }
         let raw = UnsafeRawPointer(base)
@@ -1035,33 +1038,9 @@ private struct ParserState {
     static func decimal(_ digits: UnsafeBufferPointer<UInt8>) -> Double? {
         // The common case in one pass: at most 15 digits in all, so the digits form an integer
         // below 10¹⁵ < 2⁵³ and one division by an exact power of ten rounds correctly.
-        let count = digits.count
-        var index = 0
-        var significand: UInt64 = 0
-        while index < count {
-            let digit = digits[index] &- 0x30
-            guard digit <= 9 else { break }
-            significand = significand &* 10 &+ UInt64(digit)
-            index += 1
-        }
-        let integerDigits = index
-        var fractionDigits = 0
-        if index < count, digits[index] == UInt8(ascii: ".") {
-            index += 1
-            let fractionStart = index
-            while index < count {
-                let digit = digits[index] &- 0x30
-                guard digit <= 9 else { break }
-                significand = significand &* 10 &+ UInt64(digit)
-                index += 1
-            }
-            fractionDigits = index - fractionStart
-        }
-        guard index == count, integerDigits + fractionDigits > 0 else { return nil }
-        if integerDigits + fractionDigits <= 15 {
-            return Double(Int64(bitPattern: significand)) / exactPowerOfTen(fractionDigits)
-        }
-        return longDecimal(digits)
+        let scan = scanDecimal(from: 0, to: digits.count, in: digits)
+        guard scan.stop == digits.count, scan.digitCount > 0 else { return nil }
+        return scan.digitCount <= 15 ? scan.value : longDecimal(digits)
     }
 
     /// A duration of at most 15 digits that ends at a comma or at `end`, read in one pass, with
@@ -1072,6 +1051,23 @@ private struct ParserState {
     static func shortDecimal(
         from start: Int, to end: Int, stoppingAt stop: inout Int, in bytes: UnsafeBufferPointer<UInt8>
     ) -> Double? {
+        let scan = scanDecimal(from: start, to: end, in: bytes)
+        guard scan.stop == end || bytes[scan.stop] == comma, scan.digitCount > 0, scan.digitCount <= 15 else {
+            return nil
+        }
+        stop = scan.stop
+        return scan.value
+    }
+
+    /// Digits, then optionally `.` and more digits, read from `start` up to the first other byte
+    /// or `end`: where the scan stopped, how many digits it read, and their value as a decimal
+    /// when there are at most 15 of them (meaningless beyond).
+    ///
+    /// - Complexity: O(*n*) in the digits.
+    @inline(__always)
+    static func scanDecimal(from start: Int, to end: Int, in bytes: UnsafeBufferPointer<UInt8>) -> (
+        stop: Int, digitCount: Int, value: Double
+    ) {
         var index = start
         var significand: UInt64 = 0
         while index < end {
@@ -1093,12 +1089,10 @@ private struct ParserState {
             }
             fractionDigits = index - fractionStart
         }
-        guard index == end || bytes[index] == comma, integerDigits + fractionDigits > 0,
-            integerDigits + fractionDigits <= 15
-        else { return nil }
-        stop = index
-        // Below 10¹⁵, so the signed conversion (one instruction) is exact.
-        return Double(Int64(bitPattern: significand)) / exactPowerOfTen(fractionDigits)
+        // Below 10¹⁵ the signed conversion (one instruction) is exact, and one division by an
+        // exact power of ten rounds correctly; the caller discards the value beyond.
+        let value = Double(Int64(bitPattern: significand)) / exactPowerOfTen(Swift.min(fractionDigits, 15))
+        return (index, integerDigits + fractionDigits, value)
     }
 
     /// 10ⁿ for 0 ≤ *n* ≤ 15, exact, without a lazily initialised table.
@@ -1249,10 +1243,8 @@ private struct ParserState {
         var title: String?
         if pending.titleLength > 0 {
             let distance = start - pending.titleStart
-            if let last = lastStoredTitle, last.length == pending.titleLength, let base = bytes.baseAddress,
-                memcmp(base + last.start, base + pending.titleStart, last.length) == 0
-            {
-                record.storedTitle = last.index
+            if let repeated = repeatedTitle() {
+                record.storedTitle = repeated
             } else if pending.titleLength <= Self.smallTitleLength {
                 title = Self.text(pending.titleStart, pending.titleStart + pending.titleLength, in: bytes)
             } else if uriLength >= 0, distance <= Int(UInt32.max), pending.titleLength <= Int(UInt16.max) {
@@ -1333,9 +1325,9 @@ private struct ParserState {
 
     /// Appends the segment whose URI is `bytes[start..<end]` when it is the common kind: after an
     /// `#EXTINF` within the target duration, with no variable, key or map change, rare tag other
-    /// than a date or a byte range, or new title to store. Returns `false`, having changed nothing, for any other line, which
-    /// the general path below handles (the two must agree: the HLS tests and the fuzz target's
-    /// round trip exercise both).
+    /// than a date or a byte range, or new title to store. Returns `false`, having changed
+    /// nothing, for any other line, which the general path below handles; the two must agree,
+    /// which a property test checks by parsing edited playlists both ways.
     ///
     /// - Complexity: O(*t*) for a title of *t* bytes.
     @inline(__always)
@@ -1366,10 +1358,8 @@ private struct ParserState {
         }
         var storedTitle: Int32 = -1
         if pending.titleLength > 0 {
-            guard let last = lastStoredTitle, last.length == pending.titleLength, let base = bytes.baseAddress,
-                memcmp(base + last.start, base + pending.titleStart, last.length) == 0
-            else { return false }
-            storedTitle = last.index
+            guard let repeated = repeatedTitle() else { return false }
+            storedTitle = repeated
         }
         var context = contextIndex
         if let date = pending.programDateTime {
@@ -1390,6 +1380,17 @@ private struct ParserState {
         pending.isDiscontinuity = false
         pending.titleLength = 0
         return true
+    }
+
+    /// The index of the last stored title when the pending segment's title repeats it.
+    ///
+    /// - Complexity: O(*t*) for a title of *t* bytes.
+    @inline(__always)
+    func repeatedTitle() -> Int32? {
+        guard let last = lastStoredTitle, last.length == pending.titleLength, let base = bytes.baseAddress,
+            memcmp(base + last.start, base + pending.titleStart, last.length) == 0
+        else { return nil }
+        return last.index
     }
 
     /// The URI of a segment being parsed.

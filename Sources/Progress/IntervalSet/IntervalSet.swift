@@ -348,33 +348,33 @@ public struct IntervalSet: Sendable {
     /// - Complexity: O(log *n*).
     @inline(__always)
     func firstPosition(whereEnd predicate: (_ end: Double) -> Bool) -> Position {
-        // Binary search over chunks by their last interval, then inside the chunk; the ends are
-        // read through one buffer pointer each, without a bounds check per step.
+        // Over chunks by their last interval, then inside the chunk, whose ends are read through
+        // one buffer pointer, without a bounds check per step.
+        let chunk = Self.partitionPoint(count: chunks.count) { predicate(chunks[$0].lastEnd) }
+        guard chunk < chunks.count else { return endPosition }
+        let index = chunks[chunk].bounds.withUnsafeBufferPointer { bounds in
+            Self.partitionPoint(count: bounds.count) { predicate(bounds[$0].end) }
+        }
+        return Position(chunk: chunk, index: index)
+    }
+
+    /// The first index in `0..<count` for which `isAtOrPast` holds (`count` when none does),
+    /// found by binary search; `isAtOrPast` must be false, then true.
+    ///
+    /// - Complexity: O(log *count*).
+    @inline(__always)
+    static func partitionPoint(count: Int, _ isAtOrPast: (Int) -> Bool) -> Int {
         var low = 0
-        var high = chunks.count
+        var high = count
         while low < high {
             let middle = (low &+ high) >> 1
-            if predicate(chunks[middle].lastEnd) {
+            if isAtOrPast(middle) {
                 high = middle
             } else {
                 low = middle &+ 1
             }
         }
-        guard low < chunks.count else { return endPosition }
-        let index = chunks[low].bounds.withUnsafeBufferPointer { bounds in
-            var lowIndex = 0
-            var highIndex = bounds.count
-            while lowIndex < highIndex {
-                let middle = (lowIndex &+ highIndex) >> 1
-                if predicate(bounds[middle].end) {
-                    highIndex = middle
-                } else {
-                    lowIndex = middle &+ 1
-                }
-            }
-            return lowIndex
-        }
-        return Position(chunk: low, index: index)
+        return low
     }
 
     /// The position just past the last interval.
