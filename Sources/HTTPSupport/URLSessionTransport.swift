@@ -149,18 +149,49 @@ final class StreamingSession: @unchecked Sendable {
 }
 
 /// Hands a session's delegate callbacks to the waiting callers, by task.
+///
+/// The session delivers a body in pieces of about 16 KiB; each piece handed on wakes the reading
+/// task, so pieces that arrive close together are gathered and handed on together, up to 256 KiB
+/// or 5 ms after the last hand-over, whichever comes first. A slow body still reaches its reader
+/// piece by piece, as it arrives.
 private final class ChunkRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct Waiter {
         var head: CheckedContinuation<URLResponse, any Error>?
         let body: HTTPBodyChunks.Continuation
+        /// Bytes gathered and not yet handed on: a buffer of the router's, and how much of it is used.
+        var gathered: UnsafeMutableRawPointer?
+        var used = 0
+        var handedOver: UInt64
+        /// Counts gathering buffers, so a timer set for one does not hand on the next.
+        var generation = 0
     }
 
+    /// The most bytes gathered before they are handed on.
+    static let gatherLimit = 256 << 10
+    /// The size of a gathering buffer: the limit and one more piece of the session's.
+    static let bufferSize = gatherLimit + (64 << 10)
+    /// The longest bytes wait to be handed on while more arrive, in nanoseconds.
+    static let gatherWindow: UInt64 = 5_000_000
+
+    /// Guards the waiters; pieces are handed on under it, so they reach each reader in order.
     private let lock = NSLock()
+    /// Guards the spare buffers (a released piece returns its buffer from any thread, even while
+    /// `lock` is held).
+    private let spareLock = NSLock()
+    private let timers = DispatchQueue(label: "MediaCore.HTTPSupport.gathering")
     private var waiters: [Int: Waiter] = [:]
+    /// Gathering buffers back from their readers, reused so that gathering allocates nothing new.
+    private var spare: [UnsafeMutableRawPointer] = []
+
+    deinit {
+        // Every piece handed on holds the router, so no buffer is out when it goes.
+        for buffer in spare { buffer.deallocate() }
+        for waiter in waiters.values { waiter.gathered?.deallocate() }
+    }
 
     func register(_ task: Int, head: CheckedContinuation<URLResponse, any Error>, body: HTTPBodyChunks.Continuation) {
         lock.lock()
-        waiters[task] = Waiter(head: head, body: body)
+        waiters[task] = Waiter(head: head, body: body, handedOver: DispatchTime.now().uptimeNanoseconds)
         lock.unlock()
     }
 
@@ -176,16 +207,101 @@ private final class ChunkRouter: NSObject, URLSessionDataDelegate, @unchecked Se
         completionHandler(.allow)
     }
 
+    /// The bytes of a gathering buffer as a `Data` that returns the buffer when released.
+    /// Call with the lock held.
+    private func handOver(_ buffer: UnsafeMutableRawPointer, count: Int) -> Data {
+        Data(
+            bytesNoCopy: buffer, count: count,
+            deallocator: .custom { [self] pointer, _ in
+                spareLock.lock()
+                if spare.count < 16 {
+                    spare.append(pointer)
+                    spareLock.unlock()
+                } else {
+                    spareLock.unlock()
+                    pointer.deallocate()
+                }
+            })
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        var pieces: [Data] = []
         lock.lock()
-        let body = waiters[dataTask.taskIdentifier]?.body
+        guard var waiter = waiters[dataTask.taskIdentifier] else {
+            lock.unlock()
+            return
+        }
+        if waiter.gathered == nil, now &- waiter.handedOver >= Self.gatherWindow || data.count > Self.gatherLimit {
+            // After a pause (or a large piece), hand it on at once: a slow body is never held back.
+            pieces.append(data)
+            waiter.handedOver = now
+        } else {
+            if let buffer = waiter.gathered, waiter.used + data.count > Self.bufferSize {
+                pieces.append(handOver(buffer, count: waiter.used))
+                waiter.gathered = nil
+                waiter.used = 0
+            }
+            if data.count > Self.bufferSize {
+                pieces.append(data)
+            } else {
+                let starting = waiter.gathered == nil
+                let buffer = waiter.gathered ?? takeSpare()
+                if starting {
+                    // Whatever is gathered is handed on within the window, more bytes or not.
+                    waiter.generation += 1
+                    let task = dataTask.taskIdentifier
+                    let generation = waiter.generation
+                    timers.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.gatherWindow))) { [weak self] in
+                        self?.handOverIfStill(task: task, generation: generation)
+                    }
+                }
+                data.withUnsafeBytes { bytes in
+                    if let base = bytes.baseAddress { (buffer + waiter.used).copyMemory(from: base, byteCount: bytes.count) }
+                }
+                waiter.gathered = buffer
+                waiter.used += data.count
+                if waiter.used >= Self.gatherLimit || now &- waiter.handedOver >= Self.gatherWindow {
+                    pieces.append(handOver(buffer, count: waiter.used))
+                    waiter.gathered = nil
+                    waiter.used = 0
+                    waiter.handedOver = now
+                }
+            }
+        }
+        waiters[dataTask.taskIdentifier] = waiter
+        for piece in pieces { waiter.body.yield(piece) }
         lock.unlock()
-        body?.yield(data)
+    }
+
+    /// A spare gathering buffer, or a new one.
+    private func takeSpare() -> UnsafeMutableRawPointer {
+        spareLock.lock()
+        defer { spareLock.unlock() }
+        return spare.popLast() ?? .allocate(byteCount: Self.bufferSize, alignment: 16)
+    }
+
+    /// Hands on what a task gathered, when it is still the same gathering buffer.
+    private func handOverIfStill(task: Int, generation: Int) {
+        lock.lock()
+        guard var waiter = waiters[task], waiter.generation == generation, let buffer = waiter.gathered else {
+            lock.unlock()
+            return
+        }
+        let piece = handOver(buffer, count: waiter.used)
+        waiter.gathered = nil
+        waiter.used = 0
+        waiter.handedOver = DispatchTime.now().uptimeNanoseconds
+        waiters[task] = waiter
+        waiter.body.yield(piece)
+        lock.unlock()
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         lock.lock()
         let waiter = waiters.removeValue(forKey: task.taskIdentifier)
+        let rest = waiter.flatMap { waiter in waiter.gathered.map { handOver($0, count: waiter.used) } }
+        if let waiter, let rest { waiter.body.yield(rest) }
         lock.unlock()
         guard let waiter else { return }
         if let head = waiter.head {
