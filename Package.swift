@@ -52,9 +52,12 @@ let package = Package(
         .target(name: "DecimalFormatting", swiftSettings: upcomingFeatures),
 
         // MARK: Tests
+        // Test helpers, and the HLS lessons made with ffmpeg that several test targets serve
+        // (Lessons/README.md says how each was made).
         .target(
             name: "TestSupport", dependencies: ["HTTPSupport"], path: "Tests/TestSupport",
-            swiftSettings: upcomingFeatures),
+            exclude: ["Lessons/README.md", "Lessons/make-media-fixtures.sh", "Lessons/tools"],
+            resources: [.copy("Lessons")], swiftSettings: upcomingFeatures),
         .testTarget(
             name: "TestSupportTests",
             dependencies: ["TestSupport", "HTTPSupport"],

@@ -231,24 +231,18 @@ enum HostileInputMemory {
     }
 
     /// In the child: builds the input, runs the parser, prints `baseline peak outcome`.
-    /// Remuxes `data` in 1 MiB pieces to a temporary file: what the downloads module does with a
-    /// lesson's segments. The peak beyond the input is the sample table and a few buffers.
+    /// Remuxes `data` as one segment to a temporary file. The peak beyond the input is the
+    /// samples of the segment, a few buffers and the sample records.
     static func remuxOutcome(_ data: Data) -> String {
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent(
             "mediacore-remux-probe-\(ProcessInfo.processInfo.processIdentifier).m4a")
         defer { try? FileManager.default.removeItem(at: destination) }
         do {
-            var remuxer = try AudioRemuxer(destination: destination)
-            try remuxer.startSegment(0)
-            var start = data.startIndex
-            while start < data.endIndex {
-                let end = min(start + (1 << 20), data.endIndex)
-                try remuxer.append(data[start..<end])
-                start = end
-            }
-            let frames = remuxer.frameCount
-            try remuxer.finish()
-            return "remuxed \(frames) frames (a \(frames * 4 / 1_024) KiB sample table)"
+            var remuxer = try SegmentRemuxer(output: try MP4FileOutput(url: destination), brand: .audio)
+            try remuxer.append([SegmentRemuxer.Segment(data: data, discontinuity: 0, index: 0)])
+            let frames = remuxer.tracks.reduce(0) { $0 + $1.sampleCount }
+            _ = try remuxer.finish()
+            return "remuxed \(frames) frames (records of about 6 bytes each, kept by the remuxer here)"
         } catch {
             return "refused: \(error)"
         }

@@ -1,7 +1,10 @@
-/// Why media bytes could not be demuxed or remuxed, and where: the segment and the byte offset.
+/// Why media bytes could not be read or remuxed, and where: the segment and the byte offset.
 public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What was wrong.
     public enum Kind: Hashable, Sendable {
+        /// The bytes are not media of any format this module reads (an HTML page, JSON, text):
+        /// `found` describes what they look like.
+        case notMedia(found: String)
         /// A transport stream packet does not start with the sync byte 0x47 (ISO/IEC 13818-1
         /// §2.4.3.2): the stream lost sync or is not MPEG-TS.
         case lostSync(found: UInt8)
@@ -13,22 +16,46 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
         case continuityError(pid: UInt16, expected: UInt8, found: UInt8)
         /// A program table (PAT or PMT) is malformed; the reason says how.
         case malformedTable(reason: String)
-        /// A PES packet does not start with the start code prefix 0x000001.
+        /// A PES packet does not start with the start code prefix 0x000001, or its header
+        /// overruns it.
         case malformedPES(pid: UInt16, reason: String)
         /// A PES packet carries more bytes than its header declares.
         case pesLongerThanDeclared(pid: UInt16, declared: Int, found: Int)
+        /// A unit (a PES packet, a table section, a box, a parameter set) is larger than the
+        /// `limit` in bytes that this module accepts; `what` names it.
+        case tooLarge(what: String, bytes: Int, limit: Int)
         /// An ADTS frame header is malformed (ISO/IEC 14496-3 §1.A.2); the reason says how.
         case malformedADTS(reason: String)
+        /// An audio frame of `codec` is malformed (a bad header, a reserved value, a frame cut
+        /// short); the reason says how.
+        case malformedAudio(codec: MediaCodec, reason: String)
+        /// A video stream's parameter sets or access units cannot be read; the reason says how.
+        case malformedVideo(reason: String)
+        /// An ISO base media file box (fragmented MP4) is malformed; `box` is its type.
+        case malformedBox(box: String, reason: String)
+        /// A fragmented MP4 segment arrived without the initialisation section its tracks are
+        /// described in.
+        case missingInitialization
         /// The stream's audio changed its format (sample rate, channels or profile) mid-stream,
-        /// which one audio track cannot hold.
+        /// in a way one audio track cannot hold.
         case audioFormatChanged(from: String, to: String)
-        /// The stream holds no audio this remuxer supports (AAC in ADTS).
+        /// The segments hold no audio or video this module can write.
         case noSupportedAudio
-        /// The stream's media is in a codec this remuxer cannot write into MP4 (MPEG-2 video,
-        /// MPEG audio…): nothing of it could be kept.
+        /// A transport stream declares a stream in a codec that cannot be written into MP4
+        /// (MPEG-2 video, LATM AAC…): the whole stream would be lost, so nothing is written.
         case unsupportedCodec(StreamType)
+        /// A fragmented MP4 track is in a format that cannot be written (its sample entry's
+        /// four-character code).
+        case unsupportedFormat(String)
+        /// The stream is encrypted sample by sample (`method`: SAMPLE-AES, CENC…), which this
+        /// module cannot read.
+        case encrypted(method: String)
         /// An ID3 tag (RFC 8216 §3.4's packed audio timestamp) is malformed.
         case malformedID3(reason: String)
+        /// A timestamp, duration or offset is out of the range a track can hold.
+        case timestampOutOfRange(reason: String)
+        /// A checkpoint does not belong to this output (another file, or damaged).
+        case invalidCheckpoint(reason: String)
         /// The output file could not be written; the file system's message.
         case writeFailed(reason: String)
     }
@@ -55,6 +82,7 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
         let prefix = place.isEmpty ? "" : place.joined(separator: ", ") + ": "
         let what =
             switch kind {
+            case .notMedia(let found): "not media: \(found)"
             case .lostSync(let found): "lost sync: 0x\(String(found, radix: 16)) where a packet starts with 0x47"
             case .truncatedPacket(let bytes): "the data ends \(bytes) bytes into a 188-byte packet"
             case .malformedAdaptationField(let length): "an adaptation field of \(length) bytes overruns its packet"
@@ -64,11 +92,20 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
             case .malformedPES(let pid, let reason): "PID \(pid): malformed PES packet: \(reason)"
             case .pesLongerThanDeclared(let pid, let declared, let found):
                 "PID \(pid): a PES packet of \(found) bytes where its header declares \(declared)"
+            case .tooLarge(let what, let bytes, let limit): "\(what) of \(bytes) bytes is over the \(limit) accepted"
             case .malformedADTS(let reason): "malformed ADTS frame: \(reason)"
+            case .malformedAudio(let codec, let reason): "malformed \(codec) frame: \(reason)"
+            case .malformedVideo(let reason): "malformed video: \(reason)"
+            case .malformedBox(let box, let reason): "malformed '\(box)' box: \(reason)"
+            case .missingInitialization: "a fragmented MP4 segment without its initialisation section"
             case .audioFormatChanged(let from, let to): "the audio changed from \(from) to \(to)"
-            case .noSupportedAudio: "no AAC audio in the stream"
+            case .noSupportedAudio: "no audio or video that can be written"
             case .unsupportedCodec(let type): "\(type) cannot be remuxed into MP4"
+            case .unsupportedFormat(let format): "the '\(format)' sample format cannot be remuxed into MP4"
+            case .encrypted(let method): "the samples are encrypted (\(method))"
             case .malformedID3(let reason): "malformed ID3 tag: \(reason)"
+            case .timestampOutOfRange(let reason): "a timestamp is out of range: \(reason)"
+            case .invalidCheckpoint(let reason): "the checkpoint cannot be used: \(reason)"
             case .writeFailed(let reason): "the file could not be written: \(reason)"
             }
         return prefix + what

@@ -220,16 +220,33 @@ struct FragmentedMP4Tests {
             base.appendingPathComponent("index.m3u8"),
             reply: .response(
                 status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: Data(playlist.utf8)))
-        var joined = Data()
         for name in ["init.mp4", "seg0.m4s", "seg1.m4s"] {
-            let data = try fixtures.data("media/hls-fmp4/\(name)")
-            transport.stub(base.appendingPathComponent(name), reply: .resource(data))
-            joined.append(data)
+            transport.stub(base.appendingPathComponent(name), reply: .resource(try fixtures.data("media/hls-fmp4/\(name)")))
         }
-        return joined
+        return try expectedFile()
     }
 
-    @Test("RFC 8216 §4.3.2.5: fMP4 segments joined after their initialisation section, written once, are the file")
+    /// The file the segments make when remuxed offline: one MP4 with an index at its end.
+    func expectedFile() throws -> Data {
+        let folder = temporaryFolder("fmp4-expected")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent("expected.mp4")
+        var remuxer = try SegmentRemuxer(output: try MP4FileOutput(url: url), brand: .movie)
+        try remuxer.append([
+            SegmentRemuxer.Segment(
+                data: try fixtures.data("media/hls-fmp4/seg0.m4s"), discontinuity: 0,
+                initialization: try fixtures.data("media/hls-fmp4/init.mp4"), index: 0)
+        ])
+        try remuxer.append([
+            SegmentRemuxer.Segment(data: try fixtures.data("media/hls-fmp4/seg1.m4s"), discontinuity: 0, index: 1)
+        ])
+        _ = try remuxer.finish()
+        return try Data(contentsOf: url)
+    }
+
+    @Test(
+        "RFC 8216 §4.3.2.5: fMP4 segments after their initialisation section become one MP4 indexed at its end, no fragments"
+    )
     func initialisationSectionOnce() async throws {
         let expected = try serve()
         let folder = temporaryFolder("fmp4")
@@ -241,6 +258,9 @@ struct FragmentedMP4Tests {
         .result()
         #expect(result.file.lastPathComponent == "lesson.mp4")
         #expect(try Data(contentsOf: result.file) == expected)
+        let file = try MP4Inspector(url: result.file)
+        #expect(file.topLevel == ["ftyp", "mdat", "moov"])
+        #expect(file.tracks.map(\.handler).sorted() == ["soun", "vide"])
         #expect(transport.requests.filter { $0.url?.lastPathComponent == "init.mp4" }.count == 1)
         #expect(files(in: folder) == ["lesson.mp4"])
     }
@@ -267,14 +287,13 @@ struct FragmentedMP4Tests {
             """
         let url = base.appendingPathComponent("encrypted.m3u8")
         transport.stub(url, reply: .response(status: 200, body: Data(playlist.utf8)))
-        var expected = Data()
         for (name, mask) in [
             ("init.mp4", UInt8(ascii: "i")), ("seg0.m4s", UInt8(ascii: "s")), ("seg1.m4s", UInt8(ascii: "s")),
         ] {
             let data = try fixtures.data("media/hls-fmp4/\(name)")
             transport.stub(base.appendingPathComponent(name), reply: .resource(Data(data.map { $0 ^ mask })))
-            expected.append(data)
         }
+        let expected = try expectedFile()
         let destination = temporaryFolder("fmp4-keys").appendingPathComponent("lesson.mp4")
         let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
         let result = try await downloader.downloadHLSVideo(from: url, to: destination, decryptor: XORDecryptor())
@@ -298,24 +317,46 @@ struct LessonDownloadTests {
     }
 
     @Test(
-        "RFC 8216 §4: a playlist is known by its content type, then its first line; anything else is a file",
+        "RFC 8216 §4: a playlist is known by its first line or its content type; media by its signature, then its type",
         arguments: [
-            ("https://a.example/v", "application/vnd.apple.mpegurl", "#EXTM3U\n", true),
-            ("https://a.example/v", "audio/mpegurl; charset=utf-8", "", true),
-            ("https://a.example/v.bin", "text/plain", "\u{FEFF}  #EXTM3U\n#EXT-X-VERSION:3", true),
-            ("https://a.example/v.mp4", "video/mp4", "\0\0\0 ftypisom", false),
-            ("https://a.example/v.m3u8", "video/mp4", "\0\0\0 ftypisom", false),
-            ("https://a.example/v.m3u8", "application/octet-stream", "", true),
-            ("https://a.example/v.mp4", "application/octet-stream", "", false),
+            ("https://a.example/v", "application/vnd.apple.mpegurl", "#EXTM3U\n", "playlist"),
+            ("https://a.example/v", "audio/mpegurl; charset=utf-8", "", "playlist"),
+            ("https://a.example/v.bin", "text/plain", "\u{FEFF}  #EXTM3U\n#EXT-X-VERSION:3", "playlist"),
+            ("https://a.example/v.mp4", "video/mp4", "\0\0\0 ftypisom", "mp4"),
+            ("https://a.example/v.m3u8", "video/mp4", "\0\0\0 ftypisom", "mp4"),
+            ("https://a.example/v", "application/octet-stream", "\0\0\0 ftypM4A ", "m4a"),
+            ("https://a.example/v", "application/octet-stream", "G\u{40}\0\u{10}", "ts"),
+            ("https://a.example/v", "audio/mp4", "\u{1}\u{2}\u{3}\u{4}\u{5}", "m4a"),
+            ("https://a.example/v", "application/octet-stream", "\u{1}\u{2}\u{3}\u{4}\u{5}", "not media"),
+            ("https://a.example/v", "audio/mp4", "", "not media"),
+            ("https://a.example/v.m3u8", "application/octet-stream", "", "not media"),
+            ("https://a.example/v.m3u8", "text/html", "<!DOCTYPE html><html><body>Sign in</body></html>", "not media"),
+            ("https://a.example/v.mp4", "video/mp4", "<html><head><title>Wi-Fi</title></head></html>", "not media"),
+            ("https://a.example/v.mp4", "application/json", "{\"error\": \"not found\"}", "not media"),
         ])
-    func sniffing(address: String, type: String, body: String, playlist: Bool) throws {
+    func sniffing(address: String, type: String, body: String, expected: String) throws {
         let url = try #require(URL(string: address))
         let response = try #require(
             HTTPURLResponse(url: url, statusCode: 206, httpVersion: nil, headerFields: ["Content-Type": type]))
-        #expect(MediaDownloader<ManualClock>.isPlaylist(Data(body.utf8), response: response, url: url) == playlist)
+        let found: String
+        do {
+            switch try LessonContent.classify(Data(body.utf8), response: response, url: url) {
+            case .playlist: found = "playlist"
+            case .media(let fileExtension): found = fileExtension
+            }
+        } catch {
+            guard case .notMedia = error.kind else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            found = "not media"
+        }
+        #expect(found == expected)
     }
 
-    @Test("the photography school's HLS video_link ends as an .mp4 in the offline library; a plain file stays itself")
+    @Test(
+        "the photography school's HLS video_link ends as an .mp4 in the offline library; a media file keeps its bytes and gets its extension; a captive portal's page fails"
+    )
     func offlineLibrary() async throws {
         let base = URL(literal: "https://videos.example/lesson/")
         let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=300000,RESOLUTION=192x108\nmuxed.m3u8\n"
@@ -329,22 +370,35 @@ struct LessonDownloadTests {
                 status: 200, body: Data("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nav.ts\n#EXT-X-ENDLIST\n".utf8)))
         transport.stub(
             base.appendingPathComponent("av.ts"), reply: .resource(try fixtures.data("media/av-h264-aac.ts")))
-        let plain = resourceBytes(5_000, seed: 4)
-        transport.stub(base.appendingPathComponent("notes.pdf"), reply: .resource(plain))
+        let plain = try fixtures.data("media/hls-fmp4/init.mp4") + fixtures.data("media/hls-fmp4/seg0.m4s")
+        transport.stub(base.appendingPathComponent("clip"), reply: .resource(plain))
+        let portal = Data("<!DOCTYPE html><html><body>Accept the terms to go online</body></html>".utf8)
+        transport.stub(
+            base.appendingPathComponent("portal.m3u8"),
+            reply: .response(status: 200, headers: ["Content-Type": "text/html"], body: portal))
         let folder = temporaryFolder("library")
         let downloader = downloader()
         let library = OfflineLibrary(directory: folder) { remote, destination in
             downloader.downloadLesson(from: remote, to: destination)
         }
         try await library.download("950", from: base.appendingPathComponent("master"))
-        try await library.download("951", from: base.appendingPathComponent("notes.pdf"))
+        try await library.download("951", from: base.appendingPathComponent("clip"))
+        try await library.download("952", from: base.appendingPathComponent("portal.m3u8"))
         await library.waitForDownload("950")
         await library.waitForDownload("951")
+        await library.waitForDownload("952")
         let video = try #require(await library.localFile(of: "950"))
         #expect(video.pathExtension == "mp4")
         #expect(try HLSVideoDownloadTests.sampleCount(video, handler: "vide") == 50)
-        let notes = try #require(await library.localFile(of: "951"))
-        #expect(try Data(contentsOf: notes) == plain)
+        let clip = try #require(await library.localFile(of: "951"))
+        #expect(clip.pathExtension == "mp4")
+        #expect(try Data(contentsOf: clip) == plain)
+        guard case .failed(let message) = await library.state(of: "952") else {
+            Issue.record("the portal's page became \(await library.state(of: "952"))")
+            return
+        }
+        #expect(message.contains("text/html"))
+        #expect(await library.localFile(of: "952") == nil)
         #expect(files(in: folder).filter { $0.hasPrefix(".") }.isEmpty)
     }
 }

@@ -35,19 +35,25 @@ struct MediaDownloaderTests {
     }
 
     /// Serves the arkiva master and media playlists, and `.ts` files of their exact sizes made of
-    /// real AAC audio in MPEG-TS (the 131-frame fixture, repeated, then null packets).
-    func serveArkiva() throws -> (low: Data, high: Data) {
+    /// real AAC audio in MPEG-TS (the 131-frame fixture, repeated within each byte range, then null
+    /// packets). Returns how many copies of the fixture each file holds.
+    func serveArkiva() throws -> (low: Int, high: Int) {
         let seed = [UInt8](try fixtures.data("audio-aac.ts"))
-        let low = Data(syntheticTransportStream(packetCount: 6_116_016 / 188, seed: seed))
-        let high = Data(syntheticTransportStream(packetCount: 8_209_772 / 188, seed: seed))
+        func ranges(_ name: String) throws -> [Int] {
+            byteRangeLengths(ofPlaylist: String(decoding: try fixtures.data("hls/arkiva/\(name)"), as: UTF8.self))
+        }
+        let low = syntheticTransportStream(rangeLengths: try ranges("hls_a192K_v4.m3u8"), seed: seed)
+        let high = syntheticTransportStream(rangeLengths: try ranges("hls_a256K_v4.m3u8"), seed: seed)
+        #expect(low.bytes.count == 6_116_016)
+        #expect(high.bytes.count == 8_209_772)
         for name in ["hls_index.m3u8", "hls_a192K_v4.m3u8", "hls_a256K_v4.m3u8"] {
             transport.stub(
                 base.appendingPathComponent(name),
                 reply: .response(status: 200, body: try fixtures.data("hls/arkiva/\(name)")))
         }
-        transport.stub(base.appendingPathComponent("hls_a192K.ts"), reply: .resource(low))
-        transport.stub(base.appendingPathComponent("hls_a256K.ts"), reply: .resource(high))
-        return (low, high)
+        transport.stub(base.appendingPathComponent("hls_a192K.ts"), reply: .resource(Data(low.bytes)))
+        transport.stub(base.appendingPathComponent("hls_a256K.ts"), reply: .resource(Data(high.bytes)))
+        return (low.copies, high.copies)
     }
 
     /// The frames of the .m4a at `url`, from its `stsz` box.
@@ -60,14 +66,13 @@ struct MediaDownloaderTests {
 
     @Test("the audio brief: the highest-quality track of the arkiva stream, 8,209,772 bytes of TS, ends as an .m4a")
     func arkivaAudio() async throws {
-        _ = try serveArkiva()
+        let copies = try serveArkiva()
         let destination = temporaryFolder().appendingPathComponent("lesson.m4a")
         let result = try await downloader().downloadHLSAudio(
             from: base.appendingPathComponent("hls_index.m3u8"), to: destination
         )
         .result()
-        // 264 copies of the 131-frame stream fit in 43,669 packets.
-        #expect(try frameCount(destination) == 264 * 131)
+        #expect(try frameCount(destination) == UInt32(copies.high * 131))
         #expect(result.byteCount == UInt64(try Data(contentsOf: destination).count))
         #expect(files(in: destination.deletingLastPathComponent()) == ["lesson.m4a"])
         #expect(transport.maximumConcurrentRequests <= 2)
@@ -77,14 +82,14 @@ struct MediaDownloaderTests {
 
     @Test("the other rendition's playlist, 6,116,016 bytes of TS, remuxes too")
     func arkivaLowRendition() async throws {
-        _ = try serveArkiva()
+        let copies = try serveArkiva()
         let destination = temporaryFolder().appendingPathComponent("low.m4a")
         // A media playlist URL downloads that playlist directly.
         _ = try await downloader().downloadHLSAudio(
             from: base.appendingPathComponent("hls_a192K_v4.m3u8"), to: destination
         )
         .result()
-        #expect(try frameCount(destination) == 197 * 131)
+        #expect(try frameCount(destination) == UInt32(copies.low * 131))
     }
 
     @Test("the plan puts the initialisation section first and resolves every URI")
@@ -183,19 +188,30 @@ struct MediaDownloaderTests {
         }
     }
 
-    @Test("a playlist that drips slower than the part timeout is a typed timeout")
+    @Test("a playlist that drips slower than the part timeout is retried as the policy says, then a typed timeout")
     func playlistDrip() async throws {
         let url = URL(literal: "https://media.example/drip.m3u8")
         let text = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n"
         transport.stub(url, reply: .response(status: 200, body: Data(text.utf8), latency: .seconds(600)))
         let transport = transport
-        let engine = DownloadEngine(idleTimeout: .seconds(30), clock: clock, transport: transport)
-        let start = clock.now
-        async let plan = MediaDownloader(engine: engine).planHLSAudio(from: url)
-        await clock.waitForSleeper(until: start.advanced(by: .seconds(30)))
-        clock.advance(by: .seconds(30))
+        let clock = clock
+        let engine = DownloadEngine(
+            retry: RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(1), jitter: 0), idleTimeout: .seconds(30),
+            clock: clock, transport: transport)
+        let plan = Task { try await MediaDownloader(engine: engine).planHLSAudio(from: url) }
+        // Each attempt's idle timer (30 s) and the backoff (1 s) come before the drip's answer
+        // (600 s): move time to them, one at a time, until the plan gives up.
+        let driver = Task {
+            while !Task.isCancelled {
+                let now = clock.now
+                await clock.waitUntilSleepers { deadlines in deadlines.contains { now.duration(to: $0) <= .seconds(30) } }
+                clock.advanceToNextDeadline()
+                await Task.yield()
+            }
+        }
+        defer { driver.cancel() }
         do {
-            _ = try await plan
+            _ = try await plan.value
             Issue.record("planned")
         } catch {
             guard let error = error as? DownloadError, case .transport(let failure) = error.kind else {
@@ -206,6 +222,7 @@ struct MediaDownloaderTests {
             #expect(error.part == nil)
             #expect(failure.code == .timedOut)
         }
+        #expect(transport.requests.count == 2)
     }
 
     @Test("encrypted segments are decrypted by a supplied decryptor")

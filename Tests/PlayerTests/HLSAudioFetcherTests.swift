@@ -27,7 +27,10 @@ struct CirclePlayerFetchTests {
             reply: .resource(
                 Data(
                     syntheticTransportStream(
-                        packetCount: 8_209_772 / 188, seed: [UInt8](try fixtures.data("audio-aac.ts")))),
+                        rangeLengths: byteRangeLengths(
+                            ofPlaylist: String(decoding: try fixtures.data("hls/arkiva/hls_a256K_v4.m3u8"), as: UTF8.self)),
+                        seed: [UInt8](try fixtures.data("audio-aac.ts"))
+                    ).bytes),
                 latency: .milliseconds(100)))
         let downloader = MediaDownloader(engine: DownloadEngine(clock: clock, transport: transport))
         let destination = temporaryFolder().appendingPathComponent("circle.m4a")

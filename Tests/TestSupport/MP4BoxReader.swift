@@ -1,22 +1,101 @@
-/// A valid MPEG transport stream of exactly `packetCount` × 188 bytes: `seed` (a real stream)
-/// repeated, then null packets (PID 0x1FFF, which demuxers skip) to fill the rest.
+/// A valid MPEG transport stream cut into byte ranges of `rangeLengths` bytes (each a multiple of
+/// 188), as an HLS playlist with `EXT-X-BYTERANGE` serves one file: each range holds as many whole
+/// copies of `seed` (a real stream) as fit, then null packets (PID 0x1FFF, which demuxers skip),
+/// so every range starts with a PAT and a PMT and no PES packet spans two ranges, as segmenters
+/// write them.
+///
+/// The copies make one continuous stream, as one long recording would: continuity counters run
+/// on (ISO/IEC 13818-1 §2.4.3.3) and every PTS and DTS is moved on by the seed's span (its last
+/// timestamp minus its first, plus the last step between timestamps).
 ///
 /// Tests that download "a 8,209,772-byte audio segment file" use it so that the result is real
 /// audio a remuxer reads, not random bytes. `seed.count` must be a multiple of 188.
-public func syntheticTransportStream(packetCount: Int, seed: [UInt8]) -> [UInt8] {
+///
+/// - Returns: The bytes, and how many copies of the seed they hold.
+public func syntheticTransportStream(rangeLengths: [Int], seed: [UInt8]) -> (bytes: [UInt8], copies: Int) {
     let seedPackets = seed.count / 188
-    guard seedPackets > 0 else { return [] }
+    guard seedPackets > 0 else { return ([], 0) }
+    // The PTS of every PES start in the seed, for the span of one copy.
+    var stamps: [Int64] = []
+    for packet in 0..<seedPackets {
+        let at = packet * 188
+        if let (offset, _) = timestampOffsets(seed, packet: at) { stamps.append(readTimestamp(seed, at: offset)) }
+    }
+    let span: Int64 =
+        stamps.count >= 2 ? (stamps[stamps.count - 1] - stamps[0]) + (stamps[stamps.count - 1] - stamps[stamps.count - 2])
+        : 0
+    var counters: [Int: UInt8] = [:]
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(packetCount * 188)
-    let copies = packetCount / seedPackets
-    for _ in 0..<copies { bytes += seed.prefix(seedPackets * 188) }
+    bytes.reserveCapacity(rangeLengths.reduce(0, +))
     var nullPacket = [UInt8](repeating: 0xFF, count: 188)
     nullPacket[0] = 0x47
     nullPacket[1] = 0x1F
     nullPacket[2] = 0xFF
     nullPacket[3] = 0x10
-    for _ in 0..<(packetCount - copies * seedPackets) { bytes += nullPacket }
-    return bytes
+    var copy = 0
+    for length in rangeLengths {
+        let packetCount = length / 188
+        let copies = packetCount / seedPackets
+        for _ in 0..<copies {
+            appendCopy()
+            copy += 1
+        }
+        for _ in 0..<(packetCount - copies * seedPackets) { bytes += nullPacket }
+    }
+    return (bytes, copy)
+
+    func appendCopy() {
+        for packet in 0..<seedPackets {
+            var packetBytes = Array(seed[(packet * 188)..<(packet * 188 + 188)])
+            let pid = Int(packetBytes[1] & 0x1F) << 8 | Int(packetBytes[2])
+            if packetBytes[3] & 0x10 != 0, pid != 0x1FFF {
+                let counter = counters[pid].map { ($0 + 1) & 0x0F } ?? (packetBytes[3] & 0x0F)
+                counters[pid] = counter
+                packetBytes[3] = packetBytes[3] & 0xF0 | counter
+            }
+            if let (pts, dts) = timestampOffsets(packetBytes, packet: 0) {
+                let shift = Int64(copy) * span
+                writeTimestamp(&packetBytes, at: pts, readTimestamp(packetBytes, at: pts) + shift)
+                if let dts { writeTimestamp(&packetBytes, at: dts, readTimestamp(packetBytes, at: dts) + shift) }
+            }
+            bytes += packetBytes
+        }
+    }
+}
+
+/// The lengths of a media playlist's `EXT-X-BYTERANGE` sub-ranges, in order (RFC 8216 §4.3.2.2).
+public func byteRangeLengths(ofPlaylist text: String) -> [Int] {
+    text.split(whereSeparator: \.isNewline).compactMap { line in
+        guard line.hasPrefix("#EXT-X-BYTERANGE:") else { return nil }
+        return Int(line.dropFirst("#EXT-X-BYTERANGE:".count).split(separator: "@")[0])
+    }
+}
+
+/// Where the PTS (and DTS) of a PES header starting in the packet at `packet` are, if it starts one.
+private func timestampOffsets(_ bytes: [UInt8], packet: Int) -> (pts: Int, dts: Int?)? {
+    guard bytes[packet + 1] & 0x40 != 0, bytes[packet + 3] & 0x10 != 0 else { return nil }
+    var at = packet + 4
+    if bytes[packet + 3] & 0x20 != 0 { at += 1 + Int(bytes[packet + 4]) }
+    guard at + 14 <= packet + 188, bytes[at] == 0, bytes[at + 1] == 0, bytes[at + 2] == 1 else { return nil }
+    let flags = bytes[at + 7] >> 6
+    guard flags & 0x02 != 0 else { return nil }
+    return (at + 9, flags == 0x03 ? at + 14 : nil)
+}
+
+/// The 33-bit timestamp in the five bytes at `at` (ISO/IEC 13818-1 §2.4.3.7).
+private func readTimestamp(_ bytes: [UInt8], at: Int) -> Int64 {
+    Int64(bytes[at] >> 1 & 0x07) << 30 | Int64(bytes[at + 1]) << 22 | Int64(bytes[at + 2] >> 1) << 15
+        | Int64(bytes[at + 3]) << 7 | Int64(bytes[at + 4] >> 1)
+}
+
+/// Writes `value` (modulo 2^33) into the five timestamp bytes at `at`, keeping the prefix bits.
+private func writeTimestamp(_ bytes: inout [UInt8], at: Int, _ value: Int64) {
+    let value = value & 0x1_FFFF_FFFF
+    bytes[at] = bytes[at] & 0xF0 | UInt8(value >> 29 & 0x0E) | 1
+    bytes[at + 1] = UInt8(value >> 22 & 0xFF)
+    bytes[at + 2] = UInt8(value >> 14 & 0xFE) | 1
+    bytes[at + 3] = UInt8(value >> 7 & 0xFF)
+    bytes[at + 4] = UInt8(value << 1 & 0xFE) | 1
 }
 
 /// The boxes of an MP4 file, read back so a test checks what a writer wrote (ISO/IEC 14496-12

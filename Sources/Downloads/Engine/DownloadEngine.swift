@@ -282,12 +282,40 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// Fetches a part, retrying transient failures with backoff on the engine's clock.
     func fetchWithRetry(
         _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil,
-        into sink: PartSink? = nil
+        into sink: PartSink? = nil, pool: PartBufferPool? = nil, receiver: (any PartReceiver)? = nil
     ) async throws -> FetchedPart {
         try await retry.run(
             on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true },
             serverDelay: { ($0 as? DownloadError)?.retryAfter },
-            operation: { _ in try await fetch(part, index: index, validators: validators, meter: meter, into: sink) })
+            operation: { attempt in
+                // A new attempt starts afresh: what an earlier one handed on no longer counts.
+                if attempt > 1 { await receiver?.restart() }
+                return try await fetch(
+                    part, index: index, validators: validators, meter: meter, into: sink, pool: pool, receiver: receiver)
+            })
+    }
+
+    /// Sends one request (a playlist, a probe, a key) with ``send(_:part:)`` under the retry
+    /// policy: a transport failure, a `408`, a `429` or a `5xx` is tried again after the backoff
+    /// (or the server's `Retry-After`, RFC 9110 §10.2.3), and the last answer or failure is
+    /// returned when the attempts run out. Other statuses come back for the caller to judge.
+    ///
+    /// - Throws: ``DownloadError``, or `CancellationError`.
+    func sendWithRetry(_ request: URLRequest, part: Int?) async throws -> (Data, URLResponse) {
+        try await retry.run(
+            on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true },
+            serverDelay: { ($0 as? DownloadError)?.retryAfter },
+            operation: { _ in
+                let answer = try await send(request, part: part)
+                if let http = answer.1 as? HTTPURLResponse,
+                    http.statusCode >= 500 || http.statusCode == 408 || http.statusCode == 429
+                {
+                    var error = DownloadError(.httpStatus(http.statusCode), part: part, url: request.url)
+                    error.retryAfter = http.retryAfter
+                    throw error
+                }
+                return answer
+            })
     }
 
     /// Sends one request (a playlist or a probe) under ``idleTimeout``, reads a successful body
@@ -322,10 +350,10 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// them) and only their length and digest are returned; otherwise the bytes are returned.
     func fetch(
         _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil,
-        into sink: PartSink? = nil
+        into sink: PartSink? = nil, pool: PartBufferPool? = nil, receiver: (any PartReceiver)? = nil
     ) async throws -> FetchedPart {
         if let range = part.byteRange, range.length == 0 {
-            return FetchedPart(index: index, data: Data(), length: 0, digest: sink.map { _ in FNV1a64().value })
+            return FetchedPart(index: index, data: Data(), length: 0, digest: sink.map { _ in ChunkDigest().value })
         }
         var request = URLRequest(url: part.url)
         let known = validators?.validator(for: part.url)
@@ -382,8 +410,19 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             throw error
         }
         var data = Data()
+        // With a pool, a body whose length is announced goes into reused memory, sized once.
+        var pooled: PartBufferPool.Buffer?
+        if sink == nil, receiver == nil {
+            let announced = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Length")
+                .flatMap { UInt64($0) }
+            if let announced, announced <= maximumPartByteCount, announced > 0 {
+                let size = Int(min(announced, take))
+                if let pool { pooled = pool.take(size) } else { data.reserveCapacity(size) }
+            }
+        }
+        defer { if let pooled { pool?.give(pooled) } }
         var kept: UInt64 = 0
-        var digest = FNV1a64()
+        var digest = ChunkDigest()
         var seen: UInt64 = 0
         var iterator = streamed.body.makeAsyncIterator()
         do {
@@ -407,7 +446,21 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 if let sink {
                     try sink.write(slice, at: kept)
                     slice.withUnsafeBytes { digest.add($0) }
+                } else if let receiver {
+                    await receiver.receive(slice)
+                } else if let buffer = pooled, Int(kept) + used <= buffer.capacity {
+                    slice.withUnsafeBytes { bytes in
+                        if let base = bytes.baseAddress {
+                            buffer.pointer.advanced(by: Int(kept)).copyMemory(from: base, byteCount: bytes.count)
+                        }
+                    }
                 } else {
+                    if let buffer = pooled {
+                        // More than announced: what came so far moves to growing memory.
+                        data.append(Data(bytes: buffer.pointer, count: Int(kept)))
+                        pool?.give(buffer)
+                        pooled = nil
+                    }
                     data.append(slice)
                 }
                 kept += UInt64(used)
@@ -435,6 +488,12 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 .wrongLength(expected: expected, received: status == 200 ? seen : kept), part: index,
                 url: part.url)
         }
+        if let buffer = pooled, let pool {
+            // The part's bytes stay in the pool's memory until the last copy of them is gone.
+            pooled = nil
+            data = Data(
+                bytesNoCopy: buffer.pointer, count: Int(kept), deallocator: .custom { _, _ in pool.give(buffer) })
+        }
         return FetchedPart(index: index, data: data, length: kept, digest: sink.map { _ in digest.value })
     }
 
@@ -445,6 +504,15 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     }
 }
 
+/// Where a part's bytes go as they arrive, when they are handed on rather than kept (a lesson's
+/// segment remuxed as it streams).
+protocol PartReceiver: Sendable {
+    /// Takes the next bytes of the part.
+    func receive(_ bytes: Data) async
+    /// Starts the part over: a retried transfer sends it again from its first byte.
+    func restart() async
+}
+
 /// A part as a transfer ended: its bytes, or, when they streamed into the staging file, only
 /// their length and digest.
 struct FetchedPart: Sendable {
@@ -453,7 +521,7 @@ struct FetchedPart: Sendable {
     var data: Data
     /// How many bytes the part has.
     var length: UInt64
-    /// The bytes' 64-bit FNV-1a digest, when they streamed into the staging file.
+    /// The bytes' ``ChunkDigest``, when they streamed into the staging file.
     var digest: UInt64?
     /// How many bytes the transfer brought (before any transform).
     var fetched: UInt64

@@ -13,6 +13,7 @@ public final class DownloadJob: Sendable {
     private final class Shared: @unchecked Sendable {
         let lock = NSLock()
         var stop = StopRequest.none
+        var fraction = 0.0
     }
 
     /// Progress reports, ending when the download ends.
@@ -55,8 +56,15 @@ public final class DownloadJob: Sendable {
         task.task = Task { .failure(error) }
     }
 
+    /// Publishes `progress`, its fraction held at least at the last one published: a retried
+    /// part's bytes or a refined estimate never move a progress ring back.
     func report(_ progress: DownloadProgress) {
-        broadcast.yield(progress)
+        var shown = progress
+        shared.lock.lock()
+        shown.fraction = max(shown.fraction, shared.fraction)
+        shared.fraction = shown.fraction
+        shared.lock.unlock()
+        broadcast.yield(shown)
     }
 
     /// Waits for the download to end.

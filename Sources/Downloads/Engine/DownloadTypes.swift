@@ -4,36 +4,51 @@ public import HTTPSupport
 public import MediaContainers
 
 /// How far a download has come.
+///
+/// Everything is counted in the source's bytes, which is what a transfer moves: for a lesson
+/// remuxed from HLS segments that is the segments' bytes, not the MP4's (a few per cent smaller).
 public struct DownloadProgress: Hashable, Sendable {
-    /// Bytes written to the file so far (resumed bytes included).
+    /// Source bytes received so far: those of parts already done, and those of parts still
+    /// arriving, reported as they arrive (at most every 100 ms on the engine's clock). Parts done
+    /// before a pause or a crash count too, so it does not drop when a download resumes; it can
+    /// step back when a part's transfer fails and is retried.
+    public var bytesReceived: UInt64
+    /// The source's size: exact when every part's size is known in advance (a file fetched by
+    /// ranges, segments with byte ranges), otherwise an estimate (the playlist's bandwidth
+    /// times the lesson's duration, refined from the segments done); `nil` when nothing says.
+    public var bytesExpected: UInt64?
+    /// Whether ``bytesExpected`` is an estimate.
+    public var isEstimate: Bool
+    /// Bytes written to the destination so far (for a lesson, the MP4 being built).
     public var bytesWritten: UInt64
-    /// Parts written so far.
+    /// Parts done so far (segments, or ranges of a file).
     public var partsCompleted: Int
     /// Parts in all.
     public var partCount: Int
-    /// The total size, when every part's size is known in advance.
-    public var bytesExpected: UInt64?
-    /// Bytes received so far: those written plus those of parts still arriving or waiting to be
-    /// written. Reported as bytes arrive, at most every 100 ms on the engine's clock, so it
-    /// moves steadily within a part; it can step back when a part's transfer fails and is
-    /// retried.
-    public var bytesReceived: UInt64
+    /// The share done, 0…1. It moves within a part as bytes arrive, reaches 1 only when the
+    /// download is complete, and never goes back, across a resume included.
+    public var fraction: Double
 
-    /// Creates a progress report; `bytesReceived` is `bytesWritten` when not given.
+    /// Creates a progress report. `bytesReceived` is `bytesWritten` when not given, and the
+    /// fraction is the received share of the expected bytes, or of the parts when no size is
+    /// known.
     public init(
-        bytesWritten: UInt64, partsCompleted: Int, partCount: Int, bytesExpected: UInt64?, bytesReceived: UInt64? = nil
+        bytesWritten: UInt64, partsCompleted: Int, partCount: Int, bytesExpected: UInt64?, bytesReceived: UInt64? = nil,
+        isEstimate: Bool = false, fraction: Double? = nil
     ) {
         self.bytesWritten = bytesWritten
         self.partsCompleted = partsCompleted
         self.partCount = partCount
         self.bytesExpected = bytesExpected
-        self.bytesReceived = max(bytesReceived ?? bytesWritten, bytesWritten)
-    }
-
-    /// The share done, 0…1: by bytes received when the size is known, by parts otherwise.
-    public var fraction: Double {
-        if let expected = bytesExpected, expected > 0 { return min(1, Double(bytesReceived) / Double(expected)) }
-        return partCount > 0 ? Double(partsCompleted) / Double(partCount) : 0
+        self.bytesReceived = bytesReceived ?? bytesWritten
+        self.isEstimate = isEstimate
+        if let fraction {
+            self.fraction = min(max(fraction.isFinite ? fraction : 0, 0), 1)
+        } else if let expected = bytesExpected, expected > 0 {
+            self.fraction = min(1, Double(self.bytesReceived) / Double(expected))
+        } else {
+            self.fraction = partCount > 0 ? Double(partsCompleted) / Double(partCount) : 0
+        }
     }
 }
 
@@ -46,7 +61,39 @@ public struct DownloadResult: Hashable, Sendable {
     /// Parts fetched in this run (fewer than all when resumed).
     public var partsFetched: Int
     /// The most bytes held in memory at once (received but not yet written).
-    public var peakBufferedBytes: UInt64
+    package var peakBufferedBytes: UInt64
+    /// What the file leaves out of the source, and why: a subtitle rendition that could not be
+    /// fetched, a stream that is not picture or sound. Empty for most downloads.
+    public var omissions: [Omission]
+
+    /// Something a download left out of its file.
+    public enum Omission: Hashable, Sendable, CustomStringConvertible {
+        /// A subtitle rendition (its language or name) that could not be saved, and why. The
+        /// lesson itself is complete; downloading it again tries the subtitles again.
+        case subtitles(language: String, reason: String)
+        /// A stream or track that is not picture or sound (timed metadata, splice information),
+        /// as the source names it.
+        case stream(String)
+
+        /// A sentence saying what was left out.
+        public var description: String {
+            switch self {
+            case .subtitles(let language, let reason): "the \(language) subtitles were not saved: \(reason)"
+            case .stream(let name): "\(name) was left out: it is not picture or sound"
+            }
+        }
+    }
+
+    /// Creates a result.
+    package init(
+        file: URL, byteCount: UInt64, partsFetched: Int, peakBufferedBytes: UInt64, omissions: [Omission] = []
+    ) {
+        self.file = file
+        self.byteCount = byteCount
+        self.partsFetched = partsFetched
+        self.peakBufferedBytes = peakBufferedBytes
+        self.omissions = omissions
+    }
 }
 
 /// Why a download failed, and where: the part (by index and URL), the playlist, or the file.
@@ -96,6 +143,15 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         /// Another process (an app extension, another copy of the app) is downloading to the
         /// same destination and holds its lock; nothing was changed. Try again when it ends.
         case destinationInUse
+        /// The answer is neither a playlist nor media (a captive portal's HTML page, JSON, an
+        /// error page served with `200 OK`): `found` says what it looks like; nothing was saved.
+        case notMedia(contentType: String?, found: String)
+        /// The destination's volume has `available` bytes free, fewer than the `needed` the
+        /// download's estimated size takes; nothing was written.
+        case insufficientStorage(needed: UInt64, available: UInt64)
+        /// The stream declares a codec (in its playlist's `CODECS`) that cannot be written into
+        /// the file, so part of the lesson would be lost; nothing was downloaded.
+        case unsupportedCodec(String)
     }
 
     /// What went wrong.
@@ -144,6 +200,11 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .cancelled: "the download was cancelled"
             case .paused: "the download was paused"
             case .destinationInUse: "another process is downloading to the same file"
+            case .notMedia(let type, let found):
+                "the answer is not media but \(found)" + (type.map { " (Content-Type \($0))" } ?? "")
+            case .insufficientStorage(let needed, let available):
+                "\(needed) bytes are needed and only \(available) are free on the device"
+            case .unsupportedCodec(let codec): "the stream's codec \(codec) cannot be saved for offline use"
             }
         return prefix + what
     }

@@ -3,6 +3,11 @@ public import HLS
 import MediaContainers
 
 /// How a video download chooses among a multivariant playlist's variants.
+///
+/// Only variants whose `CODECS` the download can write into its file are considered (H.264 and
+/// HEVC video; AAC, MP3, AC-3 and E-AC-3 audio; a variant without `CODECS` counts as writable);
+/// the policy chooses among those. When none is writable, the download fails with
+/// ``DownloadError/Kind/unsupportedCodec(_:)`` before fetching a segment.
 public enum VariantPolicy: Sendable, Hashable {
     /// The variant of the highest peak bandwidth at or under `bitsPerSecond`; the leanest one
     /// when none is that lean.
@@ -15,12 +20,13 @@ public enum VariantPolicy: Sendable, Hashable {
     /// 1080p at most: sharp on any phone or tablet, and a sensible size to keep offline.
     public static let `default` = VariantPolicy.largestResolution(fittingWidth: 1_920, height: 1_080)
 
-    /// The variant this policy chooses, or `nil` when there is none.
+    /// The variant this policy chooses among the writable ones, or `nil` when there is none.
     ///
     /// - Complexity: O(*n*) in the number of variants.
     public func choose(from variants: [HLSVariant]) -> HLSVariant? {
-        let video = variants.filter { !$0.isAudioOnly }
-        let candidates = video.isEmpty ? variants : video
+        let writable = variants.filter { $0.codecs.allSatisfy(CodecSupport.isWritable) }
+        let video = writable.filter { !$0.isAudioOnly }
+        let candidates = video.isEmpty ? writable : video
         switch self {
         case .highestBandwidth(let limit):
             let fitting = candidates.filter { $0.bandwidth <= limit }
@@ -39,6 +45,22 @@ public enum VariantPolicy: Sendable, Hashable {
             }
             return fitting.max(by: ranked) ?? candidates.min(by: ranked)
         }
+    }
+}
+
+/// The codecs, as `CODECS` names them (RFC 6381), that a lesson download writes into its file.
+enum CodecSupport {
+    /// Whether a `CODECS` entry names a codec the remuxer writes: `avc1`/`avc3` (H.264),
+    /// `hvc1`/`hev1` (HEVC), `mp4a.40.*` (AAC), `mp4a.69`/`mp4a.6B`/`mp4a.40.34` (MP3), `ac-3`,
+    /// `ec-3`; subtitle and caption codecs (`wvtt`, `stpp`, `c608`) are not media of the file and
+    /// count as writable.
+    static func isWritable(_ codec: String) -> Bool {
+        let lower = codec.lowercased().trimmingCharacters(in: .whitespaces)
+        for prefix in ["avc1", "avc3", "hvc1", "hev1", "mp4a.40.", "ac-3", "ec-3", "wvtt", "stpp", "c608", "tx3g"]
+        where lower.hasPrefix(prefix) {
+            return true
+        }
+        return ["mp4a.69", "mp4a.6b", "mp4a.6b.0"].contains(lower)
     }
 }
 
@@ -79,159 +101,175 @@ extension MediaDownloader {
         from url: URL, policy: VariantPolicy = .default, preferredLanguages: [String] = [],
         decryptor: (any SegmentDecryptor)? = nil
     ) async throws -> HLSVideoPlan {
-        let (data, finalURL) = try await fetchPlaylist(url)
-        switch try parse(data, url: finalURL) {
-        case .media(let media):
-            let planned = try mediaParts(of: media, at: finalURL, decryptor: decryptor)
-            return HLSVideoPlan(
-                variant: nil, videoPlaylistURL: finalURL, videoParts: planned.parts, videoKeys: planned.keys,
-                audio: nil, subtitles: [], hasInitializationSection: planned.hasInitializationSection)
-        case .multivariant(let master):
-            guard let variant = policy.choose(from: master.variants) else {
-                throw DownloadError(.unusablePlaylist(reason: "it has no variants"), url: url)
-            }
-            let videoURL = try resolve(variant.uri, against: finalURL, playlist: url)
-            let (videoData, videoFinal) = try await fetchPlaylist(videoURL)
-            guard case .media(let videoMedia) = try parse(videoData, url: videoFinal) else {
-                throw DownloadError(
-                    .unusablePlaylist(reason: "the variant's URI is not a media playlist"), url: videoFinal)
-            }
-            let video = try mediaParts(of: videoMedia, at: videoFinal, decryptor: decryptor)
-            var audio: HLSAudioPlan?
-            if let group = variant.audioGroup {
-                let renditions = master.renditions.filter { $0.type == .audio && $0.groupID == group && $0.uri != nil }
-                let groupOnly = HLSMultivariantPlaylist(renditions: renditions)
-                if let chosen = groupOnly.highestQualityAudio(preferredLanguages: preferredLanguages),
-                    case .rendition = chosen.choice
-                {
-                    let audioURL = try resolve(chosen.uri, against: finalURL, playlist: url)
-                    let (audioData, audioFinal) = try await fetchPlaylist(audioURL)
-                    guard case .media(let audioMedia) = try parse(audioData, url: audioFinal) else {
-                        throw DownloadError(
-                            .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"),
-                            url: audioFinal)
-                    }
-                    let parts = try mediaParts(of: audioMedia, at: audioFinal, decryptor: decryptor)
-                    audio = HLSAudioPlan(
-                        selection: chosen, mediaPlaylistURL: audioFinal, parts: parts.parts, keys: parts.keys,
-                        hasInitializationSection: parts.hasInitializationSection)
-                }
-            }
-            var subtitles: [HLSVideoPlan.Subtitle] = []
-            if let group = variant.subtitlesGroup {
-                for rendition in master.renditions where rendition.type == .subtitles && rendition.groupID == group {
-                    guard let uri = rendition.uri else { continue }
-                    subtitles.append(
-                        HLSVideoPlan.Subtitle(
-                            language: rendition.language ?? rendition.name,
-                            playlistURL: try resolve(uri, against: finalURL, playlist: url)))
-                }
-            }
-            return HLSVideoPlan(
-                variant: variant, videoPlaylistURL: videoFinal, videoParts: video.parts, videoKeys: video.keys,
-                audio: audio, subtitles: subtitles, hasInitializationSection: video.hasInitializationSection)
-        }
+        let planned = try await planVideoLesson(
+            from: url, first: nil, policy: policy, preferredLanguages: preferredLanguages, subtitles: true)
+        try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
+        let video = planned.plan.parts.filter { $0.rendition == 0 }
+        let audio = planned.plan.parts.filter { $0.rendition == 1 }
+        return HLSVideoPlan(
+            variant: planned.plan.variant, videoPlaylistURL: planned.videoURL, videoParts: video.map(\.downloadPart),
+            videoKeys: video.map(\.keys),
+            audio: planned.audioURL.map { audioURL in
+                HLSAudioPlan(
+                    selection: planned.audioSelection, mediaPlaylistURL: audioURL, parts: audio.map(\.downloadPart),
+                    keys: audio.map(\.keys), hasInitializationSection: audio.contains { $0.role == .initialization })
+            },
+            subtitles: planned.plan.subtitles.map { HLSVideoPlan.Subtitle(language: $0.language, playlistURL: $0.playlistURL) },
+            hasInitializationSection: video.contains { $0.role == .initialization })
     }
 
-    /// Downloads an HLS video lesson into one MP4 file that `AVPlayer`, ExoPlayer and ffmpeg
-    /// open and seek in.
+    /// Downloads an HLS video lesson into one MP4 file that `AVPlayer`, ExoPlayer and ffmpeg open
+    /// and seek in.
     ///
-    /// The variant is chosen by `policy`; its segments, and those of its separate audio
-    /// rendition when the audio is not muxed, are downloaded with the engine (its concurrency,
-    /// retries and resume) into hidden files beside `destination`, then remuxed by
-    /// `MediaContainers`' `MediaRemuxer` into one file with a video and an audio track in sync,
-    /// renamed into place only when complete. Fragmented MP4 video without separate audio is
-    /// written as it is: it is already a fragmented MP4 file. With `subtitles`, each WebVTT
-    /// rendition is saved beside the video as `<name>.<language>.vtt`.
-    ///
-    /// Progress counts the parts of the video and the audio together.
+    /// The variant is chosen by `policy`. Its segments and those of its separate audio rendition
+    /// (when the audio is not muxed) are fetched in one pass, interleaved by time, with the
+    /// engine's transfers and retries; each segment is remuxed when its turn comes, straight into
+    /// the file's media data, and the file appears at `destination` only when complete. Whatever
+    /// the segments are (transport streams, packed audio, fragmented MP4), the file is an MP4 with
+    /// sample tables. A pause, a crash or a failure keeps what was done; the next download of the
+    /// same lesson resumes at the segment it stopped in. With `subtitles`, each WebVTT rendition is
+    /// saved beside the video as `<name>.<language>.vtt`; a subtitle that cannot be fetched is
+    /// reported in ``DownloadResult/omissions``, never a failure of the lesson.
     public func downloadHLSVideo(
         from url: URL, to destination: URL, policy: VariantPolicy = .default, preferredLanguages: [String] = [],
         decryptor: (any SegmentDecryptor)? = nil, subtitles: Bool = false
     ) -> DownloadJob {
         DownloadJob { job in
-            let plan = try await planHLSVideo(
-                from: url, policy: policy, preferredLanguages: preferredLanguages, decryptor: decryptor)
-            let folder = destination.deletingLastPathComponent()
-            let total = plan.videoParts.count + (plan.audio?.parts.count ?? 0)
-            if plan.hasInitializationSection, plan.audio == nil {
-                let result = try await engine.run(
-                    plan.videoParts, to: destination, transform: Self.decrypting(decryptor, keys: plan.videoKeys),
-                    job: job)
-                if subtitles { try await saveSubtitles(plan.subtitles, beside: destination) }
-                return result
-            }
-            let videoFile = folder.appendingPathComponent(".\(destination.lastPathComponent).video")
-            let audioFile = folder.appendingPathComponent(".\(destination.lastPathComponent).audio")
-            let video = try await engine.run(
-                plan.videoParts, to: videoFile, transform: Self.decrypting(decryptor, keys: plan.videoKeys), job: job,
-                phase: .init(totalParts: total))
-            var fetched = video.partsFetched
-            var peak = video.peakBufferedBytes
-            if let audio = plan.audio {
-                let audioResult = try await engine.run(
-                    audio.parts, to: audioFile, transform: Self.decrypting(decryptor, keys: audio.keys), job: job,
-                    phase: .init(
-                        partsBefore: plan.videoParts.count, bytesBefore: video.byteCount, totalParts: total))
-                fetched += audioResult.partsFetched
-                peak = max(peak, audioResult.peakBufferedBytes)
-            }
-            defer {
-                try? FileManager.default.removeItem(at: videoFile)
-                try? FileManager.default.removeItem(at: audioFile)
-            }
-            let byteCount = try Self.remuxVideo(
-                videoFile, audio: plan.audio == nil ? nil : audioFile, to: destination)
-            if subtitles { try await saveSubtitles(plan.subtitles, beside: destination) }
-            return DownloadResult(
-                file: destination, byteCount: byteCount, partsFetched: fetched, peakBufferedBytes: peak)
+            let planned = try await planVideoLesson(
+                from: url, first: nil, policy: policy, preferredLanguages: preferredLanguages, subtitles: subtitles)
+            try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
+            var result = try await LessonRun(engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor)
+                .run(job: job)
+            if subtitles { result.omissions += await saveSubtitles(planned.plan.subtitles, beside: destination) }
+            return result
         }
     }
 
-    /// Remuxes the joined video segments (and separate audio) into an MP4 at `destination`,
-    /// through a hidden temporary file renamed into place.
-    static func remuxVideo(_ video: URL, audio: URL?, to destination: URL) throws(DownloadError) -> UInt64 {
-        try remuxing(into: destination, source: video) { temporary in
-            var remuxer = try MediaRemuxer(destination: temporary, audio: audio == nil ? .muxed : .separate)
-            for (input, file) in [(MediaRemuxer.Input.video, Optional(video)), (.audio, audio)] {
-                guard let file else { continue }
-                let handle = try FileHandle(forReadingFrom: file)
-                defer { try? handle.close() }
-                try remuxer.startSegment(0, of: input)
-                while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-                    try remuxer.append(chunk, to: input)
+    /// A planned video lesson and where its playlists were.
+    struct PlannedVideo {
+        var plan: LessonPlan
+        var videoURL: URL
+        var audioURL: URL?
+        var audioSelection: AudioSelection?
+    }
+
+    /// Plans the video lesson at `url`: its playlist (already fetched as `first`, or fetched now),
+    /// the variant, its media playlist, its separate audio rendition and its subtitles.
+    func planVideoLesson(
+        from url: URL, first: (Data, URL)?, policy: VariantPolicy, preferredLanguages: [String], subtitles: Bool
+    ) async throws -> PlannedVideo {
+        let fetched: (Data, URL)
+        if let first { fetched = first } else { fetched = try await fetchPlaylist(url) }
+        let (data, finalURL) = fetched
+        switch try parse(data, url: finalURL) {
+        case .media(let media):
+            let entries = try LessonPlan.entries(of: media, at: finalURL, rendition: 0) { uri, base in
+                try resolve(uri, against: base, playlist: finalURL)
+            }
+            let plan = LessonPlan(renditions: [entries], settings: [SegmentRemuxer.Rendition()], brand: .movie, bandwidth: nil)
+            return PlannedVideo(plan: plan, videoURL: finalURL)
+        case .multivariant(let master):
+            guard let variant = policy.choose(from: master.variants) else {
+                if let codec = master.variants.lazy.flatMap(\.codecs).first(where: { !CodecSupport.isWritable($0) }) {
+                    throw DownloadError(.unsupportedCodec(codec), url: url)
+                }
+                throw DownloadError(.unusablePlaylist(reason: "it has no variants"), url: url)
+            }
+            let videoURL = try resolve(variant.uri, against: finalURL, playlist: url)
+            let (videoData, videoFinal) = try await fetchPlaylist(videoURL)
+            guard case .media(let videoMedia) = try parse(videoData, url: videoFinal) else {
+                throw DownloadError(.unusablePlaylist(reason: "the variant's URI is not a media playlist"), url: videoFinal)
+            }
+            var entries = [
+                try LessonPlan.entries(of: videoMedia, at: videoFinal, rendition: 0) { uri, base in
+                    try resolve(uri, against: base, playlist: videoFinal)
+                }
+            ]
+            var settings = [SegmentRemuxer.Rendition()]
+            var audioURL: URL?
+            var audioSelection: AudioSelection?
+            if let group = variant.audioGroup {
+                let renditions = master.renditions.filter { $0.type == .audio && $0.groupID == group && $0.uri != nil }
+                let groupOnly = HLSMultivariantPlaylist(renditions: renditions, variants: [variant])
+                if let chosen = groupOnly.highestQualityAudio(preferredLanguages: preferredLanguages),
+                    case .rendition(let rendition) = chosen.choice
+                {
+                    let url = try resolve(chosen.uri, against: finalURL, playlist: url)
+                    let (audioData, audioFinal) = try await fetchPlaylist(url)
+                    guard case .media(let audioMedia) = try parse(audioData, url: audioFinal) else {
+                        throw DownloadError(
+                            .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"), url: audioFinal)
+                    }
+                    entries.append(
+                        try LessonPlan.entries(of: audioMedia, at: audioFinal, rendition: 1) { uri, base in
+                            try resolve(uri, against: base, playlist: audioFinal)
+                        })
+                    settings.append(
+                        SegmentRemuxer.Rendition(
+                            language: rendition.language, name: rendition.name.isEmpty ? nil : rendition.name,
+                            isDefault: true, kinds: [.audio]))
+                    audioURL = audioFinal
+                    audioSelection = chosen
                 }
             }
-            try remuxer.finish()
+            var subtitlePlans: [LessonPlan.Subtitle] = []
+            if subtitles, let group = variant.subtitlesGroup {
+                for rendition in master.renditions where rendition.type == .subtitles && rendition.groupID == group {
+                    guard let uri = rendition.uri else { continue }
+                    subtitlePlans.append(
+                        LessonPlan.Subtitle(
+                            language: rendition.language ?? rendition.name, name: rendition.name,
+                            isForced: rendition.attributes.boolean("FORCED") ?? false,
+                            playlistURL: try resolve(uri, against: finalURL, playlist: url)))
+                }
+            }
+            let audioOnly = !master.variants.isEmpty && master.variants.allSatisfy(\.isAudioOnly)
+            let plan = LessonPlan(
+                renditions: entries, settings: settings, brand: audioOnly ? .audio : .movie,
+                bandwidth: variant.averageBandwidth ?? (variant.bandwidth > 0 ? variant.bandwidth : nil),
+                subtitles: subtitlePlans, variant: variant)
+            return PlannedVideo(plan: plan, videoURL: videoFinal, audioURL: audioURL, audioSelection: audioSelection)
         }
     }
 
     /// Saves each subtitle rendition as one WebVTT file beside `destination`: its segments'
-    /// cues joined under the first segment's header.
-    func saveSubtitles(_ subtitles: [HLSVideoPlan.Subtitle], beside destination: URL) async throws {
+    /// cues joined under the first segment's header. A rendition that cannot be fetched or saved
+    /// is left out and returned, never thrown: the lesson is complete without it.
+    func saveSubtitles(_ subtitles: [LessonPlan.Subtitle], beside destination: URL) async -> [DownloadResult.Omission] {
         let base = destination.deletingPathExtension()
+        var omissions: [DownloadResult.Omission] = []
         for subtitle in subtitles {
-            let (data, finalURL) = try await fetchPlaylist(subtitle.playlistURL)
-            guard case .media(let media) = try parse(data, url: finalURL) else { continue }
-            var text = ""
-            for (index, segment) in media.segments.enumerated() {
-                let url = try resolve(segment.uri, against: finalURL, playlist: finalURL)
-                let body = String(decoding: try await Self.get(url, with: engine).0, as: UTF8.self)
-                text += index == 0 ? body : Self.cues(of: body)
-                if !text.hasSuffix("\n") { text += "\n" }
-            }
-            let safe = String(
-                subtitle.language.unicodeScalars.prefix(16).map { scalar -> Character in
-                    scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-"
-                        ? Character(scalar) : "_"
-                })
-            let file = base.appendingPathExtension("\(safe).vtt")
             do {
-                try Data(text.utf8).write(to: file, options: .atomic)
+                let (data, finalURL) = try await fetchPlaylist(subtitle.playlistURL)
+                guard case .media(let media) = try parse(data, url: finalURL) else {
+                    throw DownloadError(.unusablePlaylist(reason: "not a media playlist"), url: finalURL)
+                }
+                var text = ""
+                for (index, segment) in media.segments.enumerated() {
+                    let url = try resolve(segment.uri, against: finalURL, playlist: finalURL)
+                    let body = String(decoding: try await Self.get(url, with: engine).0, as: UTF8.self)
+                    text += index == 0 ? body : Self.cues(of: body)
+                    if !text.hasSuffix("\n") { text += "\n" }
+                }
+                let file = base.appendingPathExtension("\(Self.safeLanguage(subtitle.language)).vtt")
+                do {
+                    try Data(text.utf8).write(to: file, options: .atomic)
+                } catch {
+                    throw DownloadError(.file(operation: "write", reason: error.localizedDescription), path: file.path)
+                }
             } catch {
-                throw DownloadError(.file(operation: "write", reason: error.localizedDescription), path: file.path)
+                omissions.append(.subtitles(language: subtitle.language, reason: "\(error)"))
             }
         }
+        return omissions
+    }
+
+    /// A language or name as a file name part: letters, digits and `-`, at most 16 of them.
+    static func safeLanguage(_ language: String) -> String {
+        String(
+            language.unicodeScalars.prefix(16).map { scalar -> Character in
+                scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-" ? Character(scalar) : "_"
+            })
     }
 
     /// A WebVTT segment without its header block (`WEBVTT` and the lines up to the first blank

@@ -4,7 +4,7 @@ import HTTPSupport
 import MediaContainers
 
 #if canImport(FoundationNetworking)
-    package import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What an HLS audio download will fetch.
@@ -13,17 +13,16 @@ public struct HLSAudioPlan: Hashable, Sendable {
     public var selection: AudioSelection?
     /// The media playlist's URL (after redirects).
     public var mediaPlaylistURL: URL
-    /// The parts in file order: the initialisation section first, then every segment.
+    /// The parts in file order: each initialisation section where it changes, then the segments.
     public var parts: [DownloadPart]
     /// The keys in effect for each part (empty for clear parts).
     public var keys: [[HLSKey]]
-    /// Whether the first part is an initialisation section (`EXT-X-MAP`): the segments are
-    /// fragmented MP4, which joined after their one initialisation section already form a
-    /// playable fragmented MP4 file.
+    /// Whether the segments are fragmented MP4 (an `EXT-X-MAP`).
     public var hasInitializationSection: Bool
 }
 
-/// Downloads media for offline use: an HLS stream's best audio track, or a single large file.
+/// Downloads media for offline use: an HLS lesson (video, or its best audio) into one MP4 file,
+/// or a single large file.
 public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// The engine that moves the bytes.
     public let engine: DownloadEngine<C>
@@ -35,18 +34,15 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
 
     // MARK: HLS audio
 
-    /// Downloads the highest-quality audio track of the HLS stream at `masterURL` into one file
-    /// that audio players open: an MPEG-4 audio file (name it `.m4a`).
+    /// Downloads the highest-quality audio track of the HLS stream at `masterURL` into one MPEG-4
+    /// audio file (name it `.m4a`) that `AVAudioPlayer` and `AVPlayer` open and seek in.
     ///
     /// The master playlist is fetched and parsed, the best audio rendition chosen (see
     /// `HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:)`), its media playlist
-    /// fetched, and its segments downloaded, in order. Segments in MPEG-2 transport streams or
-    /// packed audio (ADTS with ID3 timestamps) are then remuxed, by `MediaContainers`'
-    /// `AudioRemuxer`, into an `.m4a` with sample tables, which `AVAudioPlayer` and `AVPlayer`
-    /// open and seek in (neither plays a local `.ts` or `.m3u8`). Fragmented MP4 segments are
-    /// written after their one initialisation section and already form a fragmented MP4 file.
-    /// The segments are staged in a hidden file beside `destination` and the result is renamed
-    /// into place only when complete: a download is either a playable file or absent.
+    /// fetched, and its segments (transport streams, packed audio or fragmented MP4) downloaded
+    /// and remuxed in one pass: each segment's frames go straight into the file, which appears
+    /// at `destination` only when complete. A pause keeps what was done; downloading again
+    /// resumes at the segment it stopped in.
     ///
     /// Encrypted segments need a `decryptor`; live playlists are refused.
     public func downloadHLSAudio(
@@ -54,72 +50,11 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         decryptor: (any SegmentDecryptor)? = nil
     ) -> DownloadJob {
         DownloadJob { job in
-            let plan = try await planHLSAudio(
-                from: masterURL, preferredLanguages: preferredLanguages, decryptor: decryptor)
-            let transform = Self.decrypting(decryptor, keys: plan.keys)
-            guard !plan.hasInitializationSection else {
-                return try await engine.run(plan.parts, to: destination, transform: transform, job: job)
-            }
-            let folder = destination.deletingLastPathComponent()
-            let segments = folder.appendingPathComponent(".\(destination.lastPathComponent).segments")
-            let downloaded = try await engine.run(plan.parts, to: segments, transform: transform, job: job)
-            // The joined segments are only an intermediate: gone whether the remux succeeds or not.
-            defer { try? FileManager.default.removeItem(at: segments) }
-            let byteCount = try Self.remuxAudio(segments, to: destination)
-            return DownloadResult(
-                file: destination, byteCount: byteCount, partsFetched: downloaded.partsFetched,
-                peakBufferedBytes: downloaded.peakBufferedBytes)
+            let planned = try await planAudioLesson(from: masterURL, preferredLanguages: preferredLanguages)
+            try Self.checkDecryption(planned.plan, decryptor: decryptor, url: masterURL)
+            return try await LessonRun(engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor)
+                .run(job: job)
         }
-    }
-
-    /// Remuxes the joined segments in `segments` into an `.m4a` at `destination`, reading a
-    /// mebibyte at a time, through a hidden temporary file renamed into place.
-    ///
-    /// - Returns: The size of the file written.
-    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/container(_:)`` or
-    ///   ``DownloadError/Kind/file(operation:reason:)``; nothing is left at `destination`.
-    static func remuxAudio(_ segments: URL, to destination: URL) throws(DownloadError) -> UInt64 {
-        try remuxing(into: destination, source: segments) { temporary in
-            let input = try FileHandle(forReadingFrom: segments)
-            defer { try? input.close() }
-            var remuxer = try AudioRemuxer(destination: temporary)
-            try remuxer.startSegment(0)
-            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
-                try remuxer.append(chunk)
-            }
-            try remuxer.finish()
-        }
-    }
-
-    /// Runs `remux` into a hidden temporary file beside `destination`, then renames it into
-    /// place: the destination is the complete file or absent, never half a file.
-    ///
-    /// - Returns: The size of the file.
-    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/container(_:)`` (naming `source`)
-    ///   or ``DownloadError/Kind/file(operation:reason:)``; the temporary file is removed.
-    static func remuxing(into destination: URL, source: URL, _ remux: (URL) throws -> Void) throws(DownloadError)
-        -> UInt64
-    {
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).remux")
-        do {
-            try remux(temporary)
-        } catch let error as ContainerError {
-            try? FileManager.default.removeItem(at: temporary)
-            throw DownloadError(.container(error), path: source.path)
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw DownloadError(.file(operation: "remux", reason: error.localizedDescription), path: source.path)
-        }
-        // rename(2) replaces the destination atomically.
-        guard rename(temporary.path, destination.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
-            throw DownloadError(
-                .file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
-        }
-        let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?
-            .uint64Value
-        return size ?? 0
     }
 
     /// Works out what ``downloadHLSAudio(from:to:preferredLanguages:decryptor:)`` fetches.
@@ -127,16 +62,29 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// - Throws: ``DownloadError`` for a playlist that cannot be fetched, parsed or downloaded.
     public func planHLSAudio(
         from masterURL: URL, preferredLanguages: [String] = [], decryptor: (any SegmentDecryptor)? = nil
-    )
-        async throws -> HLSAudioPlan
-    {
+    ) async throws -> HLSAudioPlan {
+        let planned = try await planAudioLesson(from: masterURL, preferredLanguages: preferredLanguages)
+        try Self.checkDecryption(planned.plan, decryptor: decryptor, url: masterURL)
+        return HLSAudioPlan(
+            selection: planned.selection, mediaPlaylistURL: planned.mediaURL,
+            parts: planned.plan.parts.map(\.downloadPart), keys: planned.plan.parts.map(\.keys),
+            hasInitializationSection: planned.plan.parts.contains { $0.role == .initialization })
+    }
+
+    /// The audio lesson at `masterURL`: its best audio rendition (or, without separate audio, the
+    /// sound of its leanest variant), kept as sound alone.
+    func planAudioLesson(from masterURL: URL, preferredLanguages: [String]) async throws -> (
+        plan: LessonPlan, selection: AudioSelection?, mediaURL: URL
+    ) {
         let (masterData, masterFinalURL) = try await fetchPlaylist(masterURL)
         var selection: AudioSelection?
-        var mediaURL = masterFinalURL
-        var media: HLSMediaPlaylist
+        var rendition = SegmentRemuxer.Rendition(kinds: [.audio])
+        let mediaURL: URL
+        let media: HLSMediaPlaylist
         switch try parse(masterData, url: masterFinalURL) {
         case .media(let direct):
             media = direct
+            mediaURL = masterFinalURL
         case .multivariant(let master):
             let engine = engine
             let chosen = try await master.highestQualityAudio(
@@ -146,74 +94,32 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 throw DownloadError(.unusablePlaylist(reason: "it has no audio and no variants"), url: masterURL)
             }
             selection = chosen
+            if case .rendition(let chosenRendition) = chosen.choice {
+                rendition.language = chosenRendition.language
+                rendition.name = chosenRendition.name.isEmpty ? nil : chosenRendition.name
+            }
             let uri = try resolve(chosen.uri, against: masterFinalURL, playlist: masterURL)
             let (mediaData, finalURL) = try await fetchPlaylist(uri)
-            mediaURL = finalURL
             guard case .media(let parsed) = try parse(mediaData, url: finalURL) else {
                 throw DownloadError(
                     .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"), url: finalURL)
             }
             media = parsed
+            mediaURL = finalURL
         }
-        let planned = try mediaParts(of: media, at: mediaURL, decryptor: decryptor)
-        return HLSAudioPlan(
-            selection: selection, mediaPlaylistURL: mediaURL, parts: planned.parts, keys: planned.keys,
-            hasInitializationSection: planned.hasInitializationSection)
+        let entries = try LessonPlan.entries(of: media, at: mediaURL, rendition: 0) { uri, base in
+            try resolve(uri, against: base, playlist: mediaURL)
+        }
+        let plan = LessonPlan(renditions: [entries], settings: [rendition], brand: .audio, bandwidth: nil)
+        return (plan, selection, mediaURL)
     }
 
-    /// The parts of a media playlist in file order (its one initialisation section first, then
-    /// every segment that is not a gap) and the keys in effect for each.
-    ///
-    /// - Throws: ``DownloadError`` for a live playlist, encrypted segments without a decryptor,
-    ///   several initialisation sections, or a URI that cannot be resolved.
-    func mediaParts(of media: HLSMediaPlaylist, at mediaURL: URL, decryptor: (any SegmentDecryptor)?) throws
-        -> (parts: [DownloadPart], keys: [[HLSKey]], hasInitializationSection: Bool)
-    {
-        guard media.hasEndList else { throw DownloadError(.liveStream, url: mediaURL) }
-        if decryptor == nil,
-            let key = media.segments.lazy.flatMap({ $0.keys + ($0.map?.keys ?? []) }).first(where: \.encrypts)
-        {
-            throw DownloadError(.encrypted(method: key.method), url: mediaURL)
-        }
-        // The initialisation section is written once, however often EXT-X-MAP repeats it; it is
-        // decrypted with the keys in effect where its first EXT-X-MAP stands.
-        var maps: [HLSMap] = []
-        for map in media.segments.lazy.compactMap(\.map)
-        where !maps.contains(where: { $0.uri == map.uri && $0.byteRange == map.byteRange }) {
-            maps.append(map)
-        }
-        guard maps.count <= 1 else {
-            throw DownloadError(
-                .unusablePlaylist(reason: "\(maps.count) initialisation sections cannot share one file"), url: mediaURL)
-        }
-        var parts: [DownloadPart] = []
-        var keys: [[HLSKey]] = []
-        if let map = maps.first {
-            parts.append(
-                DownloadPart(
-                    url: try resolve(map.uri, against: mediaURL, playlist: mediaURL),
-                    byteRange: map.byteRange.map(ByteRange.init))
-            )
-            keys.append(map.keys)
-        }
-        for segment in media.segments where !segment.isGap {
-            parts.append(
-                DownloadPart(
-                    url: try resolve(segment.uri, against: mediaURL, playlist: mediaURL),
-                    byteRange: segment.byteRange.map(ByteRange.init)))
-            keys.append(segment.keys)
-        }
-        return (parts, keys, !maps.isEmpty)
-    }
-
-    /// The transform that decrypts the encrypted parts among `keys` with `decryptor`.
-    static func decrypting(_ decryptor: (any SegmentDecryptor)?, keys: [[HLSKey]]) -> DownloadEngine<C>.Transform? {
-        guard let decryptor else { return nil }
-        let transform: DownloadEngine<C>.Transform = { data, index in
-            guard index < keys.count, keys[index].contains(where: \.encrypts) else { return data }
-            return try await decryptor.decrypt(data, keys: keys[index], partIndex: index)
-        }
-        return transform
+    /// Refuses encrypted parts when no decryptor is given.
+    static func checkDecryption(_ plan: LessonPlan, decryptor: (any SegmentDecryptor)?, url: URL) throws(DownloadError) {
+        guard decryptor == nil,
+            let key = plan.parts.lazy.flatMap(\.keys).first(where: \.encrypts)
+        else { return }
+        throw DownloadError(.encrypted(method: key.method), url: url)
     }
 
     // MARK: Single files
@@ -236,9 +142,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             // Probe with the first byte: a 206 reveals the size; a 200 means ranges are ignored.
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-0", forHTTPHeaderField: "Range")
-            // A server that ignores ranges sends the whole file in answer to the probe: it is read
-            // up to the engine's part cap, under the idle timeout.
-            let answer = try await engine.send(probe, part: 0)
+            let answer = try await engine.sendWithRetry(probe, part: 0)
             return try await fileRun(
                 from: url, to: destination, chunkSize: chunkSize, maximumByteCount: maximumByteCount, probe: answer,
                 job: job)
@@ -269,12 +173,14 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             guard total <= maximumByteCount else {
                 throw DownloadError(.tooLarge(bytes: total, limit: maximumByteCount), part: 0, url: url)
             }
+            try StorageSpace.check(total, in: destination.deletingLastPathComponent(), for: destination)
             // Planned lazily: each range is made when the engine reaches it.
             let plan = DownloadPlan(rangesOf: url, total: total, rangeSize: chunkSize)
             return try await engine.run(plan, to: destination, transform: nil, job: job)
         case 200:
             let files = StagingFiles(destination: destination, plan: try DownloadPlan([DownloadPart(url: url)]))
             try files.createFolder()
+            try StorageSpace.check(UInt64(data.count), in: destination.deletingLastPathComponent(), for: destination)
             do {
                 try data.write(to: destination, options: .atomic)
             } catch {
@@ -293,16 +199,22 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Downloads a lesson's media, whatever its URL serves, into one local file a player opens.
     ///
-    /// The answer to a first request decides: an HLS playlist (by its content type, then by its
-    /// first line `#EXTM3U`, then, as a last resort, by a `.m3u8` extension) is downloaded with
+    /// The answer to a first request decides, by its bytes and then its content type: an HLS
+    /// playlist is downloaded with
     /// ``downloadHLSVideo(from:to:policy:preferredLanguages:decryptor:subtitles:)`` into an MP4
-    /// (audio-only streams too); anything else is downloaded as a file with
-    /// ``downloadFile(from:to:chunkSize:maximumByteCount:)``. The result's ``DownloadResult/file`` is the file
-    /// written: `destination` with the extension `mp4` for HLS, `destination` itself otherwise.
+    /// (an audio-only stream into an M4A); a media file is downloaded as it is with
+    /// ``downloadFile(from:to:chunkSize:maximumByteCount:)``, under the extension its format
+    /// takes (`mp4`, `m4a`, `mp3`…); anything else (a captive portal's HTML page, JSON, an error
+    /// page served with `200 OK`) is ``DownloadError/Kind/notMedia(contentType:found:)`` and
+    /// nothing is saved. The result's ``DownloadResult/file`` is the file written: `destination`
+    /// with the media's extension.
+    ///
+    /// Everything runs in this one job, so ``DownloadJob/pause()`` keeps what was done, and
+    /// downloading again resumes it.
     ///
     /// - Parameters:
     ///   - url: The lesson's media URL (a file, a multivariant or a media playlist).
-    ///   - destination: The local file to write; for HLS its extension becomes `mp4`.
+    ///   - destination: The local file to write; its extension becomes the media's.
     ///   - policy: How an HLS variant is chosen.
     ///   - subtitles: Whether an HLS lesson's WebVTT subtitles are saved beside it.
     public func downloadLesson(
@@ -311,47 +223,37 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         DownloadJob { job in
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-1023", forHTTPHeaderField: "Range")
-            let answer = try await engine.send(probe, part: 0)
-            guard Self.isPlaylist(answer.0, response: answer.1, url: url) else {
-                return try await fileRun(from: url, to: destination, chunkSize: 4 << 20, probe: answer, job: job)
+            let answer = try await engine.sendWithRetry(probe, part: 0)
+            switch try LessonContent.classify(answer.0, response: answer.1, url: url) {
+            case .media(let fileExtension):
+                let file = destination.deletingPathExtension().appendingPathExtension(fileExtension)
+                return try await fileRun(from: url, to: file, chunkSize: 4 << 20, probe: answer, job: job)
+            case .playlist:
+                let whole = Self.wholeBody(answer)
+                let planned = try await planVideoLesson(
+                    from: url, first: whole, policy: policy, preferredLanguages: [], subtitles: subtitles)
+                try Self.checkDecryption(planned.plan, decryptor: nil, url: url)
+                let file = destination.deletingPathExtension().appendingPathExtension(
+                    planned.plan.brand == .audio ? "m4a" : "mp4")
+                var result = try await LessonRun(engine: engine, plan: planned.plan, destination: file, decryptor: nil)
+                    .run(job: job)
+                if subtitles { result.omissions += await saveSubtitles(planned.plan.subtitles, beside: file) }
+                return result
             }
-            let file = destination.deletingPathExtension().appendingPathExtension("mp4")
-            let video = downloadHLSVideo(from: url, to: file, policy: policy, subtitles: subtitles)
-            let forwarding = Task {
-                for await progress in video.progress { job.report(progress) }
-            }
-            let result: Result<DownloadResult, DownloadError> = await withTaskCancellationHandler {
-                do throws(DownloadError) {
-                    return .success(try await video.result())
-                } catch {
-                    return .failure(error)
-                }
-            } onCancel: {
-                if job.isPauseRequested { video.pause() } else { video.cancel() }
-            }
-            // The inner job's progress ends with it: forward every report, the last included.
-            await forwarding.value
-            return try result.get()
         }
     }
 
-    /// Whether a response is an HLS playlist: by its content type (RFC 8216 §4 names
-    /// `application/vnd.apple.mpegurl` and `audio/mpegurl`), then by its first line, then by the
-    /// URL's extension.
-    package static func isPlaylist(_ body: Data, response: URLResponse, url: URL) -> Bool {
-        let type =
-            (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type")?
-            .split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        if ["application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl"]
-            .contains(type)
+    /// The body of a probe when it is the whole resource (a `200`, or a `206` whose range is all
+    /// of it), for a playlist answered to the first request.
+    static func wholeBody(_ answer: (Data, URLResponse)) -> (Data, URL)? {
+        guard let http = answer.1 as? HTTPURLResponse, let url = http.url ?? answer.1.url else { return nil }
+        if http.statusCode == 200 { return (answer.0, url) }
+        if http.statusCode == 206, let header = http.value(forHTTPHeaderField: "Content-Range"),
+            let range = ContentRange(header), range.first == 0, let total = range.total, range.last + 1 == total
         {
-            return true
+            return (answer.0, url)
         }
-        var text = String(decoding: body.prefix(64), as: UTF8.self)
-        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
-        if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("#EXTM3U") { return true }
-        if type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("image/") { return false }
-        return ["m3u8", "m3u"].contains(url.pathExtension.lowercased()) && body.isEmpty
+        return nil
     }
 
     // MARK: Helpers
@@ -373,9 +275,9 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         return (data, final)
     }
 
-    /// A GET under the engine's part timeout that must answer 200.
+    /// A GET under the engine's idle timeout and retry policy that must answer 200.
     static func get(_ url: URL, with engine: DownloadEngine<C>) async throws -> (Data, URLResponse) {
-        let (data, response) = try await engine.send(URLRequest(url: url), part: nil)
+        let (data, response) = try await engine.sendWithRetry(URLRequest(url: url), part: nil)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 200
         guard status == 200 else { throw DownloadError(.httpStatus(status), url: url) }
         return (data, response)

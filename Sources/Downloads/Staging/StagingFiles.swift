@@ -34,7 +34,7 @@ struct StagingFiles: Sendable {
     /// The journal of a download of these parts: resumed when the staging file and a matching
     /// journal exist, fresh otherwise.
     ///
-    /// Each line is `index length digest`, the digest a 64-bit FNV-1a of the part's bytes. On
+    /// Each line is `index length digest`, the digest a ``ChunkDigest`` of the part's bytes. On
     /// resume, every part the journal lists is read back from the staging file and checked
     /// against its length and digest before it is trusted; a part that fails (never written,
     /// torn, overwritten) is fetched again, and in order mode so is every part after it. The
@@ -42,7 +42,7 @@ struct StagingFiles: Sendable {
     ///
     /// - Complexity: O(*b*) for the *b* bytes the journal vouches for, read once.
     func openJournal() throws -> Journal {
-        let header = "mediacore-download v2 \(fingerprint) \(partCount)"
+        let header = "mediacore-download v3 \(fingerprint) \(partCount)"
         if FileManager.default.fileExists(atPath: staging.path),
             let text = try? String(contentsOf: journalURL, encoding: .utf8)
         {
@@ -130,10 +130,10 @@ struct StagingFiles: Sendable {
         return passed
     }
 
-    /// The FNV-1a digest of `length` bytes of `handle` from `offset`, read in pieces of at most
+    /// The ``ChunkDigest`` of `length` bytes of `handle` from `offset`, read in pieces of at most
     /// 1 MiB; `nil` when they cannot all be read.
     private static func digest(of handle: FileHandle, from offset: UInt64, length: UInt64) -> UInt64? {
-        var hash = FNV1a64()
+        var hash = ChunkDigest()
         var remaining = length
         do {
             try handle.seek(toOffset: offset)
@@ -265,12 +265,12 @@ struct Journal {
     var completed: Set<Int>
     var bytesWritten: UInt64
 
-    /// The 64-bit FNV-1a digest of `data`: enough to tell a part's bytes from a torn, unwritten
-    /// or overwritten region (it is not a defence against someone who can write the files).
+    /// The ``ChunkDigest`` of `data`: enough to tell a part's bytes from a torn, unwritten or
+    /// overwritten region (it is not a defence against someone who can write the files).
     ///
     /// - Complexity: O(*n*) for *n* bytes.
     static func digest(_ data: Data) -> UInt64 {
-        var hash = FNV1a64()
+        var hash = ChunkDigest()
         data.withUnsafeBytes { hash.add($0) }
         return hash.value
     }

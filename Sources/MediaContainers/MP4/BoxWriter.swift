@@ -40,11 +40,15 @@ struct BoxWriter {
     }
 
     mutating func append32(_ value: UInt32) {
-        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xFF)) }
+        bytes.append(UInt8(value >> 24))
+        bytes.append(UInt8((value >> 16) & 0xFF))
+        bytes.append(UInt8((value >> 8) & 0xFF))
+        bytes.append(UInt8(value & 0xFF))
     }
 
     mutating func append64(_ value: UInt64) {
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xFF)) }
+        append32(UInt32(truncatingIfNeeded: value >> 32))
+        append32(UInt32(truncatingIfNeeded: value))
     }
 
     mutating func appendType(_ type: String) {
@@ -54,7 +58,7 @@ struct BoxWriter {
 
     mutating func append(_ data: some Sequence<UInt8>) { bytes.append(contentsOf: data) }
 
-    mutating func appendZeros(_ count: Int) { bytes.append(contentsOf: repeatElement(0, count: count)) }
+    mutating func appendZeros(_ count: Int) { bytes.append(contentsOf: repeatElement(0, count: max(count, 0))) }
 
     /// The unity transformation matrix of `mvhd` and `tkhd` (§8.2.2).
     mutating func appendUnityMatrix() {

@@ -1,0 +1,607 @@
+import Dispatch
+import Foundation
+import HLS
+import MediaContainers
+
+/// The remux state of one lesson download, touched only on its own serial queue, so that demuxing
+/// and file writes (with their flushes) never hold a thread of Swift's cooperative pool.
+final class RemuxSession: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "MediaCore.Downloads.remux")
+    private(set) var remuxer: SegmentRemuxer
+    let output: RemuxOutput
+    private(set) var journal: RemuxJournal
+    /// Steps remuxed and checkpointed.
+    private(set) var stepsDone: Int
+
+    init(remuxer: SegmentRemuxer, output: RemuxOutput, journal: RemuxJournal, stepsDone: Int) {
+        self.remuxer = remuxer
+        self.output = output
+        self.journal = journal
+        self.stepsDone = stepsDone
+    }
+
+    /// Runs `body` on the session's queue.
+    func perform<Value: Sendable>(_ body: @escaping @Sendable (RemuxSession) throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                do {
+                    continuation.resume(returning: try body(self))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Remuxes step `step` whole and checkpoints it.
+    ///
+    /// - Returns: The media data's length after the step.
+    func remux(
+        step: Int, segments: [SegmentRemuxer.Segment], bytesReceived: UInt64, fractionFloor: Double
+    ) throws -> UInt64 {
+        do {
+            try remuxer.append(segments)
+        } catch {
+            throw Self.typed(error, segment: segments.first?.index, output: output.url)
+        }
+        return try checkpoint(
+            step: step, bytesReceived: bytesReceived, fractionFloor: fractionFloor, segment: segments.first?.index)
+    }
+
+    /// Checkpoints step `step`: the media data flushed, then its journal record appended and
+    /// flushed.
+    private func checkpoint(step: Int, bytesReceived: UInt64, fractionFloor: Double, segment: Int?) throws -> UInt64 {
+        do {
+            let checkpoint = try remuxer.checkpoint()
+            try output.synchronize()
+            let digest = output.takeDigest()
+            try journal.append(
+                checkpoint, stepsDone: step + 1, dataDigest: digest, bytesReceived: bytesReceived,
+                fractionFloor: fractionFloor)
+            stepsDone = step + 1
+            return checkpoint.dataLength
+        } catch {
+            throw Self.typed(error, segment: segment, output: output.url)
+        }
+    }
+
+    /// Writes the file's index from the journal's records and flushes it.
+    func finish() throws -> MP4Writer.Summary {
+        do {
+            let journal = journal
+            return try remuxer.finish(replaying: { visit throws(ContainerError) in try journal.replay(visit) })
+        } catch {
+            if case .writeFailed(let reason) = error.kind {
+                throw DownloadError(.file(operation: "write the index of", reason: reason), path: output.url.path)
+            }
+            throw DownloadError(.container(error), path: output.url.path)
+        }
+    }
+
+    // MARK: Streaming
+
+    /// The remuxer as it was before the segment being streamed, to go back to when its transfer
+    /// starts over.
+    private var rollbackPoint: SegmentRemuxer?
+    /// The segment being streamed.
+    private var streamed: SegmentRemuxer.Segment?
+    /// The first failure of the segment being streamed, reported when it ends.
+    private var streamFailure: (any Error)?
+
+    /// Runs `body` on the session's queue, in the order of the calls, without waiting.
+    func enqueue(_ body: @escaping @Sendable (RemuxSession) -> Void) {
+        queue.async { body(self) }
+    }
+
+    /// Starts streaming `segment` (on the queue).
+    func beginStreaming(_ segment: SegmentRemuxer.Segment) {
+        rollbackPoint = remuxer.snapshot()
+        streamed = segment
+        streamFailure = nil
+        do {
+            try remuxer.begin(segment)
+        } catch {
+            streamFailure = error
+        }
+    }
+
+    /// Feeds the streamed segment's next bytes (on the queue).
+    func feedStreaming(_ bytes: Data) {
+        guard streamFailure == nil else { return }
+        do {
+            try remuxer.feed(bytes)
+        } catch {
+            streamFailure = error
+        }
+    }
+
+    /// Goes back to before the streamed segment and starts it again, for a transfer that starts
+    /// over (on the queue).
+    func restartStreaming() {
+        guard let point = rollbackPoint, let segment = streamed else { return }
+        remuxer = point
+        do {
+            try output.truncate(to: MP4Writer.headerLength + point.dataLength)
+        } catch {
+            streamFailure = error
+            return
+        }
+        _ = output.takeDigest()
+        beginStreaming(segment)
+    }
+
+    /// Ends the streamed segment and checkpoints its step.
+    func endStreaming(step: Int, bytesReceived: UInt64, fractionFloor: Double) throws -> UInt64 {
+        defer {
+            rollbackPoint = nil
+            streamed = nil
+        }
+        let index = streamed?.index
+        if let failure = streamFailure {
+            streamFailure = nil
+            throw Self.typed(failure, segment: index, output: output.url)
+        }
+        do {
+            try remuxer.end()
+        } catch {
+            throw Self.typed(error, segment: index, output: output.url)
+        }
+        return try checkpoint(step: step, bytesReceived: bytesReceived, fractionFloor: fractionFloor, segment: index)
+    }
+
+    /// A remux failure as the download reports it.
+    static func typed(_ error: any Error, segment: Int?, output: URL) -> any Error {
+        guard let error = error as? ContainerError else { return error }
+        if case .writeFailed(let reason) = error.kind {
+            return DownloadError(.file(operation: "write", reason: reason), path: output.path)
+        }
+        return DownloadError(.container(error), part: segment)
+    }
+
+    /// What the remux left out.
+    var report: SegmentRemuxer.Report { remuxer.report }
+
+    func close() {
+        journal.close()
+    }
+}
+
+/// The progress of a lesson download: bytes received against the expected size, which is
+/// refined from the segments done when it is an estimate.
+final class LessonProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private let plan: LessonPlan
+    private let job: DownloadJob
+    private var received: UInt64
+    private var inFlight: UInt64 = 0
+    private var written: UInt64
+    private var partsDone: Int
+    private var secondsDone: Double
+    private var floor: Double
+
+    init(plan: LessonPlan, job: DownloadJob, received: UInt64, written: UInt64, stepsDone: Int, floor: Double) {
+        self.plan = plan
+        self.job = job
+        self.received = received
+        self.written = written
+        partsDone = plan.firstPart(ofStep: stepsDone)
+        secondsDone = plan.parts.prefix(partsDone).reduce(0) { $0 + $1.duration }
+        self.floor = floor
+    }
+
+    /// The fraction last shown, which a checkpoint keeps so a resume never shows less.
+    var shownFraction: Double {
+        lock.lock()
+        defer { lock.unlock() }
+        return floor
+    }
+
+    /// The source bytes of the steps done.
+    var bytesOfStepsDone: UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return received
+    }
+
+    /// Notes bytes in flight (negative when a transfer failed) and reports.
+    func arriving(_ bytes: UInt64) {
+        lock.lock()
+        inFlight = bytes
+        lock.unlock()
+        publish()
+    }
+
+    /// Notes a step remuxed: its parts' source bytes and seconds, and the file's new length.
+    func stepDone(bytes: UInt64, seconds: Double, parts: Int, written: UInt64) {
+        lock.lock()
+        received += bytes
+        inFlight = inFlight > bytes ? inFlight - bytes : 0
+        secondsDone += seconds
+        partsDone += parts
+        self.written = written
+        lock.unlock()
+        publish()
+    }
+
+    /// The expected size: exact, or the bandwidth estimate blended toward the rate of the
+    /// segments done as more of the lesson is done.
+    private func expected() -> UInt64? {
+        if plan.isExact { return plan.expectedBytes }
+        let partSeconds = plan.parts.reduce(0) { $0 + $1.duration }
+        guard secondsDone > 0, partSeconds > 0 else { return plan.expectedBytes }
+        let observed = Double(received) / secondsDone
+        let share = min(secondsDone / partSeconds, 1)
+        let initial = plan.expectedBytes.map { Double($0) / partSeconds } ?? observed
+        let rate = share * observed + (1 - share) * initial
+        return UInt64(max(Double(received) + (partSeconds - secondsDone) * rate, Double(received)))
+    }
+
+    /// Publishes a report; its fraction stays below 1 until ``complete(byteCount:)``.
+    func publish() {
+        lock.lock()
+        let expected = expected()
+        let bytes = received + inFlight
+        var fraction: Double
+        if let expected, expected > 0 {
+            fraction = Double(bytes) / Double(expected)
+        } else {
+            fraction = plan.parts.isEmpty ? 0 : Double(partsDone) / Double(plan.parts.count)
+        }
+        fraction = min(max(fraction, floor), 0.999)
+        floor = fraction
+        let report = DownloadProgress(
+            bytesWritten: written, partsCompleted: partsDone, partCount: plan.parts.count, bytesExpected: expected,
+            bytesReceived: bytes, isEstimate: !plan.isExact, fraction: fraction)
+        lock.unlock()
+        job.report(report)
+    }
+
+    /// Publishes the finished download.
+    func complete(byteCount: UInt64) {
+        lock.lock()
+        let bytes = received
+        lock.unlock()
+        job.report(
+            DownloadProgress(
+                bytesWritten: byteCount, partsCompleted: plan.parts.count, partCount: plan.parts.count,
+                bytesExpected: bytes, bytesReceived: bytes, isEstimate: false, fraction: 1))
+    }
+}
+
+/// Runs a planned lesson download in one pass: the engine's transfers fetch the parts (with
+/// their retries), each step is remuxed into the file's media data when its turn comes and
+/// checkpointed, and the finished file is renamed over the destination.
+struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
+    let engine: DownloadEngine<C>
+    let plan: LessonPlan
+    let destination: URL
+    let decryptor: (any SegmentDecryptor)?
+
+    /// What one task of the run brings back.
+    private enum Event: Sendable {
+        /// A part arrived: its bytes, when they were decrypted (otherwise its flow holds them or
+        /// handed them on), and its source size.
+        case fetched(index: Int, data: Data?, bytes: UInt64)
+        case remuxed(step: Int, dataLength: UInt64)
+    }
+
+    func run(job: DownloadJob) async throws -> DownloadResult {
+        let files = RemuxFiles(destination: destination)
+        let key = destination.standardizedFileURL.path
+        try await DestinationLocks.shared.acquire(key)
+        defer { DestinationLocks.shared.release(key) }
+        let staging = StagingFiles(destination: destination, plan: try DownloadPlan([]))
+        try staging.createFolder()
+        let processLock = try DestinationFileLock.acquire(for: destination)
+        defer { processLock.release() }
+        do {
+            return try await runLocked(files: files, job: job)
+        } catch {
+            // A cancellation removes the partial download; a pause or a failure keeps it to resume.
+            if (error is CancellationError || Task.isCancelled) && !job.isPauseRequested { files.remove() }
+            throw error
+        }
+    }
+
+    private func runLocked(files: RemuxFiles, job: DownloadJob) async throws -> DownloadResult {
+        let existed = FileManager.default.fileExists(atPath: files.partial.path)
+        let output = try RemuxOutput(url: files.partial)
+        let header = "mediacore-remux v1 \(plan.fingerprint) \(plan.steps.count)"
+        let journal = try RemuxJournal.open(url: files.journal, header: header, partial: existed ? output : nil)
+        let remuxer: SegmentRemuxer
+        let checkpoint = journal.last
+        do {
+            if let checkpoint {
+                remuxer = try SegmentRemuxer(output: output, resuming: checkpoint.state)
+            } else {
+                remuxer = try SegmentRemuxer(
+                    output: output, brand: plan.brand, renditions: plan.renditions, keepingRecords: false)
+            }
+        } catch {
+            journal.close()
+            throw DownloadError(.file(operation: "start", reason: error.description), path: files.partial.path)
+        }
+        let session = RemuxSession(
+            remuxer: remuxer, output: output, journal: journal, stepsDone: checkpoint?.stepsDone ?? 0)
+        defer { session.close() }
+        // The file about to be written must fit: the source's size, less what is written.
+        let written = MP4Writer.headerLength + (checkpoint?.dataLength ?? 0)
+        if let expected = plan.expectedBytes {
+            let needed = (expected + expected / 50 + (1 << 20)).subtractingReportingOverflow(written)
+            if !needed.overflow {
+                try StorageSpace.check(needed.partialValue, in: destination.deletingLastPathComponent(), for: destination)
+            }
+        }
+        let progress = LessonProgress(
+            plan: plan, job: job, received: checkpoint?.bytesReceived ?? 0, written: written,
+            stepsDone: session.stepsDone, floor: checkpoint?.fractionFloor ?? 0)
+        progress.publish()
+        let fetched = try await fetchAndRemux(session: session, progress: progress)
+        let summary = try await session.perform { try $0.finish() }
+        // rename(2) replaces the destination atomically: it is the complete file or absent.
+        do {
+            try FileFaults.check(.rename, destination)
+        } catch {
+            throw DownloadError(.file(operation: "move into place", reason: "\(error)"), path: destination.path)
+        }
+        guard rename(files.partial.path, destination.path) == 0 else {
+            throw DownloadError(
+                .file(operation: "move into place", reason: RemuxOutput.reason(errno)), path: destination.path)
+        }
+        StagingFiles.removeIfAllowed(files.journal)
+        progress.complete(byteCount: summary.byteCount)
+        let omissions = session.report.ignoredStreams.map { DownloadResult.Omission.stream($0) }
+        return DownloadResult(
+            file: destination, byteCount: summary.byteCount, partsFetched: fetched.parts, peakBufferedBytes: fetched.peak,
+            omissions: omissions)
+    }
+
+    /// Fetches the parts of the steps not done, at most ``DownloadEngine/concurrency`` at once and
+    /// within a few steps of the one being remuxed, and remuxes the steps in order, one at a time.
+    ///
+    /// A step of one segment whose place on the timeline is known streams: its bytes go to the
+    /// remuxer as they arrive (after those that came while it waited its turn), so the segment
+    /// being remuxed is never held whole. A step that starts a discontinuity, or whose parts are
+    /// decrypted, is remuxed whole when all its parts are in.
+    private func fetchAndRemux(session: RemuxSession, progress: LessonProgress) async throws -> (parts: Int, peak: UInt64) {
+        let plan = plan
+        let engine = engine
+        let decryptor = decryptor
+        let concurrency = engine.concurrency
+        var nextStep = session.stepsDone
+        guard nextStep < plan.steps.count else { return (0, 0) }
+        var nextToStart = plan.firstPart(ofStep: nextStep)
+        let meter = ByteMeter(clock: engine.clock, written: 0, completed: 0) { _, _, inFlight in
+            progress.arriving(inFlight)
+        }
+        var flows: [Int: PartFlow] = [:]
+        var done: [Int: (data: Data?, bytes: UInt64)] = [:]
+        var fetchedParts = 0
+        let gauge = BufferGauge()
+        try await withThrowingTaskGroup(of: Event.self) { group in
+            var inFlight = 0
+            var remuxing = false
+            var streamingStep: Int?
+            func startMore() {
+                while inFlight < concurrency, nextToStart < plan.parts.count {
+                    // Parts are fetched ahead of the step being remuxed by a few steps only, so
+                    // memory holds a bounded number of segments however long the lesson.
+                    let base = remuxing || streamingStep != nil ? nextStep + 1 : nextStep
+                    let windowEnd = plan.steps[min(base + concurrency - 1, plan.steps.count - 1)].upperBound
+                    guard nextToStart < windowEnd else { break }
+                    let index = nextToStart
+                    nextToStart += 1
+                    inFlight += 1
+                    let part = plan.parts[index]
+                    let encrypted = part.keys.contains(where: \.encrypts)
+                    let flow = PartFlow(session: session, gauge: gauge)
+                    flows[index] = flow
+                    group.addTask {
+                        let fetched = try await engine.fetchWithRetry(
+                            part.downloadPart, index: index, meter: meter, receiver: flow)
+                        guard encrypted, let decryptor else { return .fetched(index: index, data: nil, bytes: fetched.fetched) }
+                        let clear = try await decryptor.decrypt(flow.takeBuffered(), keys: part.keys, partIndex: index)
+                        return .fetched(index: index, data: clear, bytes: fetched.fetched)
+                    }
+                }
+            }
+            /// The bytes and seconds of a step's parts, once all are in.
+            func totals(_ range: Range<Int>) -> (bytes: UInt64, seconds: Double) {
+                range.reduce((0, 0)) { ($0.0 + (done[$1]?.bytes ?? 0), $0.1 + plan.parts[$1].duration) }
+            }
+            func finishStep(_ step: Int, _ work: @escaping @Sendable (RemuxSession, UInt64, Double) throws -> UInt64) {
+                let range = plan.steps[step]
+                let (bytes, seconds) = totals(range)
+                let receivedAfter = progress.bytesOfStepsDone + bytes
+                let floor = progress.shownFraction
+                remuxing = true
+                group.addTask {
+                    let length = try await session.perform { try work($0, receivedAfter, floor) }
+                    // The step's bytes move from arriving to done.
+                    meter.received(-Int64(clamping: bytes))
+                    progress.stepDone(
+                        bytes: bytes, seconds: seconds, parts: range.count, written: MP4Writer.headerLength + length)
+                    return .remuxed(step: step, dataLength: length)
+                }
+            }
+            func advance() {
+                guard !remuxing, nextStep < plan.steps.count else { return }
+                let step = nextStep
+                let range = plan.steps[step]
+                if streamingStep == step {
+                    guard range.allSatisfy({ done[$0] != nil }) else { return }
+                    finishStep(step) { session, received, floor in
+                        try session.endStreaming(step: step, bytesReceived: received, fractionFloor: floor)
+                    }
+                    return
+                }
+                let segments = range.filter { plan.parts[$0].role != .initialization }
+                if segments.count == 1, let segment = segments.first, plan.streamable[step],
+                    range.filter({ $0 != segment }).allSatisfy({ done[$0] != nil }), let flow = flows[segment]
+                {
+                    var initialization: Data?
+                    for index in range where plan.parts[index].role == .initialization {
+                        initialization = done[index]?.data ?? flows[index]?.takeBuffered()
+                    }
+                    let part = plan.parts[segment]
+                    guard case .segment(let number) = part.role else { return }
+                    flow.stream(
+                        SegmentRemuxer.Segment(
+                            data: Data(), rendition: part.rendition, discontinuity: part.discontinuity,
+                            initialization: initialization, index: number))
+                    streamingStep = step
+                    advance()
+                    return
+                }
+                guard range.allSatisfy({ done[$0] != nil }) else { return }
+                var whole: [SegmentRemuxer.Segment] = []
+                var initialization: [Int: Data] = [:]
+                for index in range {
+                    let part = plan.parts[index]
+                    let data = done[index]?.data ?? flows[index]?.takeBuffered() ?? Data()
+                    switch part.role {
+                    case .initialization:
+                        initialization[part.rendition] = data
+                    case .segment(let number):
+                        whole.append(
+                            SegmentRemuxer.Segment(
+                                data: data, rendition: part.rendition, discontinuity: part.discontinuity,
+                                initialization: initialization[part.rendition], index: number))
+                    }
+                }
+                let wholeSegments = whole
+                finishStep(step) { session, received, floor in
+                    try session.remux(step: step, segments: wholeSegments, bytesReceived: received, fractionFloor: floor)
+                }
+            }
+            startMore()
+            while let event = try await group.next() {
+                switch event {
+                case .fetched(let index, let data, let bytes):
+                    inFlight -= 1
+                    fetchedParts += 1
+                    done[index] = (data, bytes)
+                case .remuxed(let step, _):
+                    remuxing = false
+                    streamingStep = nil
+                    for index in plan.steps[step] {
+                        flows[index] = nil
+                        done[index] = nil
+                    }
+                    nextStep = step + 1
+                }
+                advance()
+                startMore()
+            }
+        }
+        return (fetchedParts, gauge.peak)
+    }
+}
+
+/// One part's bytes on their way: held while the part waits its turn, or handed to the remuxer as
+/// they arrive once its step streams (what was held first, in order).
+final class PartFlow: PartReceiver, @unchecked Sendable {
+    private let lock = NSLock()
+    private let session: RemuxSession
+    private let gauge: BufferGauge
+    private var held: [Data] = []
+    private var heldBytes = 0
+    private var streaming = false
+    /// Bytes handed to the remuxer's queue and not yet remuxed.
+    private var queued = 0
+
+    /// The most bytes waiting on the remuxer's queue before a transfer waits for it.
+    static let queueLimit = 2 << 20
+
+    init(session: RemuxSession, gauge: BufferGauge) {
+        self.session = session
+        self.gauge = gauge
+    }
+
+    deinit {
+        gauge.release(heldBytes)
+    }
+
+    func receive(_ bytes: Data) async {
+        if take(bytes) { _ = try? await session.perform { _ in () } }
+    }
+
+    /// Holds `bytes`, or hands them to the remuxer's queue; returns whether the queue is so full
+    /// that the transfer should wait for it.
+    private func take(_ bytes: Data) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard streaming else {
+            held.append(bytes)
+            heldBytes += bytes.count
+            gauge.hold(bytes.count)
+            return false
+        }
+        queued += bytes.count
+        let count = bytes.count
+        session.enqueue { session in
+            session.feedStreaming(bytes)
+            self.fed(count)
+        }
+        return queued > Self.queueLimit
+    }
+
+    func restart() async {
+        startOver()
+    }
+
+    /// Drops what an earlier attempt sent: the held bytes, or the remuxed part of the segment.
+    private func startOver() {
+        lock.lock()
+        defer { lock.unlock() }
+        if streaming {
+            session.enqueue { $0.restartStreaming() }
+        } else {
+            gauge.release(heldBytes)
+            held = []
+            heldBytes = 0
+        }
+    }
+
+    /// Starts handing the part to the remuxer as `segment`: what was held first, then each piece
+    /// as it arrives.
+    func stream(_ segment: SegmentRemuxer.Segment) {
+        lock.lock()
+        streaming = true
+        let pieces = held
+        held = []
+        gauge.release(heldBytes)
+        heldBytes = 0
+        session.enqueue { $0.beginStreaming(segment) }
+        for piece in pieces {
+            queued += piece.count
+            session.enqueue { session in
+                session.feedStreaming(piece)
+                self.fed(piece.count)
+            }
+        }
+        lock.unlock()
+    }
+
+    /// The bytes held, joined (a part remuxed whole, or decrypted first).
+    func takeBuffered() -> Data {
+        lock.lock()
+        defer { lock.unlock() }
+        gauge.release(heldBytes)
+        heldBytes = 0
+        if held.count == 1, let only = held.first {
+            held = []
+            return only
+        }
+        var joined = Data(capacity: held.reduce(0) { $0 + $1.count })
+        for piece in held { joined.append(piece) }
+        held = []
+        return joined
+    }
+
+    private func fed(_ count: Int) {
+        lock.lock()
+        queued -= count
+        lock.unlock()
+    }
+}

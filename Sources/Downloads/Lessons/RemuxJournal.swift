@@ -1,0 +1,278 @@
+import Foundation
+import MediaContainers
+
+/// The journal of a lesson's one-pass remux: a header naming the download, then one record per
+/// checkpoint (a segment boundary), each appended and flushed after the media data it vouches for
+/// was flushed.
+///
+/// A record holds what a resume needs: the steps done, the media data's length and the digest of
+/// the bytes written since the record before, the source bytes received and the progress shown,
+/// the remuxer's state (tracks, timeline, formats, stream choices), and the sample records of
+/// the samples since the record before, which ``MP4Writer`` reads back to write the index. Each
+/// record is framed by its length and a digest, so a record cut by a crash, or damaged, ends what
+/// the journal vouches for; the partial file is then cut back to the last good record's length.
+///
+/// Memory holds only where each record's sample records are, never the records themselves.
+struct RemuxJournal {
+    /// One checkpoint, as read back.
+    struct Checkpoint {
+        var stepsDone: Int
+        var dataLength: UInt64
+        var dataDigest: UInt64
+        var bytesReceived: UInt64
+        var fractionFloor: Double
+        var state: SegmentRemuxer.State
+    }
+
+    let url: URL
+    private let descriptor: Int32
+    /// The length of the journal's good part (where the next record goes).
+    private(set) var length: UInt64
+    /// Where each record's encoded sample records are in the file.
+    private(set) var recordRegions: [(offset: UInt64, length: Int)]
+    /// The last good checkpoint, if any.
+    private(set) var last: Checkpoint?
+
+    private static let magic: UInt32 = 0x4D43_5243  // "MCRC"
+
+    /// Opens the journal of a download identified by `header`, creating it, or resuming the one
+    /// there when its header matches; records are trusted only while their media data in
+    /// `partial` has its recorded digest.
+    ///
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``.
+    static func open(url: URL, header: String, partial: RemuxOutput?) throws(DownloadError) -> RemuxJournal {
+        let headerBytes = Array((header + "\n").utf8)
+        if let existing = try? Data(contentsOf: url), existing.starts(with: headerBytes), let partial {
+            var journal = try Self.attach(url: url)
+            journal.load(existing, headerLength: headerBytes.count, partial: partial)
+            // What follows the last good record (a torn one) is cut off.
+            if journal.length < UInt64(existing.count) {
+                do {
+                    try FileFaults.check(.write, url)
+                } catch {
+                    throw DownloadError(.file(operation: "cut", reason: "\(error)"), path: url.path)
+                }
+                guard ftruncate(journal.descriptor, off_t(journal.length)) == 0 else {
+                    throw DownloadError(
+                        .file(operation: "cut", reason: RemuxOutput.reason(errno)), path: url.path)
+                }
+            }
+            return journal
+        }
+        StagingFiles.removeIfAllowed(url)
+        do {
+            try FileFaults.check(.create, url)
+        } catch {
+            throw DownloadError(.file(operation: "create", reason: "\(error)"), path: url.path)
+        }
+        guard FileManager.default.createFile(atPath: url.path, contents: Data(headerBytes)) else {
+            throw DownloadError(.file(operation: "create", reason: "the folder is not writable"), path: url.path)
+        }
+        var journal = try Self.attach(url: url)
+        journal.length = UInt64(headerBytes.count)
+        return journal
+    }
+
+    private static func attach(url: URL) throws(DownloadError) -> RemuxJournal {
+        let descriptor = openForUpdate(url.path)
+        guard descriptor >= 0 else {
+            throw DownloadError(.file(operation: "open", reason: RemuxOutput.reason(errno)), path: url.path)
+        }
+        return RemuxJournal(url: url, descriptor: descriptor, length: 0, recordRegions: [], last: nil)
+    }
+
+    /// Reads the records of `bytes` after the header, keeping those whose framing, digest and
+    /// media data check out, in order, up to the first that does not.
+    private mutating func load(_ bytes: Data, headerLength: Int, partial: RemuxOutput) {
+        length = UInt64(headerLength)
+        var position = headerLength
+        var dataEnd = MP4Writer.headerLength
+        var previousEnd: UInt64 = 0
+        let fileLength = partial.length
+        while let record = Self.record(in: bytes, at: position) {
+            guard let checkpoint = record.checkpoint else { break }
+            let end = MP4Writer.headerLength + checkpoint.dataLength
+            // The media data this record vouches for: from the previous record's end (the file's
+            // start for the first), as the output digested it while writing.
+            guard end >= dataEnd, end <= fileLength,
+                Self.digest(of: partial, from: previousEnd, to: end) == checkpoint.dataDigest
+            else { break }
+            previousEnd = end
+            dataEnd = end
+            recordRegions.append(record.records)
+            last = checkpoint
+            position = record.end
+            length = UInt64(position)
+        }
+    }
+
+    /// The digest of `output`'s bytes from `start` to `end`, read a mebibyte at a time.
+    private static func digest(of output: RemuxOutput, from start: UInt64, to end: UInt64) -> UInt64? {
+        var digest = ChunkDigest()
+        var at = start
+        while at < end {
+            let count = Int(min(end - at, 1 << 20))
+            guard let piece = try? output.read(at: at, count: count), piece.count == count else { return nil }
+            piece.withUnsafeBytes { digest.add($0) }
+            at += UInt64(count)
+        }
+        return digest.value
+    }
+
+    /// A record framed at `position`: its checkpoint (`nil` when it does not decode) and where its
+    /// sample records are; `nil` when no whole, intact record is there.
+    private static func record(in bytes: Data, at position: Int) -> (
+        checkpoint: Checkpoint?, records: (offset: UInt64, length: Int), end: Int
+    )? {
+        bytes.withUnsafeBytes { raw -> (Checkpoint?, (UInt64, Int), Int)? in
+            var frame = ByteReader(raw, at: position)
+            guard let magic = frame.uint32(), magic == Self.magic, let length = frame.uint32(),
+                let checksum = frame.uint64(), Int(length) <= frame.remaining
+            else { return nil }
+            let payloadStart = frame.position
+            let payload = UnsafeRawBufferPointer(rebasing: raw[payloadStart..<(payloadStart + Int(length))])
+            var digest = ChunkDigest()
+            digest.add(payload)
+            guard digest.value == checksum else { return nil }
+            var fields = ByteReader(payload, at: 0)
+            guard let steps = fields.uint32(), let dataLength = fields.uint64(), let dataDigest = fields.uint64(),
+                let received = fields.uint64(), let floorBits = fields.uint64(), let stateLength = fields.uint32(),
+                Int(stateLength) <= fields.remaining
+            else { return nil }
+            let stateBytes = Data(UnsafeRawBufferPointer(rebasing: payload[fields.position..<(fields.position + Int(stateLength))]))
+            fields.position += Int(stateLength)
+            guard let recordsLength = fields.uint32(), Int(recordsLength) == fields.remaining else { return nil }
+            let recordsOffset = UInt64(payloadStart + fields.position)
+            let state = try? JSONDecoder().decode(SegmentRemuxer.State.self, from: stateBytes)
+            let checkpoint = state.map {
+                Checkpoint(
+                    stepsDone: Int(steps), dataLength: dataLength, dataDigest: dataDigest, bytesReceived: received,
+                    fractionFloor: Double(bitPattern: floorBits), state: $0)
+            }
+            return (checkpoint, (recordsOffset, Int(recordsLength)), payloadStart + Int(length))
+        }
+    }
+
+    /// Appends a checkpoint and flushes the journal. Call it only after the media data it vouches
+    /// for is flushed.
+    ///
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``.
+    mutating func append(
+        _ checkpoint: SegmentRemuxer.Checkpoint, stepsDone: Int, dataDigest: UInt64, bytesReceived: UInt64,
+        fractionFloor: Double
+    ) throws(DownloadError) {
+        let state: Data
+        do {
+            state = try JSONEncoder().encode(checkpoint.state)
+        } catch {
+            throw DownloadError(.file(operation: "record progress in", reason: "\(error)"), path: url.path)
+        }
+        var payload: [UInt8] = []
+        payload.reserveCapacity(40 + state.count + checkpoint.encodedRecords.count)
+        func put(_ value: UInt64, _ width: Int) {
+            for shift in stride(from: (width - 1) * 8, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        }
+        put(UInt64(stepsDone), 4)
+        put(checkpoint.dataLength, 8)
+        put(dataDigest, 8)
+        put(bytesReceived, 8)
+        put(fractionFloor.bitPattern, 8)
+        put(UInt64(state.count), 4)
+        payload.append(contentsOf: state)
+        put(UInt64(checkpoint.encodedRecords.count), 4)
+        let recordsStart = payload.count
+        payload.append(contentsOf: checkpoint.encodedRecords)
+        var digest = ChunkDigest()
+        payload.withUnsafeBytes { digest.add($0) }
+        // The frame: magic, payload length, payload digest, payload.
+        var frame: [UInt8] = []
+        let header = UInt64(Self.magic) << 32 | UInt64(payload.count)
+        for value in [header, digest.value] {
+            for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        }
+        frame.append(contentsOf: payload)
+        do {
+            try FileFaults.check(.write, url)
+        } catch {
+            throw DownloadError(.file(operation: "record progress in", reason: "\(error)"), path: url.path)
+        }
+        let wrote = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
+        guard wrote == frame.count else {
+            throw DownloadError(.file(operation: "record progress in", reason: RemuxOutput.reason(errno)), path: url.path)
+        }
+        do {
+            try FileFaults.check(.flush, url)
+        } catch {
+            throw DownloadError(.file(operation: "flush", reason: "\(error)"), path: url.path)
+        }
+        guard fsync(descriptor) == 0 else {
+            throw DownloadError(.file(operation: "flush", reason: RemuxOutput.reason(errno)), path: url.path)
+        }
+        recordRegions.append((length + 16 + UInt64(recordsStart), checkpoint.encodedRecords.count))
+        length += UInt64(frame.count)
+    }
+
+    /// Hands every stored sample record, in order, to `visit`: a replay for
+    /// ``MP4Writer/finish(replaying:)``.
+    ///
+    /// - Throws: ``ContainerError`` when a region cannot be read or decoded, or what `visit`
+    ///   throws.
+    func replay(_ visit: (SampleRecord) throws(ContainerError) -> Void) throws(ContainerError) {
+        var coder = SampleRecordCoder()
+        for region in recordRegions {
+            var bytes = [UInt8](repeating: 0, count: region.length)
+            let got = bytes.withUnsafeMutableBytes { raw in pread(descriptor, raw.baseAddress, raw.count, off_t(region.offset)) }
+            guard got == region.length else {
+                throw ContainerError(.invalidCheckpoint(reason: "the journal's records cannot be read"))
+            }
+            var failure: ContainerError?
+            bytes.withUnsafeBytes { raw in
+                do throws(ContainerError) {
+                    try coder.decode(raw, visit)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    /// Closes the file.
+    func close() {
+        closeDescriptor(descriptor)
+    }
+}
+
+/// Opens `path` for reading and writing.
+private func openForUpdate(_ path: String) -> Int32 {
+    open(path, O_RDWR | O_CLOEXEC)
+}
+
+/// Closes a file descriptor.
+private func closeDescriptor(_ descriptor: Int32) {
+    close(descriptor)
+}
+
+/// Reads big-endian fields from bytes in place.
+struct ByteReader {
+    let bytes: UnsafeRawBufferPointer
+    var position: Int
+
+    init(_ bytes: UnsafeRawBufferPointer, at position: Int) {
+        self.bytes = bytes
+        self.position = position
+    }
+
+    var remaining: Int { max(bytes.count - position, 0) }
+
+    mutating func read(_ width: Int) -> UInt64? {
+        guard remaining >= width else { return nil }
+        var value: UInt64 = 0
+        for index in 0..<width { value = value << 8 | UInt64(bytes[position + index]) }
+        position += width
+        return value
+    }
+
+    mutating func uint32() -> UInt32? { read(4).map { UInt32(truncatingIfNeeded: $0) } }
+    mutating func uint64() -> UInt64? { read(8) }
+}

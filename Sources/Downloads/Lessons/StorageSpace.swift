@@ -1,0 +1,57 @@
+package import Foundation
+
+/// The free space of a destination's volume, checked before a download writes its first byte.
+///
+/// On Apple platforms it is the capacity available for important resources (what the system
+/// frees for a download the user asked for); elsewhere `statvfs(2)`'s space available to
+/// unprivileged users. The package's tests install a figure for a folder instead.
+package enum StorageSpace {
+    private final class Registry: @unchecked Sendable {
+        let lock = NSLock()
+        var figures: [String: UInt64] = [:]
+    }
+
+    private static let registry = Registry()
+
+    /// Makes `folder` report `bytes` free until ``remove(in:)``, for the package's tests.
+    package static func install(available bytes: UInt64, in folder: URL) {
+        registry.lock.lock()
+        registry.figures[folder.standardizedFileURL.path] = bytes
+        registry.lock.unlock()
+    }
+
+    /// Removes the figure installed for `folder`.
+    package static func remove(in folder: URL) {
+        registry.lock.lock()
+        registry.figures[folder.standardizedFileURL.path] = nil
+        registry.lock.unlock()
+    }
+
+    /// The bytes free on the volume of `folder` (created if missing), or `nil` when the system
+    /// does not say.
+    static func available(in folder: URL) -> UInt64? {
+        registry.lock.lock()
+        let installed = registry.figures.isEmpty ? nil : registry.figures[folder.standardizedFileURL.path]
+        registry.lock.unlock()
+        if let installed { return installed }
+        #if os(iOS) || os(macOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            if let values = try? folder.resourceValues(forKeys: [.volumeAvailableCapacityForImportantUsageKey]),
+                let capacity = values.volumeAvailableCapacityForImportantUsage
+            {
+                return UInt64(max(capacity, 0))
+            }
+        #endif
+        var status = statvfs()
+        guard statvfs(folder.path, &status) == 0 else { return nil }
+        return UInt64(status.f_bavail) &* UInt64(status.f_frsize)
+    }
+
+    /// Checks that `needed` bytes fit in `folder`'s volume.
+    ///
+    /// - Throws: ``DownloadError`` of kind
+    ///   ``DownloadError/Kind/insufficientStorage(needed:available:)``.
+    static func check(_ needed: UInt64, in folder: URL, for destination: URL) throws(DownloadError) {
+        guard let available = available(in: folder), available < needed else { return }
+        throw DownloadError(.insufficientStorage(needed: needed, available: available), path: destination.path)
+    }
+}

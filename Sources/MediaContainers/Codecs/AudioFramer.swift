@@ -1,0 +1,209 @@
+import Foundation
+
+/// Cuts an audio elementary stream (ADTS AAC, MPEG audio, AC-3, E-AC-3) into MP4 samples and
+/// times them, from bytes that arrive in pieces (PES payloads, or a packed audio segment).
+///
+/// Timestamps come from the pieces: a piece's 90 kHz presentation time belongs to the first frame
+/// that starts in it (ISO/IEC 13818-1 §2.4.3.7), and the frames after it follow one frame
+/// duration apart, in the sample rate's units. A timestamp within half a frame of where the
+/// running clock already is keeps the clock (the 90 kHz rounding is not a gap); a larger jump is
+/// honoured, and the remuxer decides what the gap or overlap means.
+struct AudioFramer: Sendable {
+    /// The codec the stream declares.
+    let codec: MediaCodec
+    /// When the next frame starts, in the sample rate's units, once known.
+    var nextTime: Int64?
+    /// A 90 kHz timestamp for the next frame parsed, wherever it starts (a packed audio
+    /// segment's ID3 timestamp).
+    var stampForNextFrame: Int64?
+    private var carry: [UInt8] = []
+    /// E-AC-3 frames gathered into the current sample until it holds six blocks.
+    private var group: EnhancedGroup?
+    /// The E-AC-3 substream layout of the last sample and its description.
+    private var enhancedLayout: (layout: AC3Header, description: SampleDescription)?
+
+    init(codec: MediaCodec, nextTime: Int64? = nil) {
+        self.codec = codec
+        self.nextTime = nextTime
+    }
+
+    /// The bytes fed but not yet part of a complete frame.
+    var pendingByteCount: Int { carry.count + (group?.data.count ?? 0) }
+
+    /// Feeds one piece of the stream, presented at `presentationTime` (90 kHz) when it says, and
+    /// returns the samples it completed, untimed by stream (the caller sets their slot).
+    ///
+    /// - Throws: ``ContainerError`` for a frame that is not of the declared codec or is malformed.
+    mutating func push(_ piece: UnsafeRawBufferPointer, presentationTime: Int64?, offset: Int) throws(ContainerError)
+        -> [MediaSample]
+    {
+        let boundary = carry.count
+        carry.append(contentsOf: piece)
+        var samples: [MediaSample] = []
+        var timestamp = presentationTime
+        var index = 0
+        var failure: ContainerError?
+        carry.withUnsafeBytes { bytes in
+            do throws(ContainerError) {
+                while index < bytes.count {
+                    // An ID3 tag between frames (a packed audio segment's) is the caller's to take.
+                    if bytes.count - index >= 3, bytes[index] == 0x49, bytes[index + 1] == 0x44, bytes[index + 2] == 0x33 {
+                        break
+                    }
+                    guard let frame = try frame(in: bytes, at: index, offset: offset - boundary) else { break }
+                    if let stamp = stampForNextFrame {
+                        align(to: stamp, description: frame.description)
+                        stampForNextFrame = nil
+                    } else if let stamp = timestamp, index >= boundary {
+                        align(to: stamp, description: frame.description)
+                        timestamp = nil
+                    }
+                    let time = nextTime ?? 0
+                    let data = Data(UnsafeRawBufferPointer(rebasing: bytes[(index + frame.skip)..<(index + frame.length)]))
+                    if let sample = gather(data, frame: frame, time: time) { samples.append(sample) }
+                    nextTime = time + Int64(frame.duration)
+                    index += frame.length
+                }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        carry.removeFirst(index)
+        return samples
+    }
+
+    /// Whether the bytes waiting start with an ID3 tag.
+    var startsWithTag: Bool { carry.count >= 3 && carry[0] == 0x49 && carry[1] == 0x44 && carry[2] == 0x33 }
+
+    /// Takes the waiting bytes (after an ID3 tag in a packed audio segment).
+    mutating func takeCarry() -> [UInt8] {
+        defer { carry = [] }
+        return carry
+    }
+
+    /// Ends the stream: the sample still being gathered, if any.
+    ///
+    /// - Throws: ``ContainerError`` when the stream ends inside a frame.
+    mutating func finish() throws(ContainerError) -> [MediaSample] {
+        guard carry.isEmpty else {
+            let count = carry.count
+            carry = []
+            throw ContainerError(.malformedAudio(codec: codec, reason: "the stream ends inside a frame (\(count) bytes)"))
+        }
+        guard let current = group else { return [] }
+        group = nil
+        return [enhancedSample(current)]
+    }
+
+    /// Moves the running clock to a timestamp of 90 kHz ticks unless it is within half a frame.
+    private mutating func align(to stamp: Int64, description: SampleDescription) {
+        let rate = Int64(description.timescale)
+        let ticks = (stamp * rate + 45_000) / 90_000
+        let half = Int64(description.frameDuration ?? 1_024) / 2
+        if let next = nextTime, abs(ticks - next) < half { return }
+        nextTime = ticks
+    }
+
+    /// One frame's facts.
+    private struct Frame {
+        var length: Int
+        /// Header bytes that are not part of the MP4 sample (ADTS's).
+        var skip: Int
+        var duration: Int
+        var description: SampleDescription
+        var ac3: AC3Header?
+    }
+
+    private func frame(in bytes: UnsafeRawBufferPointer, at index: Int, offset: Int) throws(ContainerError) -> Frame? {
+        switch codec {
+        case .aac:
+            guard let header = try ADTSReader.header(in: bytes, at: index, offset: offset) else { return nil }
+            guard bytes.count - index >= header.length else { return nil }
+            return Frame(
+                length: header.length, skip: header.headerLength, duration: 1_024,
+                description: header.format.sampleDescription)
+        case .mp3:
+            guard bytes.count - index >= 4 else { return nil }
+            guard let header = MPEGAudioHeader.read(bytes, at: index) else {
+                throw ContainerError(
+                    .malformedAudio(codec: .mp3, reason: "no MPEG audio frame header"), offset: offset + index)
+            }
+            guard bytes.count - index >= header.frameLength else { return nil }
+            return Frame(
+                length: header.frameLength, skip: 0, duration: header.samplesPerFrame,
+                description: header.sampleDescription)
+        case .ac3, .eac3:
+            guard let header = try AC3Header.read(bytes, at: index, offset: offset) else { return nil }
+            guard bytes.count - index >= header.frameLength else { return nil }
+            let description =
+                header.isEnhanced
+                ? header.enhancedDescription(dependents: [], dataRate: 0) : header.ac3Description
+            // An E-AC-3 frame's duration counts only for the independent substream 0.
+            let counts = !header.isEnhanced || (header.streamType != 1 && header.substreamID == 0)
+            return Frame(
+                length: header.frameLength, skip: 0, duration: counts ? header.blocks * 256 : 0,
+                description: description, ac3: header)
+        default:
+            throw ContainerError(.malformedAudio(codec: codec, reason: "not an audio codec"), offset: offset + index)
+        }
+    }
+
+    /// The sample a frame completes: itself, or for E-AC-3 the group of frames before it, once
+    /// this frame cannot join it (six blocks make an MP4 sample; dependent substreams join the
+    /// independent frame they follow).
+    private mutating func gather(_ data: Data, frame: Frame, time: Int64) -> MediaSample? {
+        guard let header = frame.ac3, header.isEnhanced else {
+            return MediaSample(
+                stream: StreamSlot(.audio), description: frame.description, data: data, decodeTime: time,
+                presentationTime: time, duration: Int64(frame.duration), isSync: true)
+        }
+        if header.streamType == 1 || header.substreamID != 0 {
+            group?.data.append(data)
+            if header.streamType == 1, group?.dependents.count ?? 0 < 15 { group?.dependents.append(header) }
+            return nil
+        }
+        var finished: MediaSample?
+        if let current = group, current.blocks + header.blocks > 6 {
+            finished = enhancedSample(current)
+            group = nil
+        }
+        if group == nil {
+            group = EnhancedGroup(data: data, blocks: header.blocks, time: time, header: header)
+        } else {
+            group?.data.append(data)
+            group?.blocks += header.blocks
+        }
+        return finished
+    }
+
+    /// E-AC-3 frames gathered into one MP4 sample.
+    struct EnhancedGroup: Sendable {
+        var data: Data
+        var blocks: Int
+        var time: Int64
+        var header: AC3Header
+        var dependents: [AC3Header] = []
+    }
+
+    /// The MP4 sample of a group of E-AC-3 frames, with the `dec3` of the stream's first group
+    /// (its data rate from that group's size), kept while the substreams' layout stays the same.
+    private mutating func enhancedSample(_ group: EnhancedGroup) -> MediaSample {
+        let samples = group.blocks * 256
+        let rate = group.header.sampleRate
+        var layout = group.header
+        layout.frameLength = 0
+        layout.channelMap = group.dependents.reduce(UInt16(0)) { $0 | ($1.channelMap ?? 0) }
+        let description: SampleDescription
+        if let kept = enhancedLayout, kept.layout == layout {
+            description = kept.description
+        } else {
+            let dataRate = samples > 0 ? group.data.count * 8 * rate / samples / 1_000 : 0
+            description = group.header.enhancedDescription(dependents: group.dependents, dataRate: dataRate)
+            enhancedLayout = (layout, description)
+        }
+        return MediaSample(
+            stream: StreamSlot(.audio), description: description, data: group.data, decodeTime: group.time,
+            presentationTime: group.time, duration: Int64(samples), isSync: true)
+    }
+}

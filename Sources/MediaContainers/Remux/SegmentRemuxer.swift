@@ -1,0 +1,643 @@
+public import Foundation
+
+/// Remuxes the segments of an HLS lesson (one or more renditions: the main one, separate audio)
+/// into one MP4 file, in a single pass: each segment is read when its turn comes and its samples
+/// go straight into the file's media data.
+///
+/// <!-- example: segment-remuxer -->
+/// ```swift
+/// let output = try MP4FileOutput(url: partialFile)
+/// var remuxer = try SegmentRemuxer(output: output, brand: .movie)
+/// for (index, segment) in segments.enumerated() {
+///     try remuxer.append([SegmentRemuxer.Segment(data: segment, discontinuity: 0, index: index)])
+/// }
+/// let summary = try remuxer.finish()
+/// ```
+///
+/// - **Formats.** A segment may be an MPEG-2 transport stream, packed audio, or fragmented MP4
+///   (with the initialisation section in force); ``SegmentFormat`` tells them apart by their
+///   bytes, and anything else (an HTML page from a captive portal) is
+///   ``ContainerError/Kind/notMedia(found:)``.
+/// - **One timeline.** The playlist's discontinuity sequence number of each segment, not a guess,
+///   decides where timestamps restart. Within one number, every rendition shares the source's
+///   clock, so audio and video keep the offsets the source gives them. After a discontinuity
+///   every track resumes from the same point, the presentation end of what came before, with the
+///   earliest sample of the new part there and the others at their offsets from it.
+/// - **Audio where the source puts it.** Each audio frame is placed by the source's timestamps. A
+///   difference under half a frame from where the track already is keeps the track continuous; a
+///   gap of half a frame or more is kept (``GapPolicy``) or filled with silent frames (AAC LC), or left as a longer last
+///   frame (other codecs, or always with ``GapPolicy/keepTimestamps``, the default), an overlap
+///   is trimmed by whole frames. ``report`` counts each.
+/// - **Checkpoints.** ``checkpoint()`` returns everything a resume needs (the media data's
+///   length, the tracks, the timeline, each rendition's reading state) and the records of the
+///   samples written since the last one; ``init(output:resuming:)`` continues from it, and the
+///   file ends byte for byte as an uninterrupted run would have written it.
+public struct SegmentRemuxer: Sendable {
+    /// One rendition's settings for its tracks.
+    public struct Rendition: Sendable, Hashable, Codable {
+        /// Its language as a BCP 47 tag (`en`, `pt-BR`), written into its tracks as ISO 639-2/T.
+        public var language: String?
+        /// Its name, written as its tracks' names.
+        public var name: String?
+        /// Whether its tracks are presented by default.
+        public var isDefault: Bool
+        /// The kinds of media kept from it: both, or sound alone for an audio download of a
+        /// rendition whose segments carry pictures too.
+        public var kinds: Set<MediaKind>
+
+        /// Creates rendition settings.
+        public init(
+            language: String? = nil, name: String? = nil, isDefault: Bool = true, kinds: Set<MediaKind> = [.video, .audio]
+        ) {
+            self.language = language
+            self.name = name
+            self.isDefault = isDefault
+            self.kinds = kinds
+        }
+    }
+
+    /// One segment to remux.
+    public struct Segment: Sendable {
+        /// Its bytes (decrypted).
+        public var data: Data
+        /// The index of its rendition in the remuxer's renditions (0 for the main one).
+        public var rendition: Int
+        /// Its discontinuity sequence number (RFC 8216 §6.2.2): `EXT-X-DISCONTINUITY-SEQUENCE`
+        /// plus the discontinuity tags before it.
+        public var discontinuity: Int
+        /// The initialisation section in force for a fragmented MP4 segment; `nil` keeps the
+        /// rendition's previous one.
+        public var initialization: Data?
+        /// Its index, for errors.
+        public var index: Int
+
+        /// Creates a segment.
+        public init(data: Data, rendition: Int = 0, discontinuity: Int, initialization: Data? = nil, index: Int) {
+            self.data = data
+            self.rendition = rendition
+            self.discontinuity = discontinuity
+            self.initialization = initialization
+            self.index = index
+        }
+    }
+
+    /// What the remux does where a track's audio leaves a gap of a frame or more (after a
+    /// discontinuity where the part before had less sound than picture, or where the source
+    /// dropped frames).
+    public enum GapPolicy: String, Sendable, Hashable, Codable {
+        /// The gap stays as the source has it: the frame before it lasts until the next frame's
+        /// time, so every frame keeps the source's timestamp and the decoded sound is the
+        /// source's, sample for sample. Players present the gap as silence by the timestamps.
+        case keepTimestamps
+        /// The gap is filled with silent frames (AAC LC; other codecs keep their timestamps), for
+        /// a player that plays audio samples back to back regardless of their timestamps.
+        case fillWithSilence
+    }
+
+    /// What the remux did beyond copying samples.
+    public struct Report: Sendable, Hashable, Codable {
+        /// Silent audio frames inserted where the source left a gap (with
+        /// ``GapPolicy/fillWithSilence``).
+        public var silentFramesInserted = 0
+        /// Gaps of a frame or more kept in audio timestamps (with ``GapPolicy/keepTimestamps``).
+        public var gapsKept = 0
+        /// Audio frames left out where the source overlapped what came before.
+        public var framesTrimmed = 0
+        /// Video samples left out because they came before the first decodable sync sample.
+        public var undecodableSamples = 0
+        /// Streams and tracks left out because they are not picture or sound (timed metadata…).
+        public var ignoredStreams: [String] = []
+    }
+
+    /// Where a track's samples come from: a rendition and a stream's place in its segments.
+    struct TrackKey: Sendable, Hashable, Codable {
+        var rendition: Int
+        var slot: StreamSlot
+    }
+
+    /// A track's timing on the output timeline, in its timescale.
+    struct Timing: Sendable, Hashable, Codable {
+        var key: TrackKey
+        var lastDecode: Int64?
+        var end: Int64?
+        var nextAudio: Int64?
+        var frameDelta: Int64
+    }
+
+    /// How a rendition's next segment is read.
+    enum Reading: Sendable, Hashable, Codable {
+        case transportStream(TransportStreamReader.Context)
+        case packedAudio(TransportStreamReader.AudioClock?)
+        case fragmented(initialization: Data, times: [UInt32: Int64])
+    }
+
+    /// A rendition's reading state and the discontinuity number of its last segment.
+    struct RenditionState: Sendable, Hashable, Codable {
+        var reading: Reading?
+        var discontinuity: Int?
+    }
+
+    /// What a resume needs.
+    public struct State: Sendable, Hashable, Codable {
+        var writer: MP4Writer.State
+        var renditions: [Rendition]
+        var renditionStates: [RenditionState]
+        var timings: [Timing]
+        /// Each discontinuity number's offset from source time to output time, in flicks.
+        var domainOffsets: [Int: Int64]
+        var currentDomain: Int?
+        var report: Report
+        var gaps: GapPolicy
+    }
+
+    /// Units per second of the timeline offsets: 705,600,000, which every common rate divides
+    /// (90 kHz, 48 and 44.1 kHz, 1 kHz, 24, 25, 30 frames a second).
+    static let flicks = 705_600_000
+
+    private var writer: MP4Writer
+    private var renditions: [Rendition]
+    private var renditionStates: [RenditionState]
+    private var timings: [Timing]
+    private var domainOffsets: [Int: Int64]
+    private var currentDomain: Int?
+    private let gaps: GapPolicy
+    /// What the remux did beyond copying samples.
+    public private(set) var report: Report
+    private var keptRecords: [SampleRecord]?
+    /// Memory the transport stream readers write samples into, kept from segment to segment per
+    /// rendition and stream.
+    private var arenas: [Int: [StreamSlot: ArenaSet]] = [:]
+
+    /// Starts a file in `output` for the given renditions (the main one only, by default).
+    ///
+    /// - Parameter keepingRecords: Whether the remuxer keeps its sample records itself, for
+    ///   ``finish()``; a caller that stores them at each ``checkpoint()`` passes `false`.
+    /// - Throws: ``ContainerError/Kind/writeFailed(reason:)``.
+    public init(
+        output: any MP4Output, brand: MP4Writer.Brand, renditions: [Rendition] = [Rendition()],
+        gaps: GapPolicy = .keepTimestamps, keepingRecords: Bool = true
+    ) throws(ContainerError) {
+        writer = try MP4Writer(output: output, brand: brand)
+        self.gaps = gaps
+        self.renditions = renditions.isEmpty ? [Rendition()] : renditions
+        renditionStates = self.renditions.map { _ in RenditionState() }
+        timings = []
+        domainOffsets = [:]
+        report = Report()
+        keptRecords = keepingRecords ? [] : nil
+    }
+
+    /// Continues the file a checkpoint describes; ``finish(replaying:)`` then needs every
+    /// record, those handed out before the checkpoint included.
+    ///
+    /// - Throws: ``ContainerError/Kind/invalidCheckpoint(reason:)`` or
+    ///   ``ContainerError/Kind/writeFailed(reason:)``.
+    public init(output: any MP4Output, resuming state: State) throws(ContainerError) {
+        guard state.renditionStates.count == state.renditions.count,
+            state.timings.count == state.writer.tracks.count
+        else { throw ContainerError(.invalidCheckpoint(reason: "its tracks and renditions do not match")) }
+        writer = try MP4Writer(output: output, resuming: state.writer)
+        renditions = state.renditions
+        renditionStates = state.renditionStates
+        timings = state.timings
+        domainOffsets = state.domainOffsets
+        currentDomain = state.currentDomain
+        report = state.report
+        gaps = state.gaps
+        keptRecords = nil
+    }
+
+    /// The tracks written so far.
+    public var tracks: [MP4Writer.Track] { writer.tracks }
+
+    /// The bytes of media data written so far.
+    public var dataLength: UInt64 { writer.dataLength }
+
+    /// Remuxes segments that belong together: one segment, or the first segments of each
+    /// rendition after a discontinuity (so that the new part's earliest sample, whichever
+    /// rendition has it, decides where it starts).
+    ///
+    /// - Throws: ``ContainerError`` naming the segment: bytes that are not media, a malformed
+    ///   segment, a stream that cannot be written, or a failed write.
+    public mutating func append(_ segments: [Segment]) throws(ContainerError) {
+        var read: [(segment: Segment, samples: [MediaSample])] = []
+        for segment in segments {
+            do {
+                read.append((segment, try readSegment(segment)))
+            } catch {
+                var located = error
+                located.segment = located.segment ?? segment.index
+                throw located
+            }
+        }
+        // New discontinuity numbers are placed once, from all of this step's segments of that number.
+        for (position, entry) in read.enumerated() {
+            let number = entry.segment.discontinuity
+            guard domainOffsets[number] == nil, currentDomain.map({ number > $0 }) ?? true else { continue }
+            let opening = read[position...].filter { $0.segment.discontinuity == number }
+            openDomain(number, with: opening)
+        }
+        for entry in read {
+            do {
+                try write(entry.samples, of: entry.segment)
+            } catch {
+                var located = error
+                located.segment = located.segment ?? entry.segment.index
+                throw located
+            }
+        }
+    }
+
+    /// A checkpoint: the state a resume continues from, and the samples written since the last
+    /// one.
+    public struct Checkpoint: Sendable {
+        /// The state.
+        public var state: State
+        /// The records of the samples since the last checkpoint, in order.
+        public var records: [SampleRecord]
+        /// The same records encoded with ``SampleRecordCoder``, as a caller stores them.
+        public var encodedRecords: [UInt8]
+        /// The bytes of media data written so far.
+        public var dataLength: UInt64 { state.writer.dataLength }
+    }
+
+    /// Writes the buffered media data and returns a checkpoint.
+    ///
+    /// - Throws: ``ContainerError/Kind/writeFailed(reason:)``.
+    public mutating func checkpoint() throws(ContainerError) -> Checkpoint {
+        let written = try writer.checkpoint()
+        keptRecords?.append(contentsOf: written.records)
+        return Checkpoint(
+            state: State(
+                writer: written.state, renditions: renditions, renditionStates: renditionStates, timings: timings,
+                domainOffsets: domainOffsets, currentDomain: currentDomain, report: report, gaps: gaps),
+            records: written.records, encodedRecords: written.encodedRecords)
+    }
+
+    /// Finishes the file with the records the remuxer kept.
+    ///
+    /// - Throws: ``ContainerError``; ``ContainerError/Kind/invalidCheckpoint(reason:)`` for a
+    ///   remuxer that was resumed or made without keeping records.
+    public mutating func finish() throws(ContainerError) -> MP4Writer.Summary {
+        _ = try checkpoint()
+        guard let records = keptRecords else {
+            throw ContainerError(.invalidCheckpoint(reason: "the records were handed out; finish(replaying:) needs them"))
+        }
+        return try writer.finish { visit throws(ContainerError) in
+            for record in records { try visit(record) }
+        }
+    }
+
+    /// Finishes the file, reading every record back with `replaying` (see
+    /// ``MP4Writer/finish(replaying:)``).
+    ///
+    /// - Throws: ``ContainerError``.
+    public mutating func finish(replaying: MP4Writer.Replay) throws(ContainerError) -> MP4Writer.Summary {
+        try writer.finish(replaying: replaying)
+    }
+
+    // MARK: Reading
+
+    /// A segment's reader, whichever its format.
+    enum SegmentReading: Sendable {
+        case transportStream(TransportStreamReader)
+        case packedAudio(PackedAudioReader)
+        case fragmented(FragmentedMP4Reader, initialization: Data)
+
+        mutating func read(_ data: Data) throws(ContainerError) -> [MediaSample] {
+            switch self {
+            case .transportStream(var reader):
+                defer { self = .transportStream(reader) }
+                return try reader.read(data)
+            case .packedAudio(var reader):
+                defer { self = .packedAudio(reader) }
+                return try reader.read(data)
+            case .fragmented(var reader, let initialization):
+                defer { self = .fragmented(reader, initialization: initialization) }
+                return try reader.read(data)
+            }
+        }
+
+        mutating func finish() throws(ContainerError) -> [MediaSample] {
+            switch self {
+            case .transportStream(var reader):
+                defer { self = .transportStream(reader) }
+                return try reader.finish()
+            case .packedAudio(var reader):
+                defer { self = .packedAudio(reader) }
+                return try reader.finish()
+            case .fragmented(var reader, let initialization):
+                defer { self = .fragmented(reader, initialization: initialization) }
+                return try reader.finish()
+            }
+        }
+    }
+
+    /// A reader for `segment`, whose first bytes are `prefix`, continuing its rendition's state
+    /// when the segment continues its timeline.
+    private mutating func makeReader(for segment: Segment, prefix: Data) throws(ContainerError) -> SegmentReading {
+        guard renditions.indices.contains(segment.rendition) else {
+            throw ContainerError(.invalidCheckpoint(reason: "no rendition \(segment.rendition)"))
+        }
+        let state = renditionStates[segment.rendition]
+        // The same discontinuity number continues the rendition's timeline; another starts afresh.
+        let continues = state.discontinuity == segment.discontinuity
+        switch try SegmentFormat.detect(prefix.prefix(512)) {
+        case .transportStream:
+            var context: TransportStreamReader.Context?
+            if case .transportStream(let previous) = state.reading {
+                context = previous
+                if !continues {
+                    // Parameter sets carry over (a segment may rely on them); times do not.
+                    context?.demuxer.lastTimes = [:]
+                    context?.audioClocks = [:]
+                    context?.started = []
+                }
+            }
+            let arenas = arenas.removeValue(forKey: segment.rendition) ?? [:]
+            return .transportStream(
+                context.map { TransportStreamReader(continuing: $0, arenas: arenas) } ?? TransportStreamReader())
+        case .packedAudio:
+            var clock: TransportStreamReader.AudioClock?
+            if continues, case .packedAudio(let previous) = state.reading { clock = previous }
+            return .packedAudio(PackedAudioReader(continuing: clock))
+        case .isoBaseMedia:
+            var initialization = segment.initialization
+            var times: [UInt32: Int64] = [:]
+            if case .fragmented(let previous, let previousTimes) = state.reading {
+                if initialization == nil || initialization == previous {
+                    initialization = previous
+                    if continues { times = previousTimes }
+                }
+            }
+            guard let initialization else { throw ContainerError(.missingInitialization) }
+            return .fragmented(
+                try FragmentedMP4Reader(initialization: initialization, continuing: times), initialization: initialization)
+        }
+    }
+
+    /// Keeps what `reader`, done with `segment`, leaves to the rendition's next segment.
+    private mutating func close(_ reader: inout SegmentReading, of segment: Segment) {
+        var state = renditionStates[segment.rendition]
+        state.discontinuity = segment.discontinuity
+        switch reader {
+        case .transportStream(var transport):
+            arenas[segment.rendition] = transport.takeArenas()
+            report.undecodableSamples += transport.undecodableSamples
+            note(transport.ignoredStreams.map { "\($0.streamType) on PID \($0.pid)" })
+            state.reading = .transportStream(transport.context)
+            reader = .transportStream(transport)
+        case .packedAudio(let packed):
+            state.reading = .packedAudio(packed.clock)
+        case .fragmented(let fragmented, let initialization):
+            note(fragmented.ignoredTracks)
+            state.reading = .fragmented(initialization: initialization, times: fragmented.nextDecodeTimes)
+        }
+        renditionStates[segment.rendition] = state
+    }
+
+    private mutating func readSegment(_ segment: Segment) throws(ContainerError) -> [MediaSample] {
+        var reader = try makeReader(for: segment, prefix: segment.data)
+        var samples = try reader.read(segment.data)
+        samples += try reader.finish()
+        close(&reader, of: segment)
+        return samples
+    }
+
+    // MARK: Streaming
+
+    /// A segment being remuxed as its bytes arrive.
+    private var streaming: (segment: Segment, head: Data, reader: SegmentReading?)?
+
+    /// A copy to go back to if the segment about to stream must start over: the same state, without
+    /// the memory this remuxer reuses from segment to segment (so the copy holds none of it and
+    /// this one keeps reusing it).
+    public func snapshot() -> SegmentRemuxer {
+        var copy = self
+        copy.arenas = [:]
+        copy.writer.dropBuffer()
+        return copy
+    }
+
+    /// Whether a segment of discontinuity number `number` can be remuxed as its bytes arrive
+    /// (``begin(_:)``): its number's place on the timeline is known, so nothing waits for the
+    /// segment's end to place it.
+    public func canStream(discontinuity number: Int) -> Bool {
+        domainOffsets[number] != nil || currentDomain.map { number <= $0 } ?? false
+    }
+
+    /// Starts remuxing a segment whose bytes arrive in pieces: feed them with ``feed(_:)`` and
+    /// end with ``end()``. The segment's `data` may hold its first bytes.
+    ///
+    /// - Throws: ``ContainerError/Kind/invalidCheckpoint(reason:)`` for a segment that starts a
+    ///   discontinuity number not yet placed (``canStream(discontinuity:)`` is false), which
+    ///   ``append(_:)`` remuxes whole instead.
+    public mutating func begin(_ segment: Segment) throws(ContainerError) {
+        guard canStream(discontinuity: segment.discontinuity) else {
+            throw ContainerError(.invalidCheckpoint(reason: "a segment that starts a discontinuity cannot stream"))
+        }
+        var header = segment
+        header.data = Data()
+        streaming = (header, Data(), nil)
+        if !segment.data.isEmpty { try feed(segment.data) }
+    }
+
+    /// Feeds the next bytes of the segment begun with ``begin(_:)``; the samples they complete go
+    /// into the file.
+    ///
+    /// - Throws: ``ContainerError`` naming the segment.
+    public mutating func feed(_ bytes: Data) throws(ContainerError) {
+        // Moved out while it reads, so the reader's memory stays uniquely held and is reused.
+        guard var current = streaming else { return }
+        streaming = nil
+        do {
+            var data = bytes
+            if current.reader == nil {
+                current.head.append(bytes)
+                // The format is told from the first 512 bytes (fewer at the segment's end).
+                guard current.head.count >= 512 else {
+                    streaming = current
+                    return
+                }
+                current.reader = try makeReader(for: current.segment, prefix: current.head)
+                data = current.head
+                current.head = Data()
+            }
+            guard var reader = current.reader else {
+                streaming = current
+                return
+            }
+            current.reader = nil
+            let samples = try reader.read(data)
+            current.reader = reader
+            streaming = current
+            try write(samples, of: current.segment)
+        } catch {
+            var located = error
+            located.segment = located.segment ?? current.segment.index
+            throw located
+        }
+    }
+
+    /// Ends the segment begun with ``begin(_:)``.
+    ///
+    /// - Throws: ``ContainerError`` naming the segment: it ended inside a packet or frame, or
+    ///   it was not media.
+    public mutating func end() throws(ContainerError) {
+        guard var current = streaming else { return }
+        streaming = nil
+        do {
+            if current.reader == nil {
+                var reader = try makeReader(for: current.segment, prefix: current.head)
+                let samples = try reader.read(current.head)
+                current.reader = reader
+                try write(samples, of: current.segment)
+            }
+            guard var reader = current.reader else { return }
+            current.reader = nil
+            let samples = try reader.finish()
+            close(&reader, of: current.segment)
+            try write(samples, of: current.segment)
+        } catch {
+            var located = error
+            located.segment = located.segment ?? current.segment.index
+            throw located
+        }
+    }
+
+    private mutating func note(_ ignored: [String]) {
+        for entry in ignored where !report.ignoredStreams.contains(entry) { report.ignoredStreams.append(entry) }
+    }
+
+    // MARK: The timeline
+
+    /// Places discontinuity number `number` on the output timeline: its earliest sample, among the
+    /// segments `opening` it, starts where the presentation so far ends.
+    private mutating func openDomain(_ number: Int, with opening: [(segment: Segment, samples: [MediaSample])]) {
+        let flicks = Self.flicks
+        var origin: Int64?
+        var firstDecodes: [TrackKey: Int64] = [:]
+        for entry in opening {
+            let kinds = renditions[entry.segment.rendition].kinds
+            for sample in entry.samples where kinds.contains(sample.stream.kind) {
+                let time = rescale(sample.presentationTime, from: sample.description.timescale, to: flicks)
+                origin = min(origin ?? time, time)
+                let key = TrackKey(rendition: entry.segment.rendition, slot: sample.stream)
+                let decode = rescale(sample.decodeTime, from: sample.description.timescale, to: flicks)
+                firstDecodes[key] = min(firstDecodes[key] ?? decode, decode)
+            }
+        }
+        guard let origin else { return }
+        var resume: Int64 = 0
+        for (index, timing) in timings.enumerated() {
+            let timescale = writer.tracks[index].timescale
+            if let end = timing.end { resume = max(resume, rescale(end, from: timescale, to: flicks)) }
+            // A track's decode times must keep increasing across the boundary.
+            if let last = timing.lastDecode, let first = firstDecodes[timing.key] {
+                let lastFlicks = rescale(last, from: timescale, to: flicks)
+                let tick = Int64(flicks / timescale)
+                resume = max(resume, lastFlicks + tick - (first - origin))
+            }
+        }
+        domainOffsets[number] = resume - origin
+        currentDomain = max(currentDomain ?? number, number)
+    }
+
+    private mutating func write(_ samples: [MediaSample], of segment: Segment) throws(ContainerError) {
+        guard !samples.isEmpty else { return }
+        if domainOffsets[segment.discontinuity] == nil {
+            // A segment of an older number than any placed (a lagging rendition) continues the
+            // nearest placed one before it.
+            let earlier = domainOffsets.keys.filter { $0 < segment.discontinuity }.max()
+            domainOffsets[segment.discontinuity] = earlier.flatMap { domainOffsets[$0] } ?? 0
+        }
+        let offset = domainOffsets[segment.discontinuity] ?? 0
+        let kinds = renditions[segment.rendition].kinds
+        for sample in samples where kinds.contains(sample.stream.kind) {
+            let key = TrackKey(rendition: segment.rendition, slot: sample.stream)
+            let track = trackIndex(for: key, sample: sample)
+            try write(sample, to: track, offsetFlicks: offset)
+        }
+    }
+
+    private mutating func trackIndex(for key: TrackKey, sample: MediaSample) -> Int {
+        if let index = timings.firstIndex(where: { $0.key == key }) { return index }
+        let rendition = renditions[key.rendition]
+        var track = MP4Writer.Track(
+            kind: sample.stream.kind, timescale: sample.description.timescale,
+            language: Languages.isoCode(rendition.language), name: rendition.name)
+        if sample.stream.kind == .audio {
+            track.alternateGroup = 1
+            let audioTracks = writer.tracks.enumerated().filter { $0.element.kind == .audio }
+            // One audio track is presented by default: the default rendition's first, else the first.
+            let anotherEnabled = audioTracks.contains { $0.element.isEnabled }
+            track.isEnabled = !anotherEnabled && (rendition.isDefault || !renditions.contains { $0.isDefault })
+            if !anotherEnabled, !track.isEnabled, audioTracks.isEmpty { track.isEnabled = true }
+        }
+        let index = writer.addTrack(track)
+        let delta = rescale(3_600, from: 90_000, to: sample.description.timescale)
+        timings.append(Timing(key: key, frameDelta: max(delta, 1)))
+        return index
+    }
+
+    private mutating func write(_ sample: MediaSample, to track: Int, offsetFlicks: Int64) throws(ContainerError) {
+        let timescale = writer.tracks[track].timescale
+        let source = sample.description.timescale
+        let offset = rescale(offsetFlicks, from: Self.flicks, to: timescale)
+        var decode = rescale(sample.decodeTime, from: source, to: timescale) + offset
+        var present = rescale(sample.presentationTime, from: source, to: timescale) + offset
+        let duration = sample.duration.map { rescale($0, from: source, to: timescale) }
+        var timing = timings[track]
+        if sample.stream.kind == .audio {
+            let frame = max(duration ?? rescale(Int64(sample.description.frameDuration ?? 1_024), from: source, to: timescale), 1)
+            if let expected = timing.nextAudio {
+                let difference = present - expected
+                if abs(difference) * 2 < frame {
+                    present = expected
+                } else if difference < 0 {
+                    // Overlaps what came before by half a frame or more: trimmed.
+                    report.framesTrimmed += 1
+                    return
+                } else if gaps == .keepTimestamps {
+                    // The gap stays: the frame before lasts until this one.
+                    report.gapsKept += 1
+                } else if let silence = SilentAudio.frame(for: sample.description) {
+                    let count = (difference + frame / 2) / frame
+                    for index in 0..<count {
+                        let time = expected + index * frame
+                        try writer.append(
+                            silence, to: track, description: sample.description, decodeTime: time,
+                            presentationTime: time, isSync: true, duration: frame)
+                    }
+                    report.silentFramesInserted += Int(count)
+                    present = expected + count * frame
+                }
+            }
+            decode = present
+            timing.nextAudio = present + frame
+            timing.end = max(timing.end ?? present + frame, present + frame)
+            try writer.append(
+                sample.data, to: track, description: sample.description, decodeTime: decode, presentationTime: present,
+                isSync: true, duration: frame)
+            timing.lastDecode = decode
+        } else {
+            if let last = timing.lastDecode {
+                if decode <= last {
+                    // A source whose decode times stall or step back: the sample keeps its place
+                    // in decode order, one tick later.
+                    present += last + 1 - decode
+                    decode = last + 1
+                } else {
+                    timing.frameDelta = decode - last
+                }
+            }
+            let length = duration ?? timing.frameDelta
+            timing.end = max(timing.end ?? present + length, present + length)
+            try writer.append(
+                sample.data, to: track, description: sample.description, decodeTime: decode, presentationTime: present,
+                isSync: sample.isSync, duration: duration)
+            timing.lastDecode = decode
+        }
+        timings[track] = timing
+    }
+}
