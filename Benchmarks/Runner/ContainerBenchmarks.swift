@@ -9,9 +9,13 @@ enum ContainerBenchmarks {
         [
             remux(
                 name: "AAC in MPEG-TS to .m4a", brand: .audio,
-                segments: [Data(TransportStreamBuilder.audioStream(pesCount: (quick ? 20_000 : 200_000) / 3, framesPerPES: 2))]
+                segments: [
+                    Data(TransportStreamBuilder.audioStream(pesCount: (quick ? 20_000 : 200_000) / 3, framesPerPES: 2))
+                ]
             ),
-            remux(name: "H.264 and AAC in MPEG-TS segments to .mp4", brand: .movie, segments: lesson(repeats: quick ? 20 : 200)),
+            remux(
+                name: "H.264 and AAC in MPEG-TS segments to .mp4", brand: .movie,
+                segments: lesson(repeats: quick ? 20 : 200)),
         ]
     }
 
@@ -46,7 +50,8 @@ enum ContainerBenchmarks {
                         // The lesson's parts follow one another: each pair opens a new discontinuity.
                         for (index, segment) in segments.enumerated() {
                             let discontinuity = index / 2
-                            let header = SegmentRemuxer.Segment(data: Data(), discontinuity: discontinuity, index: index)
+                            let header = SegmentRemuxer.Segment(
+                                data: Data(), discontinuity: discontinuity, index: index)
                             if remuxer.canStream(discontinuity: discontinuity) {
                                 try? remuxer.begin(header)
                                 var start = segment.startIndex

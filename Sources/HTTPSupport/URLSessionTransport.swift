@@ -257,7 +257,9 @@ private final class ChunkRouter: NSObject, URLSessionDataDelegate, @unchecked Se
                     }
                 }
                 data.withUnsafeBytes { bytes in
-                    if let base = bytes.baseAddress { (buffer + waiter.used).copyMemory(from: base, byteCount: bytes.count) }
+                    if let base = bytes.baseAddress {
+                        (buffer + waiter.used).copyMemory(from: base, byteCount: bytes.count)
+                    }
                 }
                 waiter.gathered = buffer
                 waiter.used += data.count

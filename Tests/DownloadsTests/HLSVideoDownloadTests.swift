@@ -221,7 +221,8 @@ struct FragmentedMP4Tests {
             reply: .response(
                 status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: Data(playlist.utf8)))
         for name in ["init.mp4", "seg0.m4s", "seg1.m4s"] {
-            transport.stub(base.appendingPathComponent(name), reply: .resource(try fixtures.data("media/hls-fmp4/\(name)")))
+            transport.stub(
+                base.appendingPathComponent(name), reply: .resource(try fixtures.data("media/hls-fmp4/\(name)")))
         }
         return try expectedFile()
     }

@@ -204,7 +204,8 @@ struct MediaDownloaderTests {
         let driver = Task {
             while !Task.isCancelled {
                 let now = clock.now
-                await clock.waitUntilSleepers { deadlines in deadlines.contains { now.duration(to: $0) <= .seconds(30) } }
+                await clock.waitUntilSleepers { deadlines in deadlines.contains { now.duration(to: $0) <= .seconds(30) }
+                }
                 clock.advanceToNextDeadline()
                 await Task.yield()
             }

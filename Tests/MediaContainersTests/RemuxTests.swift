@@ -44,7 +44,9 @@ struct RemuxTests {
         let single = try Remux.run([try Facts.data("audio-aac.ts")], brand: .audio)
         let joinedTrack = try #require(joined.file.tracks("soun").first)
         let singleTrack = try #require(single.file.tracks("soun").first)
-        #expect(joinedTrack.samples.map { joined.file.data(of: $0) } == singleTrack.samples.map { single.file.data(of: $0) })
+        #expect(
+            joinedTrack.samples.map { joined.file.data(of: $0) } == singleTrack.samples.map { single.file.data(of: $0) }
+        )
         #expect(joinedTrack.samples.map(\.decodeTime) == singleTrack.samples.map(\.decodeTime))
     }
 

@@ -28,7 +28,8 @@ struct CirclePlayerFetchTests {
                 Data(
                     syntheticTransportStream(
                         rangeLengths: byteRangeLengths(
-                            ofPlaylist: String(decoding: try fixtures.data("hls/arkiva/hls_a256K_v4.m3u8"), as: UTF8.self)),
+                            ofPlaylist: String(
+                                decoding: try fixtures.data("hls/arkiva/hls_a256K_v4.m3u8"), as: UTF8.self)),
                         seed: [UInt8](try fixtures.data("audio-aac.ts"))
                     ).bytes),
                 latency: .milliseconds(100)))

@@ -22,7 +22,8 @@ public func syntheticTransportStream(rangeLengths: [Int], seed: [UInt8]) -> (byt
         if let (offset, _) = timestampOffsets(seed, packet: at) { stamps.append(readTimestamp(seed, at: offset)) }
     }
     let span: Int64 =
-        stamps.count >= 2 ? (stamps[stamps.count - 1] - stamps[0]) + (stamps[stamps.count - 1] - stamps[stamps.count - 2])
+        stamps.count >= 2
+        ? (stamps[stamps.count - 1] - stamps[0]) + (stamps[stamps.count - 1] - stamps[stamps.count - 2])
         : 0
     var counters: [Int: UInt8] = [:]
     var bytes: [UInt8] = []

@@ -117,7 +117,9 @@ public struct MP4Inspector {
         }
     }
 
-    private static func track(_ reader: MP4BoxReader, trak: (type: String, start: Int, size: Int), movieTimescale: Int64)
+    private static func track(
+        _ reader: MP4BoxReader, trak: (type: String, start: Int, size: Int), movieTimescale: Int64
+    )
         throws -> Track
     {
         let bytes = reader.bytes
@@ -136,7 +138,8 @@ public struct MP4Inspector {
         let timescale = Int64(reader.uint32(mdhd.0 + (mdhdVersion == 1 ? 28 : 20)))
         let packed = Int(reader.uint32(mdhd.0 + (mdhdVersion == 1 ? 40 : 28)) >> 16) & 0x7FFF
         let language = String(
-            decoding: [(packed >> 10) & 0x1F, (packed >> 5) & 0x1F, packed & 0x1F].map { UInt8($0 + 0x60) }, as: UTF8.self)
+            decoding: [(packed >> 10) & 0x1F, (packed >> 5) & 0x1F, packed & 0x1F].map { UInt8($0 + 0x60) },
+            as: UTF8.self)
         let handler = reader.type(hdlr.0 + 12)
         let nameBytes = bytes[(hdlr.0 + 32)..<(hdlr.0 + hdlr.1)].prefix { $0 != 0 }
         var entries: [[UInt8]] = []
@@ -220,8 +223,10 @@ public struct MP4Inspector {
             }
         }
         return Track(
-            handler: handler, name: String(decoding: nameBytes, as: UTF8.self), timescale: timescale, language: language,
-            flags: flags, alternateGroup: alternateGroup, formats: entries.map { String(decoding: $0[4..<8], as: UTF8.self) },
+            handler: handler, name: String(decoding: nameBytes, as: UTF8.self), timescale: timescale,
+            language: language,
+            flags: flags, alternateGroup: alternateGroup,
+            formats: entries.map { String(decoding: $0[4..<8], as: UTF8.self) },
             entries: entries, samples: samples, edits: edits, movieTimescale: movieTimescale)
     }
 }

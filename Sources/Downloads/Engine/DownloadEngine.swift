@@ -291,7 +291,8 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 // A new attempt starts afresh: what an earlier one handed on no longer counts.
                 if attempt > 1 { await receiver?.restart() }
                 return try await fetch(
-                    part, index: index, validators: validators, meter: meter, into: sink, pool: pool, receiver: receiver)
+                    part, index: index, validators: validators, meter: meter, into: sink, pool: pool, receiver: receiver
+                )
             })
     }
 

@@ -151,7 +151,8 @@ struct LessonPlan: Sendable {
             let segments = parts[step].filter { $0.role != .initialization }
             defer { for segment in segments { placed.insert(segment.discontinuity) } }
             guard segments.count == 1, let segment = segments.first else { return false }
-            return placed.contains(segment.discontinuity) && !parts[step].contains { $0.keys.contains(where: \.encrypts) }
+            return placed.contains(segment.discontinuity)
+                && !parts[step].contains { $0.keys.contains(where: \.encrypts) }
         }
         duration = total
         let ranged = parts.allSatisfy { $0.byteRange != nil }
@@ -170,11 +171,14 @@ struct LessonPlan: Sendable {
         var hash = FNV1a64()
         for part in parts {
             hash.add(part.url.absoluteString.utf8)
-            hash.add("|\(part.byteRange?.description ?? "-")|\(part.rendition)|\(part.role)|\(part.discontinuity);".utf8)
+            hash.add(
+                "|\(part.byteRange?.description ?? "-")|\(part.rendition)|\(part.role)|\(part.discontinuity);".utf8)
         }
         for step in steps { hash.add("\(step.lowerBound)-\(step.upperBound),".utf8) }
         for rendition in renditions {
-            hash.add("\(rendition.language ?? "")|\(rendition.name ?? "")|\(rendition.isDefault)|\(rendition.kinds.sorted { $0.rawValue < $1.rawValue })".utf8)
+            hash.add(
+                "\(rendition.language ?? "")|\(rendition.name ?? "")|\(rendition.isDefault)|\(rendition.kinds.sorted { $0.rawValue < $1.rawValue })"
+                    .utf8)
         }
         hash.add("\(brand)".utf8)
         return String(hash.value, radix: 16)
@@ -205,8 +209,10 @@ struct LessonPlan: Sendable {
                 entries.append(
                     (
                         Part(
-                            url: try resolve(map.uri, url), byteRange: map.byteRange.map(ByteRange.init), rendition: rendition,
-                            role: .initialization, discontinuity: discontinuity, mediaSequence: sequence, keys: map.keys,
+                            url: try resolve(map.uri, url), byteRange: map.byteRange.map(ByteRange.init),
+                            rendition: rendition,
+                            role: .initialization, discontinuity: discontinuity, mediaSequence: sequence,
+                            keys: map.keys,
                             duration: 0, initialization: nil), time
                     ))
             }

@@ -329,7 +329,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         if let expected = plan.expectedBytes {
             let needed = (expected + expected / 50 + (1 << 20)).subtractingReportingOverflow(written)
             if !needed.overflow {
-                try StorageSpace.check(needed.partialValue, in: destination.deletingLastPathComponent(), for: destination)
+                try StorageSpace.check(
+                    needed.partialValue, in: destination.deletingLastPathComponent(), for: destination)
             }
         }
         let progress = LessonProgress(
@@ -352,7 +353,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         progress.complete(byteCount: summary.byteCount)
         let omissions = session.report.ignoredStreams.map { DownloadResult.Omission.stream($0) }
         return DownloadResult(
-            file: destination, byteCount: summary.byteCount, partsFetched: fetched.parts, peakBufferedBytes: fetched.peak,
+            file: destination, byteCount: summary.byteCount, partsFetched: fetched.parts,
+            peakBufferedBytes: fetched.peak,
             omissions: omissions)
     }
 
@@ -363,7 +365,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
     /// remuxer as they arrive (after those that came while it waited its turn), so the segment
     /// being remuxed is never held whole. A step that starts a discontinuity, or whose parts are
     /// decrypted, is remuxed whole when all its parts are in.
-    private func fetchAndRemux(session: RemuxSession, progress: LessonProgress) async throws -> (parts: Int, peak: UInt64) {
+    private func fetchAndRemux(session: RemuxSession, progress: LessonProgress) async throws -> (
+        parts: Int, peak: UInt64
+    ) {
         let plan = plan
         let engine = engine
         let decryptor = decryptor
@@ -399,7 +403,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     group.addTask {
                         let fetched = try await engine.fetchWithRetry(
                             part.downloadPart, index: index, meter: meter, receiver: flow)
-                        guard encrypted, let decryptor else { return .fetched(index: index, data: nil, bytes: fetched.fetched) }
+                        guard encrypted, let decryptor else {
+                            return .fetched(index: index, data: nil, bytes: fetched.fetched)
+                        }
                         let clear = try await decryptor.decrypt(flow.takeBuffered(), keys: part.keys, partIndex: index)
                         return .fetched(index: index, data: clear, bytes: fetched.fetched)
                     }
@@ -471,7 +477,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                 }
                 let wholeSegments = whole
                 finishStep(step) { session, received, floor in
-                    try session.remux(step: step, segments: wholeSegments, bytesReceived: received, fractionFloor: floor)
+                    try session.remux(
+                        step: step, segments: wholeSegments, bytesReceived: received, fractionFloor: floor)
                 }
             }
             startMore()

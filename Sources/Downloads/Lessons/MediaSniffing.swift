@@ -32,7 +32,8 @@ package enum LessonContent: Sendable, Hashable {
     /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/notMedia(contentType:found:)`` for
     ///   an answer that is neither a playlist nor media: an HTML page, JSON, text, or an unknown
     ///   format.
-    package static func classify(_ prefix: Data, response: URLResponse, url: URL) throws(DownloadError) -> LessonContent {
+    package static func classify(_ prefix: Data, response: URLResponse, url: URL) throws(DownloadError) -> LessonContent
+    {
         let type =
             (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type")?
             .split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()

@@ -63,7 +63,9 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
             guard let base = bytes.baseAddress else { break }
             let wrote = pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
             if wrote < 0, errno == EINTR { continue }
-            guard wrote > 0 else { throw DownloadError(.file(operation: "write", reason: Self.reason(errno)), path: url.path) }
+            guard wrote > 0 else {
+                throw DownloadError(.file(operation: "write", reason: Self.reason(errno)), path: url.path)
+            }
             done += wrote
         }
         lock.lock()

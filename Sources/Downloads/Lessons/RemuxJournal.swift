@@ -139,7 +139,8 @@ struct RemuxJournal {
                 let received = fields.uint64(), let floorBits = fields.uint64(), let stateLength = fields.uint32(),
                 Int(stateLength) <= fields.remaining
             else { return nil }
-            let stateBytes = Data(UnsafeRawBufferPointer(rebasing: payload[fields.position..<(fields.position + Int(stateLength))]))
+            let stateBytes = Data(
+                UnsafeRawBufferPointer(rebasing: payload[fields.position..<(fields.position + Int(stateLength))]))
             fields.position += Int(stateLength)
             guard let recordsLength = fields.uint32(), Int(recordsLength) == fields.remaining else { return nil }
             let recordsOffset = UInt64(payloadStart + fields.position)
@@ -170,7 +171,9 @@ struct RemuxJournal {
         var payload: [UInt8] = []
         payload.reserveCapacity(40 + state.count + checkpoint.encodedRecords.count)
         func put(_ value: UInt64, _ width: Int) {
-            for shift in stride(from: (width - 1) * 8, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+            for shift in stride(from: (width - 1) * 8, through: 0, by: -8) {
+                payload.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            }
         }
         put(UInt64(stepsDone), 4)
         put(checkpoint.dataLength, 8)
@@ -188,7 +191,9 @@ struct RemuxJournal {
         var frame: [UInt8] = []
         let header = UInt64(Self.magic) << 32 | UInt64(payload.count)
         for value in [header, digest.value] {
-            for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                frame.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            }
         }
         frame.append(contentsOf: payload)
         do {
@@ -198,7 +203,8 @@ struct RemuxJournal {
         }
         let wrote = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
         guard wrote == frame.count else {
-            throw DownloadError(.file(operation: "record progress in", reason: RemuxOutput.reason(errno)), path: url.path)
+            throw DownloadError(
+                .file(operation: "record progress in", reason: RemuxOutput.reason(errno)), path: url.path)
         }
         do {
             try FileFaults.check(.flush, url)
@@ -221,7 +227,9 @@ struct RemuxJournal {
         var coder = SampleRecordCoder()
         for region in recordRegions {
             var bytes = [UInt8](repeating: 0, count: region.length)
-            let got = bytes.withUnsafeMutableBytes { raw in pread(descriptor, raw.baseAddress, raw.count, off_t(region.offset)) }
+            let got = bytes.withUnsafeMutableBytes { raw in
+                pread(descriptor, raw.baseAddress, raw.count, off_t(region.offset))
+            }
             guard got == region.length else {
                 throw ContainerError(.invalidCheckpoint(reason: "the journal's records cannot be read"))
             }

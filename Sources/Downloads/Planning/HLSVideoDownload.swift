@@ -114,7 +114,9 @@ extension MediaDownloader {
                     selection: planned.audioSelection, mediaPlaylistURL: audioURL, parts: audio.map(\.downloadPart),
                     keys: audio.map(\.keys), hasInitializationSection: audio.contains { $0.role == .initialization })
             },
-            subtitles: planned.plan.subtitles.map { HLSVideoPlan.Subtitle(language: $0.language, playlistURL: $0.playlistURL) },
+            subtitles: planned.plan.subtitles.map {
+                HLSVideoPlan.Subtitle(language: $0.language, playlistURL: $0.playlistURL)
+            },
             hasInitializationSection: video.contains { $0.role == .initialization })
     }
 
@@ -138,8 +140,10 @@ extension MediaDownloader {
             let planned = try await planVideoLesson(
                 from: url, first: nil, policy: policy, preferredLanguages: preferredLanguages, subtitles: subtitles)
             try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
-            var result = try await LessonRun(engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor)
-                .run(job: job)
+            var result = try await LessonRun(
+                engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor
+            )
+            .run(job: job)
             if subtitles { result.omissions += await saveSubtitles(planned.plan.subtitles, beside: destination) }
             return result
         }
@@ -166,7 +170,8 @@ extension MediaDownloader {
             let entries = try LessonPlan.entries(of: media, at: finalURL, rendition: 0) { uri, base in
                 try resolve(uri, against: base, playlist: finalURL)
             }
-            let plan = LessonPlan(renditions: [entries], settings: [SegmentRemuxer.Rendition()], brand: .movie, bandwidth: nil)
+            let plan = LessonPlan(
+                renditions: [entries], settings: [SegmentRemuxer.Rendition()], brand: .movie, bandwidth: nil)
             return PlannedVideo(plan: plan, videoURL: finalURL)
         case .multivariant(let master):
             guard let variant = policy.choose(from: master.variants) else {
@@ -178,7 +183,8 @@ extension MediaDownloader {
             let videoURL = try resolve(variant.uri, against: finalURL, playlist: url)
             let (videoData, videoFinal) = try await fetchPlaylist(videoURL)
             guard case .media(let videoMedia) = try parse(videoData, url: videoFinal) else {
-                throw DownloadError(.unusablePlaylist(reason: "the variant's URI is not a media playlist"), url: videoFinal)
+                throw DownloadError(
+                    .unusablePlaylist(reason: "the variant's URI is not a media playlist"), url: videoFinal)
             }
             var entries = [
                 try LessonPlan.entries(of: videoMedia, at: videoFinal, rendition: 0) { uri, base in
@@ -198,7 +204,8 @@ extension MediaDownloader {
                     let (audioData, audioFinal) = try await fetchPlaylist(url)
                     guard case .media(let audioMedia) = try parse(audioData, url: audioFinal) else {
                         throw DownloadError(
-                            .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"), url: audioFinal)
+                            .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"),
+                            url: audioFinal)
                     }
                     entries.append(
                         try LessonPlan.entries(of: audioMedia, at: audioFinal, rendition: 1) { uri, base in
@@ -268,7 +275,8 @@ extension MediaDownloader {
     static func safeLanguage(_ language: String) -> String {
         String(
             language.unicodeScalars.prefix(16).map { scalar -> Character in
-                scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-" ? Character(scalar) : "_"
+                scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-"
+                    ? Character(scalar) : "_"
             })
     }
 

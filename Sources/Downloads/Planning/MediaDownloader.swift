@@ -52,8 +52,10 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         DownloadJob { job in
             let planned = try await planAudioLesson(from: masterURL, preferredLanguages: preferredLanguages)
             try Self.checkDecryption(planned.plan, decryptor: decryptor, url: masterURL)
-            return try await LessonRun(engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor)
-                .run(job: job)
+            return try await LessonRun(
+                engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor
+            )
+            .run(job: job)
         }
     }
 
@@ -115,7 +117,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Refuses encrypted parts when no decryptor is given.
-    static func checkDecryption(_ plan: LessonPlan, decryptor: (any SegmentDecryptor)?, url: URL) throws(DownloadError) {
+    static func checkDecryption(_ plan: LessonPlan, decryptor: (any SegmentDecryptor)?, url: URL) throws(DownloadError)
+    {
         guard decryptor == nil,
             let key = plan.parts.lazy.flatMap(\.keys).first(where: \.encrypts)
         else { return }

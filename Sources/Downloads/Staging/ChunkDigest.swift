@@ -51,9 +51,12 @@ struct ChunkDigest {
     private mutating func consume(_ bytes: UnsafeRawBufferPointer, at index: Int) {
         guard let base = bytes.baseAddress else { return }
         lanes.0 = Self.mix(lanes.0, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
-        lanes.1 = Self.mix(lanes.1, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)))
-        lanes.2 = Self.mix(lanes.2, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)))
-        lanes.3 = Self.mix(lanes.3, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)))
+        lanes.1 = Self.mix(
+            lanes.1, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)))
+        lanes.2 = Self.mix(
+            lanes.2, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)))
+        lanes.3 = Self.mix(
+            lanes.3, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)))
     }
 
     /// The digest of the bytes added so far.

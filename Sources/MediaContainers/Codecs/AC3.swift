@@ -151,7 +151,8 @@ struct AC3Header: Hashable, Sendable {
         dac3.end()
         return SampleDescription(
             kind: .audio, codec: .ac3,
-            sampleEntry: SampleEntries.audio(format: "ac-3", channelCount: 2, sampleRate: sampleRate, children: dac3.bytes),
+            sampleEntry: SampleEntries.audio(
+                format: "ac-3", channelCount: 2, sampleRate: sampleRate, children: dac3.bytes),
             timescale: sampleRate, sampleRate: sampleRate, channelCount: channelCount, frameDuration: 1_536)
     }
 
@@ -191,7 +192,8 @@ struct AC3Header: Hashable, Sendable {
             kind: .audio, codec: .eac3,
             // ETSI TS 102 366 Annex F: the entry's channel count is always 2; decoders read the
             // layout from the specific box.
-            sampleEntry: SampleEntries.audio(format: "ec-3", channelCount: 2, sampleRate: sampleRate, children: dec3.bytes),
+            sampleEntry: SampleEntries.audio(
+                format: "ec-3", channelCount: 2, sampleRate: sampleRate, children: dec3.bytes),
             timescale: sampleRate, sampleRate: sampleRate, channelCount: channels, frameDuration: 1_536)
     }
 

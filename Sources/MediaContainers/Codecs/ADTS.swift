@@ -163,7 +163,8 @@ public struct ADTSReader: Sendable {
             guard let header = try header(in: bytes, at: index, offset: offset) else { break }
             guard bytes.count - index >= header.length else { break }
             try body(
-                header.format, UnsafeRawBufferPointer(rebasing: bytes[(index + header.headerLength)..<(index + header.length)]))
+                header.format,
+                UnsafeRawBufferPointer(rebasing: bytes[(index + header.headerLength)..<(index + header.length)]))
             index += header.length
         }
         return index

@@ -47,7 +47,9 @@ struct AudioFramer: Sendable {
             do throws(ContainerError) {
                 while index < bytes.count {
                     // An ID3 tag between frames (a packed audio segment's) is the caller's to take.
-                    if bytes.count - index >= 3, bytes[index] == 0x49, bytes[index + 1] == 0x44, bytes[index + 2] == 0x33 {
+                    if bytes.count - index >= 3, bytes[index] == 0x49, bytes[index + 1] == 0x44,
+                        bytes[index + 2] == 0x33
+                    {
                         break
                     }
                     guard let frame = try frame(in: bytes, at: index, offset: offset - boundary) else { break }
@@ -59,7 +61,8 @@ struct AudioFramer: Sendable {
                         timestamp = nil
                     }
                     let time = nextTime ?? 0
-                    let data = Data(UnsafeRawBufferPointer(rebasing: bytes[(index + frame.skip)..<(index + frame.length)]))
+                    let data = Data(
+                        UnsafeRawBufferPointer(rebasing: bytes[(index + frame.skip)..<(index + frame.length)]))
                     if let sample = gather(data, frame: frame, time: time) { samples.append(sample) }
                     nextTime = time + Int64(frame.duration)
                     index += frame.length
@@ -89,7 +92,8 @@ struct AudioFramer: Sendable {
         guard carry.isEmpty else {
             let count = carry.count
             carry = []
-            throw ContainerError(.malformedAudio(codec: codec, reason: "the stream ends inside a frame (\(count) bytes)"))
+            throw ContainerError(
+                .malformedAudio(codec: codec, reason: "the stream ends inside a frame (\(count) bytes)"))
         }
         guard let current = group else { return [] }
         group = nil

@@ -20,7 +20,9 @@ struct MPEGAudioHeader: Hashable, Sendable {
     /// The audio samples per channel in the frame.
     var samplesPerFrame: Int
 
-    private static let rates: [[Int]] = [[44_100, 48_000, 32_000], [22_050, 24_000, 16_000], [11_025, 12_000, 8_000]]
+    private static let rates: [[Int]] = [
+        [44_100, 48_000, 32_000], [22_050, 24_000, 16_000], [11_025, 12_000, 8_000],
+    ]
     /// Bit rates in kbit/s by bit rate index 1…14, for MPEG-1 layers I, II, III, then MPEG-2/2.5
     /// layer I, then layers II and III.
     private static let bitRates: [[Int]] = [

@@ -288,9 +288,11 @@ public struct MP4Writer: Sendable {
         let tracks = state.tracks
         guard tracks.contains(where: { $0.sampleCount > 0 }) else { throw ContainerError(.noSupportedAudio) }
         let stats = try Self.statistics(tracks: tracks, replaying: replaying)
-        let movieTimescale = tracks.first { $0.kind == .video && $0.sampleCount > 0 }?.timescale
+        let movieTimescale =
+            tracks.first { $0.kind == .video && $0.sampleCount > 0 }?.timescale
             ?? tracks.first { $0.sampleCount > 0 }?.timescale ?? 1_000
-        let movieStart = stats.compactMap { $0.count > 0 ? Double($0.minimumPresentation) / Double($0.timescale) : nil }
+        let movieStart =
+            stats.compactMap { $0.count > 0 ? Double($0.minimumPresentation) / Double($0.timescale) : nil }
             .min() ?? 0
         var emitter = BoxEmitter(output: output, start: Self.headerLength + dataLength)
         emitter.begin("moov")
@@ -383,7 +385,9 @@ public struct MP4Writer: Sendable {
             guard stats[index].count == tracks[index].sampleCount else {
                 throw ContainerError(
                     .invalidCheckpoint(
-                        reason: "track \(index) has \(stats[index].count) records for \(tracks[index].sampleCount) samples"))
+                        reason:
+                            "track \(index) has \(stats[index].count) records for \(tracks[index].sampleCount) samples")
+                )
             }
         }
         return stats
@@ -432,7 +436,8 @@ public struct MP4Writer: Sendable {
         box.append32(UInt32(clamping: picture?.height ?? 0) << 16)
         try box.end()
         if layout.start > 0 || layout.mediaTime != 0 {
-            let wide = layout.start > UInt64(UInt32.max) || layout.duration > UInt64(UInt32.max)
+            let wide =
+                layout.start > UInt64(UInt32.max) || layout.duration > UInt64(UInt32.max)
                 || layout.mediaTime > Int64(Int32.max) || layout.mediaTime < 0
             box.begin("edts")
             box.beginFull("elst", version: wide ? 1 : 0)

@@ -65,7 +65,8 @@ public struct FragmentedMP4Reader: Sendable {
                 if let mvex = children.first(where: { $0.type == "mvex" }) {
                     for box in try Self.boxes(in: raw, from: mvex.body, to: mvex.end) where box.type == "trex" {
                         var cursor = ByteCursor(raw, from: box.body + 4, to: box.end)
-                        guard let id = cursor.uint32(), let description = cursor.uint32(), let duration = cursor.uint32(),
+                        guard let id = cursor.uint32(), let description = cursor.uint32(),
+                            let duration = cursor.uint32(),
                             let size = cursor.uint32(), let flags = cursor.uint32()
                         else { throw ContainerError(.malformedBox(box: "trex", reason: "cut short")) }
                         trex[id] = (description, duration, size, flags)
@@ -189,7 +190,8 @@ public struct FragmentedMP4Reader: Sendable {
             throw ContainerError(.malformedBox(box: type, reason: "a size of \(size) bytes"), offset: at)
         }
         guard size <= UInt64(maximumBoxLength) else {
-            throw ContainerError(.tooLarge(what: "a '\(type)' box", bytes: Int(clamping: size), limit: maximumBoxLength), offset: at)
+            throw ContainerError(
+                .tooLarge(what: "a '\(type)' box", bytes: Int(clamping: size), limit: maximumBoxLength), offset: at)
         }
         guard UInt64(limit - at) >= size else { return nil }
         return Box(type: type, start: at, body: cursor.position, end: at + Int(size))
@@ -207,7 +209,8 @@ public struct FragmentedMP4Reader: Sendable {
         guard let version = cursor.uint8(), cursor.skip(3), cursor.skip(version == 1 ? 16 : 8), let id = cursor.uint32()
         else { throw ContainerError(.malformedBox(box: "tkhd", reason: "cut short")) }
         let media = try boxes(in: raw, from: mdia.body, to: mdia.end)
-        guard let mdhd = media.first(where: { $0.type == "mdhd" }), let hdlr = media.first(where: { $0.type == "hdlr" }),
+        guard let mdhd = media.first(where: { $0.type == "mdhd" }),
+            let hdlr = media.first(where: { $0.type == "hdlr" }),
             let minf = media.first(where: { $0.type == "minf" })
         else { throw ContainerError(.malformedBox(box: "mdia", reason: "no mdhd, hdlr or minf")) }
         var header = ByteCursor(raw, from: mdhd.body, to: mdhd.end)
@@ -315,7 +318,8 @@ public struct FragmentedMP4Reader: Sendable {
                 case 0x69, 0x6B:
                     codec = .mp3
                     frame = objectType == 0x6B ? 1_152 : 576
-                default: throw ContainerError(.unsupportedFormat("mp4a with object type 0x\(String(objectType, radix: 16))"))
+                default:
+                    throw ContainerError(.unsupportedFormat("mp4a with object type 0x\(String(objectType, radix: 16))"))
                 }
             }
             return SampleDescription(
@@ -329,7 +333,8 @@ public struct FragmentedMP4Reader: Sendable {
 
     /// The objectTypeIndication of an `mp4a` entry's `esds` (ISO/IEC 14496-1 §7.2.6.6), 0x40
     /// when it has none.
-    private static func objectTypeIndication(in raw: UnsafeRawBufferPointer, entry: Box) throws(ContainerError) -> UInt8 {
+    private static func objectTypeIndication(in raw: UnsafeRawBufferPointer, entry: Box) throws(ContainerError) -> UInt8
+    {
         guard let esds = try boxes(in: raw, from: entry.body + 28, to: entry.end).first(where: { $0.type == "esds" })
         else { return 0x40 }
         var cursor = ByteCursor(raw, from: esds.body + 4, to: esds.end)
@@ -424,7 +429,8 @@ public struct FragmentedMP4Reader: Sendable {
             let defaultFlags = flags & 0x20 != 0 ? cursor.uint32() ?? track.defaultFlags : track.defaultFlags
             guard description >= 1, Int(description) <= track.descriptions.count else {
                 throw ContainerError(
-                    .malformedBox(box: "tfhd", reason: "sample description \(description) of \(track.descriptions.count)"),
+                    .malformedBox(
+                        box: "tfhd", reason: "sample description \(description) of \(track.descriptions.count)"),
                     offset: consumed + tfhd.start)
             }
             var decodeTime = nextDecodeTimes[id] ?? 0
@@ -432,9 +438,12 @@ public struct FragmentedMP4Reader: Sendable {
                 var times = ByteCursor(raw, from: tfdt.body, to: tfdt.end)
                 guard let version = times.uint8(), times.skip(3),
                     let value = version == 1 ? times.uint64() : times.uint32().map(UInt64.init)
-                else { throw ContainerError(.malformedBox(box: "tfdt", reason: "cut short"), offset: consumed + tfdt.start) }
+                else {
+                    throw ContainerError(.malformedBox(box: "tfdt", reason: "cut short"), offset: consumed + tfdt.start)
+                }
                 guard value <= UInt64(Int64.max / 4) else {
-                    throw ContainerError(.timestampOutOfRange(reason: "a decode time of \(value)"), offset: consumed + tfdt.start)
+                    throw ContainerError(
+                        .timestampOutOfRange(reason: "a decode time of \(value)"), offset: consumed + tfdt.start)
                 }
                 decodeTime = Int64(value)
             }
@@ -447,7 +456,8 @@ public struct FragmentedMP4Reader: Sendable {
                 var position = dataEnd
                 if runFlags & 0x1 != 0 {
                     guard let offset = run.uint32() else {
-                        throw ContainerError(.malformedBox(box: "trun", reason: "cut short"), offset: consumed + trun.start)
+                        throw ContainerError(
+                            .malformedBox(box: "trun", reason: "cut short"), offset: consumed + trun.start)
                     }
                     position = dataBase + Int(Int32(bitPattern: offset))
                 }

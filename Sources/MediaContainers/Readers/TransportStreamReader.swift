@@ -75,7 +75,9 @@ public struct TransportStreamReader: Sendable {
         for (slot, converter) in converters {
             context.parameterSets[slot] = CodecParameterSets(codec: converter.codec, sets: converter.parameterSets)
         }
-        for (slot, framer) in framers { context.audioClocks[slot] = AudioClock(codec: framer.codec, next: framer.nextTime) }
+        for (slot, framer) in framers {
+            context.audioClocks[slot] = AudioClock(codec: framer.codec, next: framer.nextTime)
+        }
         return context
     }
 
@@ -227,7 +229,8 @@ public struct TransportStreamReader: Sendable {
         started.insert(slot)
         samples.append(
             MediaSample(
-                stream: slot, description: description, data: unit.sample, decodeTime: decode, presentationTime: present,
+                stream: slot, description: description, data: unit.sample, decodeTime: decode,
+                presentationTime: present,
                 isSync: unit.isSync))
     }
 }

@@ -50,8 +50,11 @@ public enum SegmentFormat: Sendable, Hashable {
         if lower.hasPrefix("<?xml") || lower.hasPrefix("<") { return "an XML or HTML document" }
         if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") { return "JSON" }
         if trimmed.hasPrefix("#EXTM3U") { return "a playlist" }
-        let printable = bytes.prefix(64).allSatisfy { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || (0x20..<0x7F).contains($0) }
+        let printable = bytes.prefix(64).allSatisfy {
+            $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || (0x20..<0x7F).contains($0)
+        }
         if printable { return "text (\"\(String(trimmed.prefix(40)))\")" }
-        return "unknown binary data starting " + bytes.prefix(4).map { String(format: "%02X", $0) }.joined(separator: " ")
+        return "unknown binary data starting "
+            + bytes.prefix(4).map { String(format: "%02X", $0) }.joined(separator: " ")
     }
 }

@@ -47,7 +47,8 @@ public struct SegmentRemuxer: Sendable {
 
         /// Creates rendition settings.
         public init(
-            language: String? = nil, name: String? = nil, isDefault: Bool = true, kinds: Set<MediaKind> = [.video, .audio]
+            language: String? = nil, name: String? = nil, isDefault: Bool = true,
+            kinds: Set<MediaKind> = [.video, .audio]
         ) {
             self.language = language
             self.name = name
@@ -281,7 +282,8 @@ public struct SegmentRemuxer: Sendable {
     public mutating func finish() throws(ContainerError) -> MP4Writer.Summary {
         _ = try checkpoint()
         guard let records = keptRecords else {
-            throw ContainerError(.invalidCheckpoint(reason: "the records were handed out; finish(replaying:) needs them"))
+            throw ContainerError(
+                .invalidCheckpoint(reason: "the records were handed out; finish(replaying:) needs them"))
         }
         return try writer.finish { visit throws(ContainerError) in
             for record in records { try visit(record) }
@@ -372,7 +374,8 @@ public struct SegmentRemuxer: Sendable {
             }
             guard let initialization else { throw ContainerError(.missingInitialization) }
             return .fragmented(
-                try FragmentedMP4Reader(initialization: initialization, continuing: times), initialization: initialization)
+                try FragmentedMP4Reader(initialization: initialization, continuing: times),
+                initialization: initialization)
         }
     }
 
@@ -589,7 +592,8 @@ public struct SegmentRemuxer: Sendable {
         let duration = sample.duration.map { rescale($0, from: source, to: timescale) }
         var timing = timings[track]
         if sample.stream.kind == .audio {
-            let frame = max(duration ?? rescale(Int64(sample.description.frameDuration ?? 1_024), from: source, to: timescale), 1)
+            let frame = max(
+                duration ?? rescale(Int64(sample.description.frameDuration ?? 1_024), from: source, to: timescale), 1)
             if let expected = timing.nextAudio {
                 let difference = present - expected
                 if abs(difference) * 2 < frame {

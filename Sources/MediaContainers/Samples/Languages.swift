@@ -29,7 +29,11 @@ public enum Languages {
     ]
 
     /// ISO 639-2/B bibliographic codes and the terminology codes that replace them in `mdhd`.
-    static let bibliographic: [String: String] = ["alb": "sqi", "arm": "hye", "baq": "eus", "bur": "mya", "chi": "zho", "cze": "ces", "dut": "nld", "fre": "fra", "geo": "kat", "ger": "deu", "gre": "ell", "ice": "isl", "mac": "mkd", "mao": "mri", "may": "msa", "per": "fas", "rum": "ron", "slo": "slk", "tib": "bod", "wel": "cym"]
+    static let bibliographic: [String: String] = [
+        "alb": "sqi", "arm": "hye", "baq": "eus", "bur": "mya", "chi": "zho", "cze": "ces", "dut": "nld", "fre": "fra",
+        "geo": "kat", "ger": "deu", "gre": "ell", "ice": "isl", "mac": "mkd", "mao": "mri", "may": "msa", "per": "fas",
+        "rum": "ron", "slo": "slk", "tib": "bod", "wel": "cym",
+    ]
 
     /// The ISO 639-2/T code of a BCP 47 tag's primary language subtag (`en-US` → `eng`, `pt` →
     /// `por`, `ger` → `deu`), or `nil` for none, `und`, or a subtag that is not a language code.

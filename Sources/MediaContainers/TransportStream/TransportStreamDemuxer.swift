@@ -94,7 +94,9 @@ public struct DeclaredStream: Hashable, Sendable, Codable {
 
     /// What a stream of `type` with these descriptors carries.
     static func content(of type: StreamType, descriptors: [(tag: UInt8, body: [UInt8])]) -> Content {
-        let registration = descriptors.first { $0.tag == 0x05 }.map { String(decoding: $0.body.prefix(4), as: UTF8.self) }
+        let registration = descriptors.first { $0.tag == 0x05 }.map {
+            String(decoding: $0.body.prefix(4), as: UTF8.self)
+        }
         switch type.rawValue {
         case 0x1B: return .media(.video, .h264)
         case 0x24: return .media(.video, .hevc)
@@ -520,7 +522,8 @@ public struct TransportStreamDemuxer: Sendable {
             guard count + payload.count <= Self.maximumPESLength else {
                 pending[slot].bytes = []
                 throw ContainerError(
-                    .tooLarge(what: "PID \(pid): a PES packet", bytes: count + payload.count, limit: Self.maximumPESLength),
+                    .tooLarge(
+                        what: "PID \(pid): a PES packet", bytes: count + payload.count, limit: Self.maximumPESLength),
                     segment: segment, offset: offset)
             }
             pending[slot].bytes.append(contentsOf: payload)
@@ -588,7 +591,8 @@ public struct TransportStreamDemuxer: Sendable {
                 try body(
                     PESView(
                         pid: pid, stream: declaredStreams[slot], index: slot, presentationTime: pts,
-                        decodeTime: dts ?? pts, payload: UnsafeRawBufferPointer(rebasing: raw[payloadStart..<payloadEnd]),
+                        decodeTime: dts ?? pts,
+                        payload: UnsafeRawBufferPointer(rebasing: raw[payloadStart..<payloadEnd]),
                         offset: pes.offset, streams: declaredStreams, tableVersion: tableVersion))
             } catch {
                 failure = error
