@@ -1,0 +1,418 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A lesson of the ffmpeg-made fixtures (`Tests/TestSupport/Lessons`) served in memory: every
+/// playlist, key, initialisation section and segment at its path under ``base``.
+struct ServedLesson: Sendable {
+    let name: String
+    let base: URL
+    /// Every file of the lesson by its path relative to the lesson's folder.
+    let files: [String: Data]
+
+    init(_ name: String) throws {
+        self.name = name
+        base = try #require(URL(string: "https://lessons.example/\(name)/"))
+        let folder = Lessons.loader.folder.appendingPathComponent(name)
+        var files: [String: Data] = [:]
+        let enumerator = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
+        for case let file as URL in enumerator where !file.hasDirectoryPath {
+            let relative = String(file.standardizedFileURL.path.dropFirst(folder.standardizedFileURL.path.count + 1))
+            guard relative != "facts.json" else { continue }
+            files[relative] = try Data(contentsOf: file)
+        }
+        self.files = files
+    }
+
+    /// The URL a download starts from: the multivariant playlist, or the only media playlist.
+    var entry: URL {
+        base.appendingPathComponent(files["master.m3u8"] != nil ? "master.m3u8" : "index.m3u8")
+    }
+
+    /// The path of a request relative to ``base``, with its byte range when it has one.
+    func key(of request: URLRequest) -> String? {
+        let prefix = base.path.hasSuffix("/") ? base.path : base.path + "/"
+        guard let path = request.url?.path, path.hasPrefix(prefix) else { return nil }
+        let relative = String(path.dropFirst(prefix.count))
+        guard !relative.hasSuffix(".m3u8") else { return nil }
+        return request.value(forHTTPHeaderField: "Range").map { "\(relative) \($0)" } ?? relative
+    }
+
+    /// The renditions a download of the lesson fetches: a video and an audio one when it has a
+    /// multivariant playlist (every such fixture has separate audio), else one.
+    var renditions: Int { files["master.m3u8"] != nil ? 2 : 1 }
+
+    /// Whether a request key names an initialisation section (an `EXT-X-MAP`), which a resume
+    /// fetches again: the reader of the segments after it needs its track boxes.
+    func isInitialization(_ key: String) -> Bool { key.contains("init") }
+
+    /// The media segments a resume must not fetch again after an interruption while segment
+    /// `index` of `order` was in flight: with two transfers, a segment is asked for only once
+    /// every step two places before it is checkpointed, and a step holds one segment of each
+    /// rendition.
+    func kept(before index: Int, in order: [String]) -> Set<String> {
+        Set(order.prefix(max(0, index - 2 * renditions)).filter { !isInitialization($0) })
+    }
+
+    /// The most segment requests a download interrupted once may make: every segment, the
+    /// segments of the two steps in flight again, and every initialisation section again.
+    func mostRequests(_ order: [String]) -> Int {
+        order.count + 2 * renditions + order.filter(isInitialization).count
+    }
+
+    /// Serves every file on `transport`. The file at `held`, if any, answers its first request
+    /// only after an hour on the transport's clock (never, unless the test moves it): a transfer
+    /// in flight when the test pauses. The file at `failing` answers `failure` first.
+    func serve(
+        on transport: InMemoryHTTPTransport<ManualClock>, holding held: String? = nil, failing: String? = nil,
+        with failure: InMemoryHTTPTransport<ManualClock>.Reply? = nil
+    ) {
+        for (path, data) in files {
+            let url = base.appendingPathComponent(path)
+            if path.hasSuffix(".m3u8") {
+                transport.stub(
+                    url,
+                    reply: .response(
+                        status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: data))
+            } else if path == held {
+                transport.stub(url, replies: [.resource(data, latency: .seconds(3_600)), .resource(data)])
+            } else if path == failing, let failure {
+                transport.stub(url, replies: [failure, .resource(data)])
+            } else {
+                transport.stub(url, reply: .resource(data))
+            }
+        }
+    }
+}
+
+/// Lessons paused at every segment through every entry point, interrupted by a kill or a full
+/// disk at every file operation, and failed by the server at every segment: each ends with the
+/// bytes of an uninterrupted download, and a resume fetches only what was missing.
+@Suite("Lessons paused, killed and failed at every segment")
+struct LessonResumeTests {
+    /// How a test starts a lesson's download.
+    enum EntryPoint: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case downloadLesson, downloadHLSVideo, downloadHLSAudio, offlineLibrary, lessonDownloadModel
+        var testDescription: String { rawValue }
+    }
+
+    /// A download that ended in a state a test did not expect.
+    struct Unexpected: Error {
+        var state: String
+    }
+
+    /// A started download: how to pause it and how to wait for its file.
+    struct Started: Sendable {
+        var pause: @Sendable () async -> Void
+        /// The finished file, or the error the download ended with (``DownloadError/Kind/paused``
+        /// after a pause).
+        var file: @Sendable () async throws -> URL
+    }
+
+    /// One place where a lesson is downloaded, and its downloads, as an app keeps them across
+    /// a pause: the same library and model resume what they paused.
+    @MainActor
+    final class Site {
+        let entry: EntryPoint
+        let folder: URL
+        let downloader: MediaDownloader<ManualClock>
+        let library: OfflineLibrary
+        let lesson: ServedLesson
+        /// The model a lesson screen shows, following the library as the screen's task would.
+        private var model: LessonDownloadModel?
+        private var following: Task<Void, Never>?
+
+        isolated deinit { following?.cancel() }
+
+        init(
+            _ entry: EntryPoint, lesson: ServedLesson, transport: InMemoryHTTPTransport<ManualClock>, clock: ManualClock
+        )
+            throws
+        {
+            self.entry = entry
+            self.lesson = lesson
+            folder = temporaryFolder("lesson-\(entry.rawValue)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let downloader = MediaDownloader(
+                engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+            self.downloader = downloader
+            library = OfflineLibrary(directory: folder) { remote, destination in
+                downloader.downloadLesson(from: remote, to: destination)
+            }
+        }
+
+        var destination: URL {
+            folder.appendingPathComponent(entry == .downloadHLSAudio ? "lesson.m4a" : "lesson.mp4")
+        }
+
+        func start() async throws -> Started {
+            switch entry {
+            case .downloadLesson, .downloadHLSVideo, .downloadHLSAudio:
+                let job =
+                    switch entry {
+                    case .downloadHLSVideo: downloader.downloadHLSVideo(from: lesson.entry, to: destination)
+                    case .downloadHLSAudio: downloader.downloadHLSAudio(from: lesson.entry, to: destination)
+                    default: downloader.downloadLesson(from: lesson.entry, to: destination.deletingPathExtension())
+                    }
+                return Started(pause: { job.pause() }, file: { try await job.result().file })
+            case .offlineLibrary:
+                try await library.download("lesson", from: lesson.entry)
+                return Started(pause: { await self.library.pause("lesson") }, file: { try await self.libraryFile() })
+            case .lessonDownloadModel:
+                let model =
+                    self.model ?? LessonDownloadModel(library: library, lessonID: "lesson", remote: lesson.entry)
+                if self.model == nil {
+                    self.model = model
+                    following = Task { await model.observe() }
+                }
+                await model.download()
+                return Started(
+                    pause: { await model.pause() },
+                    file: { @MainActor in
+                        let file = try await self.libraryFile()
+                        let shown = await eventually { if case .downloaded = model.phase { true } else { false } }
+                        guard shown else { throw Unexpected(state: "the model shows \(model.phase)") }
+                        return file
+                    })
+            }
+        }
+
+        /// The library's file once its download has ended, or the error its state stands for.
+        nonisolated func libraryFile() async throws -> URL {
+            await library.waitForDownload("lesson")
+            switch await library.state(of: "lesson") {
+            case .downloaded: return try #require(await library.localFile(of: "lesson"))
+            case .paused: throw DownloadError(.paused)
+            case let other: throw Unexpected(state: "the library shows \(other)")
+            }
+        }
+    }
+
+    static let cases: [(EntryPoint, String)] = [
+        (.downloadLesson, "disc-encoders"), (.downloadLesson, "cmaf"), (.downloadHLSVideo, "multi-audio"),
+        (.downloadHLSVideo, "cmaf-disc"), (.downloadHLSAudio, "packed-aac"), (.downloadHLSAudio, "packed-heaac"),
+        (.offlineLibrary, "disc-same"), (.lessonDownloadModel, "cmaf"),
+    ]
+
+    /// An uninterrupted download: its bytes, and the segments it asked for in order.
+    @MainActor
+    func reference(_ entry: EntryPoint, _ lesson: ServedLesson) async throws -> (bytes: Data, segments: [String]) {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        lesson.serve(on: transport)
+        let site = try Site(entry, lesson: lesson, transport: transport, clock: clock)
+        let file = try await site.start().file()
+        let segments = transport.requests.compactMap(lesson.key(of:))
+        #expect(Set(segments).count == segments.count, "an uninterrupted download fetched a segment twice")
+        return (try Data(contentsOf: file), segments)
+    }
+
+    @Test(
+        "paused with each segment in flight, through every entry point: the resume fetches only what was missing and ends byte-identical",
+        arguments: cases)
+    @MainActor
+    func pauseAtEverySegment(entry: EntryPoint, name: String) async throws {
+        let lesson = try ServedLesson(name)
+        let (expected, order) = try await reference(entry, lesson)
+        #expect(order.count >= 2)
+        for (index, held) in order.enumerated() {
+            let clock = ManualClock()
+            let transport = InMemoryHTTPTransport(clock: clock)
+            lesson.serve(on: transport, holding: held.split(separator: " ").first.map(String.init))
+            let site = try Site(entry, lesson: lesson, transport: transport, clock: clock)
+            let first = try await site.start()
+            // The held segment's transfer has started: pause while it is in flight.
+            await clock.waitForSleepers(count: 1)
+            await first.pause()
+            do {
+                _ = try await first.file()
+                Issue.record("\(name) paused at segment \(index) finished anyway")
+            } catch let error as DownloadError {
+                #expect(error.kind == .paused, "\(name) paused at segment \(index): \(error)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: site.destination.path))
+            let before = transport.requests.count
+            let file = try await site.start().file()
+            #expect(try Data(contentsOf: file) == expected, "\(name) paused at segment \(index)")
+            #expect(files(in: site.folder).filter { $0.hasPrefix(".") && $0 != ".offline-library.json" }.isEmpty)
+            // Segments checkpointed before the held one was asked for (it is asked for once
+            // every segment two or more places before it has been remuxed) are not fetched again.
+            let resumed = transport.requests[before...].compactMap(lesson.key(of:))
+            #expect(
+                lesson.kept(before: index, in: order).isDisjoint(with: resumed),
+                "\(name) paused at segment \(index) fetched \(resumed)")
+            let all = transport.requests.compactMap(lesson.key(of:))
+            #expect(all.count <= lesson.mostRequests(order), "\(name) paused at segment \(index): \(all)")
+        }
+    }
+
+    @Test(
+        "a server error at each segment, retried: the bytes of an uninterrupted download, and one request more",
+        arguments: ["disc-encoders", "cmaf", "packed-aac"])
+    @MainActor
+    func serverFaultAtEverySegment(name: String) async throws {
+        let lesson = try ServedLesson(name)
+        let (expected, order) = try await reference(.downloadLesson, lesson)
+        for (index, failing) in order.enumerated() {
+            let clock = ManualClock()
+            let transport = InMemoryHTTPTransport(clock: clock)
+            lesson.serve(
+                on: transport, failing: failing,
+                with: .response(status: 503, headers: ["Retry-After": "0"], body: Data("busy".utf8)))
+            let folder = temporaryFolder("lesson-fault")
+            let downloader = MediaDownloader(
+                engine: DownloadEngine(
+                    concurrency: 2, retry: RetryPolicy(maximumAttempts: 2, initialDelay: .zero, jitter: 0),
+                    clock: clock, transport: transport))
+            let result = try await downloader.downloadLesson(from: lesson.entry, to: folder.appendingPathComponent("l"))
+                .result()
+            #expect(try Data(contentsOf: result.file) == expected, "\(name): 503 at segment \(index)")
+            let all = transport.requests.compactMap(lesson.key(of:))
+            #expect(all.count == order.count + 1, "\(name): 503 at segment \(index): \(all)")
+            #expect(files(in: folder) == [result.file.lastPathComponent])
+        }
+    }
+
+    @Test(
+        "a lasting server error at each segment: a typed error and no file; the next download fetches only what was missing",
+        arguments: ["disc-encoders", "cmaf"])
+    @MainActor
+    func lastingFaultAtEverySegment(name: String) async throws {
+        let lesson = try ServedLesson(name)
+        let (expected, order) = try await reference(.downloadLesson, lesson)
+        for (index, failing) in order.enumerated() {
+            let clock = ManualClock()
+            let transport = InMemoryHTTPTransport(clock: clock)
+            lesson.serve(on: transport, failing: failing, with: .response(status: 404))
+            let folder = temporaryFolder("lesson-lasting")
+            let downloader = MediaDownloader(
+                engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+            let destination = folder.appendingPathComponent("lesson")
+            do {
+                _ = try await downloader.downloadLesson(from: lesson.entry, to: destination).result()
+                Issue.record("\(name): a 404 at segment \(index) succeeded")
+            } catch {
+                #expect(error.kind == .httpStatus(404), "\(name): 404 at segment \(index): \(error)")
+            }
+            #expect(files(in: folder).filter { !$0.hasPrefix(".") }.isEmpty)
+            let before = transport.requests.count
+            let result = try await downloader.downloadLesson(from: lesson.entry, to: destination).result()
+            #expect(try Data(contentsOf: result.file) == expected, "\(name): 404 at segment \(index)")
+            let resumed = transport.requests[before...].compactMap(lesson.key(of:))
+            #expect(lesson.kept(before: index, in: order).isDisjoint(with: resumed), "\(name): 404 at \(index)")
+            #expect(files(in: folder) == [result.file.lastPathComponent])
+        }
+    }
+
+    // MARK: Kills and a full disk
+
+    struct Killed: Error {}
+
+    /// The file operations of an uninterrupted one-transfer download of `lesson` into `folder`.
+    func operations(_ lesson: ServedLesson) async throws -> (count: Int, writes: Int, expected: Data) {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        lesson.serve(on: transport)
+        let folder = temporaryFolder("lesson-operations")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let log = LockedState<[FileOperation]>([])
+        FileFaults.install({ operation, _ in log.withLock { $0.append(operation) } }, in: folder)
+        defer { FileFaults.remove(in: folder) }
+        let result = try await oneTransfer(transport, clock).downloadLesson(
+            from: lesson.entry, to: folder.appendingPathComponent("lesson")
+        ).result()
+        let operations = log.withLock { $0 }
+        let writes = operations.filter { [.create, .write, .flush, .rename].contains($0) }.count
+        return (operations.count, writes, try Data(contentsOf: result.file))
+    }
+
+    func oneTransfer(_ transport: InMemoryHTTPTransport<ManualClock>, _ clock: ManualClock) -> MediaDownloader<
+        ManualClock
+    > {
+        MediaDownloader(engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport))
+    }
+
+    @Test(
+        "killed before the N-th file operation of a lesson's remux, for every N: no file or the exact one, and the next run ends exact",
+        arguments: ["disc-encoders", "cmaf"])
+    func killedAtEveryOperation(name: String) async throws {
+        let lesson = try ServedLesson(name)
+        let (total, _, expected) = try await operations(lesson)
+        #expect(total >= 10)
+        for n in 1...total {
+            let clock = ManualClock()
+            let transport = InMemoryHTTPTransport(clock: clock)
+            lesson.serve(on: transport)
+            let folder = temporaryFolder("lesson-kill")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let destination = folder.appendingPathComponent("lesson")
+            let count = LockedState(0)
+            FileFaults.install(
+                { _, _ in
+                    let number = count.withLock {
+                        $0 += 1
+                        return $0
+                    }
+                    if number >= n { throw Killed() }
+                }, in: folder)
+            _ = try? await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination).result()
+            FileFaults.remove(in: folder)
+            let final = folder.appendingPathComponent("lesson.mp4")
+            if FileManager.default.fileExists(atPath: final.path) {
+                #expect(try Data(contentsOf: final) == expected, "\(name): killed at operation \(n)")
+            }
+            let result = try await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination)
+                .result()
+            #expect(try Data(contentsOf: result.file) == expected, "\(name): after a kill at operation \(n)")
+            #expect(files(in: folder) == ["lesson.mp4"], "\(name): after a kill at operation \(n)")
+        }
+    }
+
+    @Test(
+        "the disk full from the N-th write of a lesson's remux on, for every N: a typed file error, no file; with space back, the exact file",
+        arguments: ["disc-encoders"])
+    func diskFullAtEveryWrite(name: String) async throws {
+        let lesson = try ServedLesson(name)
+        let (_, writes, expected) = try await operations(lesson)
+        for n in 1...writes {
+            let clock = ManualClock()
+            let transport = InMemoryHTTPTransport(clock: clock)
+            lesson.serve(on: transport)
+            let folder = temporaryFolder("lesson-full")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let destination = folder.appendingPathComponent("lesson")
+            let count = LockedState(0)
+            FileFaults.install(
+                { operation, _ in
+                    guard [.create, .write, .flush, .rename].contains(operation) else { return }
+                    let number = count.withLock {
+                        $0 += 1
+                        return $0
+                    }
+                    if number >= n { throw CocoaError(.fileWriteOutOfSpace) }
+                }, in: folder)
+            do {
+                _ = try await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination).result()
+                Issue.record("\(name): succeeded with the disk full from write \(n)")
+            } catch {
+                guard case .file = error.kind else {
+                    Issue.record("\(name): write \(n): \(error)")
+                    FileFaults.remove(in: folder)
+                    continue
+                }
+            }
+            FileFaults.remove(in: folder)
+            #expect(files(in: folder).filter { !$0.hasPrefix(".") }.isEmpty, "\(name): disk full from write \(n)")
+            let result = try await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination)
+                .result()
+            #expect(try Data(contentsOf: result.file) == expected, "\(name): after the disk filled at write \(n)")
+            #expect(files(in: folder) == ["lesson.mp4"], "\(name): after the disk filled at write \(n)")
+        }
+    }
+}
