@@ -15,6 +15,7 @@ enum DownloadBenchmarks {
         [
             throughput(parts: quick ? 64 : 1_000, partSize: 256 << 10),
             latency(parts: quick ? 40 : 200, latency: .milliseconds(5)),
+            lessonOverLoopback(segments: quick ? 4 : 24),
         ]
     }
 
@@ -102,6 +103,80 @@ enum DownloadBenchmarks {
                         blackHole(runBlocking { try await sequential.download(parts, to: destination).byteCount })
                     }
                 },
+            ]
+        )
+    }
+
+    /// An HLS lesson of `segments` MPEG-TS segments of about 4 MB (720p H.264 at 5 Mb/s and AAC,
+    /// one continuous stream) fetched from a server on 127.0.0.1 through URLSession and remuxed into one MP4,
+    /// beside a plain download of the same bytes as one file to disk: the lesson's demuxing,
+    /// remuxing, journal and the segments' extra requests are what it costs on top.
+    static func lessonOverLoopback(segments: Int) -> Benchmark {
+        let seed = (try? Lessons.data("bench-720p/seg0.ts")).map { [UInt8]($0) } ?? []
+        let copies = max(1, (4 << 20) / max(seed.count, 1))
+        let stream = syntheticTransportStream(
+            rangeLengths: Array(repeating: copies * seed.count, count: segments), seed: seed
+        ).bytes
+        let segmentLength = copies * seed.count
+        var playlist = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:\(copies + 1)\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        for index in 0..<segments { playlist += "#EXTINF:\(copies).0,\nseg\(index).ts\n" }
+        playlist += "#EXT-X-ENDLIST\n"
+        let lessonPlaylist = playlist
+        @Sendable func downloader() -> MediaDownloader<ContinuousClock> {
+            MediaDownloader(
+                engine: DownloadEngine(
+                    concurrency: 2, clock: ContinuousClock(),
+                    transport: URLSessionTransport(session: URLSession(configuration: .ephemeral))))
+        }
+        /// Runs a download, and stops the benchmark if it failed: a failed download is not fast.
+        @Sendable func run(_ job: @escaping @Sendable () -> DownloadJob) {
+            let bytes = runBlocking { try await job().result().byteCount }
+            guard let bytes, bytes > 0 else {
+                FileHandle.standardError.write(Data("benchmark: the loopback download failed\n".utf8))
+                exit(1)
+            }
+            blackHole(bytes)
+        }
+        let server = try? LoopbackHTTPServer()
+        if let server {
+            server.route(
+                "/lesson/index.m3u8",
+                .response(
+                    status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"],
+                    body: Data(lessonPlaylist.utf8)))
+            for index in 0..<segments {
+                let start = index * segmentLength
+                server.route(
+                    "/lesson/seg\(index).ts",
+                    .file(Data(stream[start..<(start + segmentLength)]), contentType: "video/mp2t"))
+            }
+            server.route("/whole.ts", .file(Data(stream), contentType: "video/mp2t"))
+        }
+        return Benchmark(
+            group: "Downloads",
+            name: "HLS lesson over loopback, \(segments) TS segments (\(stream.count >> 20) MiB) remuxed to .mp4",
+            items: stream.count,
+            maximumSamples: 5,
+            setup: {
+                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                let lessons = downloader()
+                return {
+                    guard let server else { return }
+                    let destination = folder.appendingPathComponent("lesson")
+                    run { lessons.downloadLesson(from: server.url("/lesson/index.m3u8"), to: destination) }
+                    try? FileManager.default.removeItem(at: destination.appendingPathExtension("mp4"))
+                }
+            },
+            baselines: [
+                .init(name: "the same bytes as one file, downloadFile", target: .within(1.25)) {
+                    let files = downloader()
+                    return {
+                        guard let server else { return }
+                        let destination = folder.appendingPathComponent("whole.ts")
+                        run { files.downloadFile(from: server.url("/whole.ts"), to: destination) }
+                        try? FileManager.default.removeItem(at: destination)
+                    }
+                }
             ]
         )
     }

@@ -5,8 +5,8 @@
 /// write them.
 ///
 /// The copies make one continuous stream, as one long recording would: continuity counters run
-/// on (ISO/IEC 13818-1 §2.4.3.3) and every PTS and DTS is moved on by the seed's span (its last
-/// timestamp minus its first, plus the last step between timestamps).
+/// on (ISO/IEC 13818-1 §2.4.3.3) and every PTS and DTS is moved on by the seed's span (its latest
+/// timestamp minus its earliest, plus its largest step between timestamps).
 ///
 /// Tests that download "a 8,209,772-byte audio segment file" use it so that the result is real
 /// audio a remuxer reads, not random bytes. `seed.count` must be a multiple of 188.
@@ -21,10 +21,10 @@ public func syntheticTransportStream(rangeLengths: [Int], seed: [UInt8]) -> (byt
         let at = packet * 188
         if let (offset, _) = timestampOffsets(seed, packet: at) { stamps.append(readTimestamp(seed, at: offset)) }
     }
-    let span: Int64 =
-        stamps.count >= 2
-        ? (stamps[stamps.count - 1] - stamps[0]) + (stamps[stamps.count - 1] - stamps[stamps.count - 2])
-        : 0
+    // The seed's range of timestamps plus its largest step forward, so that every stream's
+    // timestamps (several streams, B-frames reordered) go on after the previous copy's.
+    let steps = zip(stamps, stamps.dropFirst()).map { $1 - $0 }.filter { $0 > 0 }
+    let span: Int64 = (stamps.max() ?? 0) - (stamps.min() ?? 0) + (steps.max() ?? 0)
     var counters: [Int: UInt8] = [:]
     var bytes: [UInt8] = []
     bytes.reserveCapacity(rangeLengths.reduce(0, +))
