@@ -4,7 +4,7 @@
 #   Fuzz/run.sh all SECONDS           every target in turn
 # Targets: hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state
 #          catalog-store offline-library ts-demuxer adts id3 uri-resolver
-#          range-response journal hls-download.
+#          range-response journal hls-download fmp4-reader segments-to-mp4.
 #
 # SwiftPM cannot link a libFuzzer executable (it aliases `main` to a module entry point that a
 # fuzzer target does not have), so the library modules are built by SwiftPM with the sanitizers
@@ -18,7 +18,7 @@ script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$script")"
 target="${1:?usage: run.sh TARGET|all SECONDS}"
 seconds="${2:-60}"
-all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3 uri-resolver range-response journal hls-download)
+all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3 uri-resolver range-response journal hls-download fmp4-reader segments-to-mp4)
 scratch=.build
 # Release by default; CI builds debug (-Onone), which compiles in about half the time and still
 # fuzzes a short budget usefully.
@@ -49,6 +49,7 @@ swiftc "$optimization" -parse-as-library -sanitize=fuzzer,address -I "$scratch/$
 
 root=..
 corpus="out/$target/corpus"
+max_len="${FUZZ_MAX_LEN:-8192}"
 mkdir -p "$corpus" "out/$target/crashes"
 # The seed corpus kept in the repository (findings included), then the fixtures below.
 if [[ -d "Corpus/$target" ]]; then cp -n "Corpus/$target"/* "$corpus"/ 2>/dev/null || true; fi
@@ -71,10 +72,25 @@ case "$target" in
     range-response) ;;
     journal) ;;
     hls-download) ;;
+    fmp4-reader)
+        # Two bytes of length, the initialisation section, then the first segment.
+        for rendition in video audio_en; do
+            init=$(ls "$root"/Tests/TestSupport/Lessons/cmaf/$rendition/init_*.mp4)
+            python3 -c 'import sys; i=open(sys.argv[1],"rb").read(); s=open(sys.argv[2],"rb").read()[:60000]; sys.stdout.buffer.write(len(i).to_bytes(2,"big")+i+s)' \
+                "$init" "$root"/Tests/TestSupport/Lessons/cmaf/$rendition/seg0.m4s > "$corpus/cmaf-$rendition"
+        done
+        max_len=65536 ;;
+    segments-to-mp4)
+        # One segment (0x00), no discontinuity, then real segments' bytes.
+        for lesson in disc-same packed-aac ts-mp3; do
+            first=$(ls "$root"/Tests/TestSupport/Lessons/$lesson/ | grep -E '\.(ts|aac|mp3)$' | head -1)
+            { printf '\x00\x00'; head -c 60000 "$root/Tests/TestSupport/Lessons/$lesson/$first"; } > "$corpus/$lesson"
+        done
+        max_len=65536 ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 # Swift's own crash handler would fight the sanitizer's; Swift runtime caches look like leaks.
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-"$binary" "$corpus" -max_total_time="$seconds" -max_len="${FUZZ_MAX_LEN:-8192}" -rss_limit_mb=2048 -malloc_limit_mb=512 \
+"$binary" "$corpus" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -malloc_limit_mb=512 \
     -artifact_prefix="out/$target/crashes/" -print_final_stats=1

@@ -34,7 +34,7 @@ struct LessonDownloadModelTests {
         // example: begin lesson-download-model
         let model = LessonDownloadModel(library: library, lessonID: lesson.id, remote: mediaURL)
         let following = Task { await model.observe() }  // a view's `.task { await model.observe() }`
-        await model.download()  // starts it: .downloading(fraction:bytesWritten:bytesExpected:), then .downloaded
+        await model.download()  // starts it: .downloading(fraction:bytesReceived:bytesExpected:), then .downloaded
         // example: end lesson-download-model
         #expect(await eventually { if case .downloaded = model.phase { true } else { false } })
         following.cancel()
@@ -63,12 +63,14 @@ struct LessonDownloadModelTests {
         return (library, model, following)
     }
 
-    @Test("while downloading, the phase carries the bytes written and expected")
+    @Test("while downloading, the phase carries the bytes received and expected")
     func bytesWhileDownloading() async throws {
         let (library, model, following) = await downloadHeldAtThirdPart()
         defer { following.cancel() }
         #expect(
-            await eventually { model.phase == .downloading(fraction: 0.4, bytesWritten: 4_000, bytesExpected: 10_000) },
+            await eventually {
+                model.phase == .downloading(fraction: 0.4, bytesReceived: 4_000, bytesExpected: 10_000)
+            },
             "\(model.phase)")
         clock.advance(by: .seconds(1))
         await library.waitForDownload("1")

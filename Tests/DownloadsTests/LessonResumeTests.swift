@@ -76,10 +76,13 @@ struct ServedLesson: Sendable {
         for (path, data) in files {
             let url = base.appendingPathComponent(path)
             if path.hasSuffix(".m3u8") {
-                transport.stub(
-                    url,
-                    reply: .response(
-                        status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: data))
+                let playlist = InMemoryHTTPTransport<ManualClock>.Reply.response(
+                    status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: data)
+                if path == failing, let failure {
+                    transport.stub(url, replies: [failure, playlist])
+                } else {
+                    transport.stub(url, reply: playlist)
+                }
             } else if path == held {
                 transport.stub(url, replies: [.resource(data, latency: .seconds(3_600)), .resource(data)])
             } else if path == failing, let failure {
@@ -307,6 +310,147 @@ struct LessonResumeTests {
             let resumed = transport.requests[before...].compactMap(lesson.key(of:))
             #expect(lesson.kept(before: index, in: order).isDisjoint(with: resumed), "\(name): 404 at \(index)")
             #expect(files(in: folder) == [result.file.lastPathComponent])
+        }
+    }
+
+    @Test(
+        "RFC 9110 §15.6.4: a 503 with Retry-After to each playlist (and so to the probe) is retried through the one policy",
+        arguments: [
+            "cmaf/master.m3u8", "cmaf/video/index.m3u8", "cmaf/audio_en/index.m3u8", "disc-encoders/index.m3u8",
+        ])
+    @MainActor
+    func playlistFaults(path: String) async throws {
+        let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
+        let lesson = try ServedLesson(parts[0])
+        let (expected, _) = try await reference(.downloadLesson, lesson)
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        lesson.serve(
+            on: transport, failing: parts[1],
+            with: .response(status: 503, headers: ["Retry-After": "0"], body: Data("busy".utf8)))
+        let folder = temporaryFolder("lesson-playlist-fault")
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(
+                concurrency: 2, retry: RetryPolicy(maximumAttempts: 2, initialDelay: .zero, jitter: 0), clock: clock,
+                transport: transport))
+        let result = try await downloader.downloadLesson(from: lesson.entry, to: folder.appendingPathComponent("l"))
+            .result()
+        #expect(try Data(contentsOf: result.file) == expected)
+        let asked = transport.requests.filter { $0.url?.path.hasSuffix(parts[1]) == true }.count
+        #expect(asked == 2)
+    }
+
+    @Test(
+        "progress: expected bytes estimated before the first segment, a fraction that never goes back across a pause, 1 at the end",
+        arguments: ["disc-encoders", "cmaf"])
+    @MainActor
+    func progressAcrossPause(name: String) async throws {
+        let lesson = try ServedLesson(name)
+        let (_, order) = try await reference(.downloadLesson, lesson)
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        lesson.serve(on: transport, holding: order[order.count / 2])
+        let folder = temporaryFolder("lesson-progress")
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+        let destination = folder.appendingPathComponent("lesson")
+        let first = downloader.downloadLesson(from: lesson.entry, to: destination)
+        let firstReports = Task { await Self.collect(first.progress) }
+        await clock.waitForSleepers(count: 1)
+        first.pause()
+        await #expect(throws: DownloadError(.paused)) { try await first.result() }
+        let resumed = downloader.downloadLesson(from: lesson.entry, to: destination)
+        let resumedReports = Task { await Self.collect(resumed.progress) }
+        let result = try await resumed.result()
+        let reports = await firstReports.value + resumedReports.value
+        let fractions = reports.map(\.fraction)
+        #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "\(fractions)")
+        #expect(fractions.last == 1)
+        #expect(fractions.dropLast().allSatisfy { $0 < 1 })
+        // With BANDWIDTH (a multivariant playlist), the total is estimated before the first
+        // segment's bytes; without, from the first segment done on.
+        if lesson.files["master.m3u8"] != nil {
+            let early = try #require(reports.first { $0.bytesReceived > 0 })
+            #expect(early.bytesExpected != nil)
+        } else {
+            #expect(reports.filter { $0.partsCompleted > 0 }.allSatisfy { $0.bytesExpected != nil })
+        }
+        #expect(reports.last?.bytesExpected == reports.last?.bytesReceived)
+        #expect(result.byteCount == UInt64(try Data(contentsOf: result.file).count))
+    }
+
+    /// Every report of `progress` until it ends.
+    nonisolated static func collect(_ progress: AsyncStream<DownloadProgress>) async -> [DownloadProgress] {
+        var reports: [DownloadProgress] = []
+        for await report in progress { reports.append(report) }
+        return reports
+    }
+
+    @Test(
+        "too little free space is a typed error: before the first byte with BANDWIDTH, after the first segment without; nothing is left behind",
+        arguments: [("cmaf", true), ("disc-encoders", false)])
+    @MainActor
+    func storageCheck(name: String, beforeFirstSegment: Bool) async throws {
+        let lesson = try ServedLesson(name)
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        lesson.serve(on: transport)
+        let folder = temporaryFolder("lesson-storage")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        StorageSpace.install(available: 1_000, in: folder)
+        defer { StorageSpace.remove(in: folder) }
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport))
+        do {
+            _ = try await downloader.downloadLesson(from: lesson.entry, to: folder.appendingPathComponent("l")).result()
+            Issue.record("downloaded into 1,000 free bytes")
+        } catch {
+            guard case .insufficientStorage(let needed, let available) = error.kind else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(available == 1_000)
+            #expect(needed > 1_000)
+        }
+        let segments = transport.requests.compactMap(lesson.key(of:)).filter { !lesson.isInitialization($0) }
+        #expect(segments.count <= (beforeFirstSegment ? 0 : 2), "\(segments)")
+        #expect(files(in: folder).isEmpty)
+    }
+
+    @Test("downloadFile paused with each range in flight: the resume asks only for what was missing, byte-identical")
+    func fileAtEveryPart() async throws {
+        let resource = resourceBytes(40_000, seed: 7)
+        let url = URL(literal: "https://cdn.example/lesson.mp4")
+        for held in 0..<4 {
+            let clock = ManualClock()
+            let transport = InMemoryHTTPTransport(clock: clock)
+            let heldRange = "bytes=\(held * 10_000)-\(held * 10_000 + 9_999)"
+            let released = LockedState(false)
+            transport.stub(
+                url,
+                reply: .handler { request in
+                    let isHeld = request.value(forHTTPHeaderField: "Range") == heldRange
+                    let wait = isHeld && !released.withLock { $0 }
+                    return .resource(resource, headers: ["ETag": "\"v1\""], latency: wait ? .seconds(3_600) : .zero)
+                })
+            let folder = temporaryFolder("file-pause")
+            let destination = folder.appendingPathComponent("lesson.mp4")
+            let downloader = MediaDownloader(
+                engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+            let first = downloader.downloadFile(from: url, to: destination, chunkSize: 10_000)
+            await clock.waitForSleepers(count: 1)
+            first.pause()
+            await #expect(throws: DownloadError(.paused)) { try await first.result() }
+            released.withLock { $0 = true }
+            let before = transport.requests.count
+            _ = try await downloader.downloadFile(from: url, to: destination, chunkSize: 10_000).result()
+            #expect(try Data(contentsOf: destination) == resource, "paused with range \(held) in flight")
+            let ranges = transport.requests[before...].compactMap { $0.value(forHTTPHeaderField: "Range") }
+            // Ranges finished two places before the held one are never asked for again.
+            for done in 0..<max(0, held - 1) {
+                #expect(!ranges.contains("bytes=\(done * 10_000)-\(done * 10_000 + 9_999)"), "held \(held): \(ranges)")
+            }
+            #expect(ranges.contains(heldRange))
         }
     }
 

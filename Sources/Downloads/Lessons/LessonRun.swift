@@ -65,6 +65,11 @@ final class RemuxSession: @unchecked Sendable {
         }
     }
 
+    /// Notes the fraction last shown in the journal, for the next resume (best effort).
+    func noteFloor(_ floor: Double) {
+        journal.noteFloor(floor)
+    }
+
     /// Writes the file's index from the journal's records and flushes it.
     func finish() throws -> MP4Writer.Summary {
         do {
@@ -236,6 +241,14 @@ final class LessonProgress: @unchecked Sendable {
         return UInt64(max(Double(received) + (partSeconds - secondsDone) * rate, Double(received)))
     }
 
+    /// The expected size of the source now: exact, from the playlist's bandwidth, or from the
+    /// segments done; `nil` before any of those is known.
+    var estimatedBytes: UInt64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return expected()
+    }
+
     /// Publishes a report; its fraction stays below 1 until ``complete(byteCount:)``.
     func publish() {
         lock.lock()
@@ -299,6 +312,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         } catch {
             // A cancellation removes the partial download; a pause or a failure keeps it to resume.
             if (error is CancellationError || Task.isCancelled) && !job.isPauseRequested { files.remove() }
+            // Too little space: what was written only takes more of it.
+            if case .insufficientStorage? = (error as? DownloadError)?.kind { files.remove() }
             throw error
         }
     }
@@ -335,9 +350,18 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         }
         let progress = LessonProgress(
             plan: plan, job: job, received: checkpoint?.bytesReceived ?? 0, written: written,
-            stepsDone: session.stepsDone, floor: checkpoint?.fractionFloor ?? 0)
+            stepsDone: session.stepsDone, floor: max(checkpoint?.fractionFloor ?? 0, journal.notedFloor ?? 0))
         progress.publish()
-        let fetched = try await fetchAndRemux(session: session, progress: progress)
+        let fetched: (parts: Int, peak: UInt64)
+        do {
+            fetched = try await fetchAndRemux(session: session, progress: progress)
+        } catch {
+            // The fraction shown may be past the last checkpoint's (a segment was in flight):
+            // the journal notes it, so the resume starts there and never shows less.
+            let shown = progress.shownFraction
+            _ = try? await session.perform { $0.noteFloor(shown) }
+            throw error
+        }
         let summary = try await session.perform { try $0.finish() }
         // rename(2) replaces the destination atomically: it is the complete file or absent.
         do {
@@ -381,6 +405,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         var flows: [Int: PartFlow] = [:]
         var done: [Int: (data: Data?, bytes: UInt64)] = [:]
         var fetchedParts = 0
+        var spaceChecked = plan.expectedBytes != nil
+        let destination = destination
         let gauge = BufferGauge()
         try await withThrowingTaskGroup(of: Event.self) { group in
             var inFlight = 0
@@ -488,7 +514,18 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     inFlight -= 1
                     fetchedParts += 1
                     done[index] = (data, bytes)
-                case .remuxed(let step, _):
+                case .remuxed(let step, let dataLength):
+                    // A playlist without BANDWIDTH gives no size up front: the first segment
+                    // done gives an estimate, checked against the free space once.
+                    if !spaceChecked, let estimate = progress.estimatedBytes {
+                        spaceChecked = true
+                        let written = MP4Writer.headerLength + dataLength
+                        let needed = (estimate + estimate / 50 + (1 << 20)).subtractingReportingOverflow(written)
+                        if !needed.overflow {
+                            try StorageSpace.check(
+                                needed.partialValue, in: destination.deletingLastPathComponent(), for: destination)
+                        }
+                    }
                     remuxing = false
                     streamingStep = nil
                     for index in plan.steps[step] {

@@ -32,8 +32,12 @@ struct RemuxJournal {
     private(set) var recordRegions: [(offset: UInt64, length: Int)]
     /// The last good checkpoint, if any.
     private(set) var last: Checkpoint?
+    /// The fraction a pause noted after the last checkpoint (or before the first), if any.
+    private(set) var notedFloor: Double?
 
     private static let magic: UInt32 = 0x4D43_5243  // "MCRC"
+    /// The magic of a note of the fraction shown after the last checkpoint.
+    private static let floorMagic: UInt32 = 0x4D43_5246  // "MCRF"
 
     /// Opens the journal of a download identified by `header`, creating it, or resuming the one
     /// there when its header matches; records are trusted only while their media data in
@@ -103,6 +107,10 @@ struct RemuxJournal {
             last = checkpoint
             position = record.end
             length = UInt64(position)
+        }
+        // A pause after the last checkpoint may have left a note of the fraction shown.
+        if let floor = Self.floorNote(in: bytes, at: position) {
+            notedFloor = max(last?.fractionFloor ?? 0, floor)
         }
     }
 
@@ -216,6 +224,48 @@ struct RemuxJournal {
         }
         recordRegions.append((length + 16 + UInt64(recordsStart), checkpoint.encodedRecords.count))
         length += UInt64(frame.count)
+    }
+
+    /// Writes a note of the fraction last shown after the last checkpoint, where the next
+    /// checkpoint will go: a resume starts its progress there. The next checkpoint overwrites it
+    /// (a checkpoint record is longer); a torn note fails its digest and is ignored. Best effort:
+    /// not flushed, and a failure is ignored, since it only spares the learner a ring that steps
+    /// back.
+    mutating func noteFloor(_ floor: Double) {
+        guard floor.isFinite, floor > max(last?.fractionFloor ?? 0, notedFloor ?? 0) else { return }
+        var payload: [UInt8] = []
+        for shift in stride(from: 56, through: 0, by: -8) {
+            payload.append(UInt8(truncatingIfNeeded: floor.bitPattern >> UInt64(shift)))
+        }
+        var digest = ChunkDigest()
+        payload.withUnsafeBytes { digest.add($0) }
+        var frame: [UInt8] = []
+        let header = UInt64(Self.floorMagic) << 32 | UInt64(payload.count)
+        for value in [header, digest.value] {
+            for shift in stride(from: 56, through: 0, by: -8) {
+                frame.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            }
+        }
+        frame.append(contentsOf: payload)
+        guard (try? FileFaults.check(.write, url)) != nil else { return }
+        _ = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
+        notedFloor = floor
+    }
+
+    /// The fraction of a floor note at `position`, or `nil` when no intact note is there.
+    private static func floorNote(in bytes: Data, at position: Int) -> Double? {
+        bytes.withUnsafeBytes { raw -> Double? in
+            var frame = ByteReader(raw, at: position)
+            guard let magic = frame.uint32(), magic == Self.floorMagic, let length = frame.uint32(), length == 8,
+                let checksum = frame.uint64(), frame.remaining >= 8
+            else { return nil }
+            let payload = UnsafeRawBufferPointer(rebasing: raw[frame.position..<(frame.position + 8)])
+            var digest = ChunkDigest()
+            digest.add(payload)
+            guard digest.value == checksum, let bits = frame.uint64() else { return nil }
+            let floor = Double(bitPattern: bits)
+            return floor.isFinite && floor >= 0 && floor < 1 ? floor : nil
+        }
     }
 
     /// Hands every stored sample record, in order, to `visit`: a replay for

@@ -12,7 +12,7 @@ public import Observation
 /// ```swift
 /// let model = LessonDownloadModel(library: library, lessonID: lesson.id, remote: mediaURL)
 /// let following = Task { await model.observe() }  // a view's `.task { await model.observe() }`
-/// await model.download()  // starts it: .downloading(fraction:bytesWritten:bytesExpected:), then .downloaded
+/// await model.download()  // starts it: .downloading(fraction:bytesReceived:bytesExpected:), then .downloaded
 /// ```
 ///
 /// Cancel the observing task when the screen goes; a view's `.task` does so by itself.
@@ -25,8 +25,10 @@ public final class LessonDownloadModel {
     public enum Phase: Hashable, Sendable {
         /// Nothing downloaded: offer the download.
         case notDownloaded
-        /// Downloading: the share done and the bytes written (and expected, when known).
-        case downloading(fraction: Double, bytesWritten: UInt64, bytesExpected: UInt64?)
+        /// Downloading: the share done (it never goes back, across a pause and a resume too),
+        /// the bytes received from the server so far, and the bytes expected in all (an estimate
+        /// for an HLS lesson, refined as its segments arrive; `nil` when unknown).
+        case downloading(fraction: Double, bytesReceived: UInt64, bytesExpected: UInt64?)
         /// Paused, or interrupted: downloading again resumes.
         case paused
         /// Downloaded: the local file to play, and its size.
@@ -43,7 +45,7 @@ public final class LessonDownloadModel {
     public let lessonID: String
     @ObservationIgnored private let library: OfflineLibrary
     @ObservationIgnored private let remote: URL
-    @ObservationIgnored private var bytes: (written: UInt64, expected: UInt64?) = (0, nil)
+    @ObservationIgnored private var bytes: (received: UInt64, expected: UInt64?) = (0, nil)
 
     /// Creates a model for the lesson `lessonID`, downloaded from `remote` into `library`.
     public init(library: OfflineLibrary, lessonID: String, remote: URL) {
@@ -103,7 +105,7 @@ public final class LessonDownloadModel {
             bytes = (0, nil)
             phase = .notDownloaded
         case .downloading(let fraction):
-            phase = .downloading(fraction: fraction, bytesWritten: bytes.written, bytesExpected: bytes.expected)
+            phase = .downloading(fraction: fraction, bytesReceived: bytes.received, bytesExpected: bytes.expected)
         case .downloaded(let fileName, let byteCount):
             phase = .downloaded(file: library.directory.appendingPathComponent(fileName), byteCount: byteCount)
         case .failed(let message):
@@ -117,7 +119,8 @@ public final class LessonDownloadModel {
         bytes = (progress.bytesReceived, progress.bytesExpected)
         if case .downloading = phase {
             phase = .downloading(
-                fraction: progress.fraction, bytesWritten: progress.bytesReceived, bytesExpected: progress.bytesExpected
+                fraction: progress.fraction, bytesReceived: progress.bytesReceived,
+                bytesExpected: progress.bytesExpected
             )
         }
     }

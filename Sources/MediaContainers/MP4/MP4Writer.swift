@@ -149,6 +149,12 @@ public struct MP4Writer: Sendable {
     /// `presentationTime` (both in the track's timescale, the decode times of a track increasing).
     ///
     /// - Parameters:
+    ///   - data: The sample's bytes, as the sample entry's format stores them.
+    ///   - track: The index of the track, from ``addTrack(_:)``.
+    ///   - description: The format the sample is in; a new one gives the track a new `stsd` entry.
+    ///   - decodeTime: When the sample is decoded.
+    ///   - presentationTime: When the sample is shown or heard.
+    ///   - isSync: Whether decoding can start at the sample (it goes into `stss`).
     ///   - duration: How long it lasts, when the source says; otherwise the gap to the next
     ///     sample's decode time, and for the last sample the gap before it.
     /// - Throws: ``ContainerError/Kind/timestampOutOfRange(reason:)`` for a decode time that does

@@ -171,8 +171,14 @@ public struct SegmentRemuxer: Sendable {
 
     /// Starts a file in `output` for the given renditions (the main one only, by default).
     ///
-    /// - Parameter keepingRecords: Whether the remuxer keeps its sample records itself, for
-    ///   ``finish()``; a caller that stores them at each ``checkpoint()`` passes `false`.
+    /// - Parameters:
+    ///   - output: Where the file is written.
+    ///   - brand: The file's brand: a movie (`.mp4`) or sound alone (`.m4a`).
+    ///   - renditions: The settings of each rendition's tracks, by the rendition index of the
+    ///     segments.
+    ///   - gaps: What becomes of a gap in the audio.
+    ///   - keepingRecords: Whether the remuxer keeps its sample records itself, for
+    ///     ``finish()``; a caller that stores them at each ``checkpoint()`` passes `false`.
     /// - Throws: ``ContainerError/Kind/writeFailed(reason:)``.
     public init(
         output: any MP4Output, brand: MP4Writer.Brand, renditions: [Rendition] = [Rendition()],
