@@ -79,3 +79,54 @@ struct RemuxTests {
         #expect(throws: ContainerError(.notMedia(found: "an HTML page"), segment: 0)) { _ = try Remux.run([page]) }
     }
 }
+
+@Suite("Fragmented MP4 segments read in pieces (ISO/IEC 14496-12 §8.8)")
+struct FragmentedMP4PieceTests {
+    /// The CMAF lesson's audio initialisation section and first segment.
+    func fixture() throws -> (initialization: Data, segment: Data) {
+        (try Lessons.data("cmaf/audio_en/init_1.mp4"), try Lessons.data("cmaf/audio_en/seg0.m4s"))
+    }
+
+    /// The samples of `segment` read in pieces of `size` bytes: sizes, times and sync flags.
+    func read(_ initialization: Data, _ segment: Data, pieces size: Int) throws -> [[Int64]] {
+        var reader = try FragmentedMP4Reader(initialization: initialization)
+        var samples: [MediaSample] = []
+        var start = segment.startIndex
+        while start < segment.endIndex {
+            let end = min(start + size, segment.endIndex)
+            samples += try reader.read(segment[start..<end])
+            start = end
+        }
+        samples += try reader.finish()
+        return samples.map { [Int64($0.data.count), $0.decodeTime, $0.presentationTime, $0.isSync ? 1 : 0] }
+    }
+
+    /// `segment` with its last box (`mdat`) given size 0, which §4.2 reads as "to the end".
+    func lastBoxSizeZero(_ segment: Data) throws -> Data {
+        var bytes = [UInt8](segment)
+        var at = 0
+        var last = 0
+        while at + 8 <= bytes.count {
+            let size = bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
+            guard size >= 8 else { break }
+            last = at
+            at += size
+        }
+        try #require(String(decoding: bytes[(last + 4)..<(last + 8)], as: UTF8.self) == "mdat")
+        bytes.replaceSubrange(last..<(last + 4), with: [0, 0, 0, 0])
+        return Data(bytes)
+    }
+
+    @Test(
+        "§8.8: a segment read in pieces of any size gives the samples it gives whole, a last box of size 0 (§4.2: to the end) included",
+        arguments: [1, 7, 100, 4_096])
+    func piecesMatchWhole(size: Int) throws {
+        let (initialization, segment) = try fixture()
+        let whole = try read(initialization, segment, pieces: segment.count)
+        #expect(!whole.isEmpty)
+        #expect(try read(initialization, segment, pieces: size) == whole)
+        let open = try lastBoxSizeZero(segment)
+        #expect(try read(initialization, open, pieces: open.count) == whole)
+        #expect(try read(initialization, open, pieces: size) == whole)
+    }
+}

@@ -139,6 +139,22 @@ public struct FragmentedMP4Reader: Sendable {
     ///
     /// - Throws: ``ContainerError`` when it ends inside a box or before the data of its runs.
     public mutating func finish() throws(ContainerError) -> [MediaSample] {
+        // A last box of size 0 runs to the segment's end, which is now known.
+        var samples: [MediaSample] = []
+        if !buffer.isEmpty {
+            var used = 0
+            var failure: ContainerError?
+            buffer.withUnsafeBytes { raw in
+                do throws(ContainerError) {
+                    used = try readBoxes(raw, into: &samples, atEnd: true)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+            buffer.removeFirst(used)
+            consumed += used
+        }
         guard buffer.isEmpty else {
             throw ContainerError(
                 .malformedBox(box: "segment", reason: "it ends \(buffer.count) bytes into a box"), offset: consumed)
@@ -146,7 +162,7 @@ public struct FragmentedMP4Reader: Sendable {
         guard pendingRuns.isEmpty else {
             throw ContainerError(.malformedBox(box: "mdat", reason: "a fragment's data is missing"), offset: consumed)
         }
-        return []
+        return samples
     }
 
     // MARK: Boxes
@@ -175,7 +191,12 @@ public struct FragmentedMP4Reader: Sendable {
     }
 
     /// The box at `at`, or `nil` when its header or body runs past `limit`.
-    static func box(in raw: UnsafeRawBufferPointer, at: Int, limit: Int) throws(ContainerError) -> Box? {
+    ///
+    /// A box of size 0 runs to the end of its container (§4.2): with `limitIsEnd` false (more
+    /// bytes of the segment may come), its end is not known yet, so it is `nil` too.
+    static func box(in raw: UnsafeRawBufferPointer, at: Int, limit: Int, limitIsEnd: Bool = true)
+        throws(ContainerError) -> Box?
+    {
         var cursor = ByteCursor(raw, from: at, to: limit)
         guard let size32 = cursor.uint32(), let type = cursor.fourCC() else { return nil }
         var size = UInt64(size32)
@@ -183,6 +204,7 @@ public struct FragmentedMP4Reader: Sendable {
             guard let large = cursor.uint64() else { return nil }
             size = large
         } else if size32 == 0 {
+            guard limitIsEnd else { return nil }
             size = UInt64(limit - at)
         }
         if type == "uuid" { guard cursor.skip(16) else { return nil } }
@@ -366,16 +388,17 @@ public struct FragmentedMP4Reader: Sendable {
         var track: Int
         var description: Int
         var decodeTime: Int64
+        /// Each sample: its offset from the segment's start, size, duration, composition offset and sync flag.
         var samples: [(offset: Int, size: Int, duration: Int64, offsetToPresentation: Int64, isSync: Bool)]
     }
 
     /// Reads the complete top-level boxes at the start of `raw` and returns the bytes they took.
-    private mutating func readBoxes(_ raw: UnsafeRawBufferPointer, into samples: inout [MediaSample])
-        throws(ContainerError) -> Int
-    {
+    private mutating func readBoxes(
+        _ raw: UnsafeRawBufferPointer, into samples: inout [MediaSample], atEnd: Bool = false
+    ) throws(ContainerError) -> Int {
         var at = 0
         while raw.count - at >= 8 {
-            guard let box = try Self.box(in: raw, at: at, limit: raw.count) else { break }
+            guard let box = try Self.box(in: raw, at: at, limit: raw.count, limitIsEnd: atEnd) else { break }
             switch box.type {
             case "moof":
                 guard pendingRuns.isEmpty else {
@@ -486,7 +509,9 @@ public struct FragmentedMP4Reader: Sendable {
                     // §8.8.3.1: sample_is_non_sync_sample is bit 16 of the flags, and a sample
                     // that depends on others (sample_depends_on 1) cannot start decoding either.
                     let isSync = sampleFlags & 0x0001_0000 == 0 && (sampleFlags >> 24) & 0x03 != 1
-                    resolved.samples.append((position, Int(size), Int64(duration), composition, isSync))
+                    // Kept from the segment's start: the buffer may have moved on before the
+                    // mdat arrives.
+                    resolved.samples.append((consumed + position, Int(size), Int64(duration), composition, isSync))
                     position += Int(size)
                     decodeTime += Int64(duration)
                 }
@@ -508,12 +533,14 @@ public struct FragmentedMP4Reader: Sendable {
         let description = track.descriptions[run.description]
         var time = run.decodeTime
         for sample in run.samples {
-            guard sample.offset >= mdat.body, sample.size >= 0, sample.offset + sample.size <= mdat.end else {
+            // The sample's offset counts from the segment's start; the buffer, from `consumed`.
+            let offset = sample.offset - consumed
+            guard offset >= mdat.body, sample.size >= 0, offset + sample.size <= mdat.end else {
                 throw ContainerError(
                     .malformedBox(box: "trun", reason: "a sample at \(sample.offset) outside its mdat"),
                     offset: consumed + mdat.start)
             }
-            let data = Data(UnsafeRawBufferPointer(rebasing: raw[sample.offset..<(sample.offset + sample.size)]))
+            let data = Data(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + sample.size)]))
             let decode = time - track.editShift
             samples.append(
                 MediaSample(
