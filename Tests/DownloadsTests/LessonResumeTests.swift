@@ -454,26 +454,74 @@ struct LessonResumeTests {
         }
     }
 
+    @Test(
+        "absurd sizes in a playlist (19-digit byte ranges, EXTINF of 10¹⁷ s with and without BANDWIDTH) are a typed error, never a trap",
+        arguments: [
+            (
+                "#EXTM3U\n#EXT-X-VERSION:4\n#EXT-X-TARGETDURATION:2\n#EXTINF:1,\n#EXT-X-BYTERANGE:9999999999999999999@0\nseg.ts\n#EXTINF:1,\n#EXT-X-BYTERANGE:9999999999999999999@0\nseg.ts\n#EXT-X-ENDLIST\n",
+                false
+            ),
+            (
+                "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:100000000000000000,\nseg.ts\n#EXTINF:100000000000000000,\nseg.ts\n#EXT-X-ENDLIST\n",
+                true
+            ),
+            (
+                "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:100000000000000000,\nseg.ts\n#EXTINF:1e308,\nseg.ts\n#EXT-X-ENDLIST\n",
+                false
+            ),
+        ])
+    @MainActor
+    func absurdSizes(media: String, withBandwidth: Bool) async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let base = URL(literal: "https://lessons.example/absurd/")
+        let segment = try Lessons.data("disc-same/a0.ts")
+        transport.stub(base.appendingPathComponent("seg.ts"), reply: .resource(segment))
+        transport.stub(base.appendingPathComponent("media.m3u8"), reply: .response(status: 200, body: Data(media.utf8)))
+        let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\nmedia.m3u8\n"
+        transport.stub(
+            base.appendingPathComponent("master.m3u8"), reply: .response(status: 200, body: Data(master.utf8)))
+        let folder = temporaryFolder("lesson-absurd")
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport))
+        let entry = base.appendingPathComponent(withBandwidth ? "master.m3u8" : "media.m3u8")
+        do {
+            let result = try await downloader.downloadLesson(from: entry, to: folder.appendingPathComponent("l"))
+                .result()
+            Issue.record("downloaded \(result.byteCount) bytes of an absurd lesson")
+        } catch {
+            // A typed error of the engine: too large for the disk, or a playlist refused.
+            #expect(!error.description.isEmpty)
+        }
+        #expect(files(in: folder).filter { !$0.hasPrefix(".") }.isEmpty)
+    }
+
     // MARK: Kills and a full disk
 
     struct Killed: Error {}
 
     /// The file operations of an uninterrupted one-transfer download of `lesson` into `folder`.
-    func operations(_ lesson: ServedLesson) async throws -> (count: Int, writes: Int, expected: Data) {
+    func operations(_ lesson: ServedLesson) async throws -> (
+        count: Int, writes: Int, expected: Data, lastCheckpoint: Int
+    ) {
         let clock = ManualClock()
         let transport = InMemoryHTTPTransport(clock: clock)
         lesson.serve(on: transport)
         let folder = temporaryFolder("lesson-operations")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let log = LockedState<[FileOperation]>([])
-        FileFaults.install({ operation, _ in log.withLock { $0.append(operation) } }, in: folder)
+        let log = LockedState<[(operation: FileOperation, file: String)]>([])
+        FileFaults.install(
+            { operation, file in log.withLock { $0.append((operation, file.lastPathComponent)) } }, in: folder)
         defer { FileFaults.remove(in: folder) }
         let result = try await oneTransfer(transport, clock).downloadLesson(
             from: lesson.entry, to: folder.appendingPathComponent("lesson")
         ).result()
         let operations = log.withLock { $0 }
-        let writes = operations.filter { [.create, .write, .flush, .rename].contains($0) }.count
-        return (operations.count, writes, try Data(contentsOf: result.file))
+        let writes = operations.filter { [.create, .write, .flush, .rename].contains($0.operation) }.count
+        // The journal's last flush: every segment is checkpointed after it.
+        let lastCheckpoint =
+            (operations.lastIndex { $0.operation == .flush && $0.file.hasSuffix(".journal") } ?? operations.count) + 1
+        return (operations.count, writes, try Data(contentsOf: result.file), lastCheckpoint)
     }
 
     func oneTransfer(_ transport: InMemoryHTTPTransport<ManualClock>, _ clock: ManualClock) -> MediaDownloader<
@@ -487,7 +535,7 @@ struct LessonResumeTests {
         arguments: ["disc-encoders", "cmaf"])
     func killedAtEveryOperation(name: String) async throws {
         let lesson = try ServedLesson(name)
-        let (total, _, expected) = try await operations(lesson)
+        let (total, _, expected, lastCheckpoint) = try await operations(lesson)
         #expect(total >= 10)
         for n in 1...total {
             let clock = ManualClock()
@@ -511,10 +559,19 @@ struct LessonResumeTests {
             if FileManager.default.fileExists(atPath: final.path) {
                 #expect(try Data(contentsOf: final) == expected, "\(name): killed at operation \(n)")
             }
+            let before = transport.requests.count
             let result = try await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination)
                 .result()
             #expect(try Data(contentsOf: result.file) == expected, "\(name): after a kill at operation \(n)")
             #expect(files(in: folder) == ["lesson.mp4"], "\(name): after a kill at operation \(n)")
+            // Killed once every segment was checkpointed (while the index was written, say), the
+            // next run fetches no segment again.
+            if n > lastCheckpoint {
+                let again = transport.requests[before...].compactMap(lesson.key(of:)).filter {
+                    !lesson.isInitialization($0)
+                }
+                #expect(again.isEmpty, "\(name): killed at operation \(n) of \(total), fetched \(again) again")
+            }
         }
     }
 
@@ -523,7 +580,7 @@ struct LessonResumeTests {
         arguments: ["disc-encoders"])
     func diskFullAtEveryWrite(name: String) async throws {
         let lesson = try ServedLesson(name)
-        let (_, writes, expected) = try await operations(lesson)
+        let (_, writes, expected, _) = try await operations(lesson)
         for n in 1...writes {
             let clock = ManualClock()
             let transport = InMemoryHTTPTransport(clock: clock)

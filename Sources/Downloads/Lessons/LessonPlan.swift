@@ -157,10 +157,13 @@ struct LessonPlan: Sendable {
         duration = total
         let ranged = parts.allSatisfy { $0.byteRange != nil }
         if ranged {
-            expectedBytes = parts.reduce(0) { $0 + ($1.byteRange?.length ?? 0) }
+            expectedBytes = parts.reduce(UInt64(0)) { total, part in
+                let (sum, overflow) = total.addingReportingOverflow(part.byteRange?.length ?? 0)
+                return overflow ? UInt64.max : sum
+            }
             isExact = true
         } else {
-            expectedBytes = bandwidth.map { UInt64(Double($0) * total / 8) }
+            expectedBytes = bandwidth.map { saturatingBytes(Double($0) * total / 8) }
             isExact = false
         }
     }
@@ -229,4 +232,13 @@ struct LessonPlan: Sendable {
         }
         return entries
     }
+}
+
+/// A byte count from a floating-point estimate: 0 for a negative or undefined one, and
+/// `UInt64.max` for one too large to count (a playlist's durations can be absurd).
+///
+/// - Complexity: O(1).
+func saturatingBytes(_ value: Double) -> UInt64 {
+    guard value.isFinite, value > 0 else { return value == .infinity ? UInt64.max : 0 }
+    return value >= 18_446_744_073_709_549_568 ? UInt64.max : UInt64(value)
 }

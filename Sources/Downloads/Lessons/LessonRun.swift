@@ -65,6 +65,11 @@ final class RemuxSession: @unchecked Sendable {
         }
     }
 
+    /// Records in the journal that the file is finished, before it is renamed.
+    func markDone(_ completion: RemuxJournal.Completion) throws {
+        try journal.markDone(completion)
+    }
+
     /// Notes the fraction last shown in the journal, for the next resume (best effort).
     func noteFloor(_ floor: Double) {
         journal.noteFloor(floor)
@@ -238,7 +243,7 @@ final class LessonProgress: @unchecked Sendable {
         let share = min(secondsDone / partSeconds, 1)
         let initial = plan.expectedBytes.map { Double($0) / partSeconds } ?? observed
         let rate = share * observed + (1 - share) * initial
-        return UInt64(max(Double(received) + (partSeconds - secondsDone) * rate, Double(received)))
+        return saturatingBytes(max(Double(received) + (partSeconds - secondsDone) * rate, Double(received)))
     }
 
     /// The expected size of the source now: exact, from the playlist's bandwidth, or from the
@@ -320,8 +325,20 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
 
     private func runLocked(files: RemuxFiles, job: DownloadJob) async throws -> DownloadResult {
         let existed = FileManager.default.fileExists(atPath: files.partial.path)
-        let output = try RemuxOutput(url: files.partial)
         let header = "mediacore-remux v1 \(plan.fingerprint) \(plan.steps.count)"
+        // Killed after the rename, before the journal was removed: the file is in place.
+        if !existed, let done = RemuxJournal.completion(at: files.journal, header: header),
+            let size = (try? FileManager.default.attributesOfItem(atPath: destination.path))?[.size] as? NSNumber,
+            size.uint64Value == done.byteCount
+        {
+            StagingFiles.removeIfAllowed(files.journal)
+            LessonProgress(plan: plan, job: job, received: 0, written: done.byteCount, stepsDone: 0, floor: 0)
+                .complete(byteCount: done.byteCount)
+            return DownloadResult(
+                file: destination, byteCount: done.byteCount, partsFetched: 0, peakBufferedBytes: 0,
+                omissions: done.ignoredStreams.map { DownloadResult.Omission.stream($0) })
+        }
+        let output = try RemuxOutput(url: files.partial)
         let journal = try RemuxJournal.open(url: files.journal, header: header, partial: existed ? output : nil)
         let remuxer: SegmentRemuxer
         let checkpoint = journal.last
@@ -342,10 +359,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         // The file about to be written must fit: the source's size, less what is written.
         let written = MP4Writer.headerLength + (checkpoint?.dataLength ?? 0)
         if let expected = plan.expectedBytes {
-            let needed = (expected + expected / 50 + (1 << 20)).subtractingReportingOverflow(written)
-            if !needed.overflow {
-                try StorageSpace.check(
-                    needed.partialValue, in: destination.deletingLastPathComponent(), for: destination)
+            let needed = StorageSpace.room(forSource: expected, written: written)
+            if needed > 0 {
+                try StorageSpace.check(needed, in: destination.deletingLastPathComponent(), for: destination)
             }
         }
         let progress = LessonProgress(
@@ -363,6 +379,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             throw error
         }
         let summary = try await session.perform { try $0.finish() }
+        let completion = RemuxJournal.Completion(
+            byteCount: summary.byteCount, ignoredStreams: session.report.ignoredStreams)
+        try await session.perform { try $0.markDone(completion) }
         // rename(2) replaces the destination atomically: it is the complete file or absent.
         do {
             try FileFaults.check(.rename, destination)
@@ -520,10 +539,10 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     if !spaceChecked, let estimate = progress.estimatedBytes {
                         spaceChecked = true
                         let written = MP4Writer.headerLength + dataLength
-                        let needed = (estimate + estimate / 50 + (1 << 20)).subtractingReportingOverflow(written)
-                        if !needed.overflow {
+                        let needed = StorageSpace.room(forSource: estimate, written: written)
+                        if needed > 0 {
                             try StorageSpace.check(
-                                needed.partialValue, in: destination.deletingLastPathComponent(), for: destination)
+                                needed, in: destination.deletingLastPathComponent(), for: destination)
                         }
                     }
                     remuxing = false

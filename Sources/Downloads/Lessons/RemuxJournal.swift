@@ -38,6 +38,8 @@ struct RemuxJournal {
     private static let magic: UInt32 = 0x4D43_5243  // "MCRC"
     /// The magic of a note of the fraction shown after the last checkpoint.
     private static let floorMagic: UInt32 = 0x4D43_5246  // "MCRF"
+    /// The magic of the record that says the file was finished and is about to be renamed.
+    private static let doneMagic: UInt32 = 0x4D43_5244  // "MCRD"
 
     /// Opens the journal of a download identified by `header`, creating it, or resuming the one
     /// there when its header matches; records are trusted only while their media data in
@@ -54,11 +56,13 @@ struct RemuxJournal {
                 do {
                     try FileFaults.check(.write, url)
                 } catch {
+                    journal.close()
                     throw DownloadError(.file(operation: "cut", reason: "\(error)"), path: url.path)
                 }
                 guard ftruncate(journal.descriptor, off_t(journal.length)) == 0 else {
-                    throw DownloadError(
-                        .file(operation: "cut", reason: RemuxOutput.reason(errno)), path: url.path)
+                    let reason = RemuxOutput.reason(errno)
+                    journal.close()
+                    throw DownloadError(.file(operation: "cut", reason: reason), path: url.path)
                 }
             }
             return journal
@@ -120,7 +124,16 @@ struct RemuxJournal {
         var at = start
         while at < end {
             let count = Int(min(end - at, 1 << 20))
-            guard let piece = try? output.read(at: at, count: count), piece.count == count else { return nil }
+            guard var piece = try? output.read(at: at, count: count), piece.count == count else { return nil }
+            // The mdat's size is written only when the file is finished: a kill between that
+            // write and the rename must not void the first checkpoint, so the field is read as
+            // the zero it was when digested.
+            let field = (MP4Writer.headerLength - 8)..<MP4Writer.headerLength
+            if at < field.upperBound {
+                for offset in max(at, field.lowerBound)..<min(at + UInt64(count), field.upperBound) {
+                    piece[piece.startIndex + Int(offset - at)] = 0
+                }
+            }
             piece.withUnsafeBytes { digest.add($0) }
             at += UInt64(count)
         }
@@ -193,17 +206,7 @@ struct RemuxJournal {
         put(UInt64(checkpoint.encodedRecords.count), 4)
         let recordsStart = payload.count
         payload.append(contentsOf: checkpoint.encodedRecords)
-        var digest = ChunkDigest()
-        payload.withUnsafeBytes { digest.add($0) }
-        // The frame: magic, payload length, payload digest, payload.
-        var frame: [UInt8] = []
-        let header = UInt64(Self.magic) << 32 | UInt64(payload.count)
-        for value in [header, digest.value] {
-            for shift in stride(from: 56, through: 0, by: -8) {
-                frame.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-            }
-        }
-        frame.append(contentsOf: payload)
+        let frame = Self.frame(payload, magic: Self.magic)
         do {
             try FileFaults.check(.write, url)
         } catch {
@@ -232,24 +235,104 @@ struct RemuxJournal {
     /// not flushed, and a failure is ignored, since it only spares the learner a ring that steps
     /// back.
     mutating func noteFloor(_ floor: Double) {
-        guard floor.isFinite, floor > max(last?.fractionFloor ?? 0, notedFloor ?? 0) else { return }
+        // Written even when it equals the note read at open: that note was cut off with the
+        // journal's tail, and a second pause must not lose it.
+        guard floor.isFinite, floor > (last?.fractionFloor ?? 0) else { return }
         var payload: [UInt8] = []
         for shift in stride(from: 56, through: 0, by: -8) {
             payload.append(UInt8(truncatingIfNeeded: floor.bitPattern >> UInt64(shift)))
         }
+        let frame = Self.frame(payload, magic: Self.floorMagic)
+        guard (try? FileFaults.check(.write, url)) != nil else { return }
+        _ = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
+        notedFloor = floor
+    }
+
+    /// What a finished download leaves in its journal: the file's size and the streams it
+    /// left out.
+    struct Completion: Codable, Hashable {
+        var byteCount: UInt64
+        var ignoredStreams: [String]
+    }
+
+    /// Records that the file is finished and flushed, just before it is renamed into place: a
+    /// run killed after the rename and before the journal is removed finds the download done
+    /// instead of starting it again. A resume from the partial file (the rename did not happen)
+    /// reads only checkpoints and cuts this record off.
+    ///
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``.
+    mutating func markDone(_ completion: Completion) throws(DownloadError) {
+        let payload: [UInt8]
+        do {
+            payload = Array(try JSONEncoder().encode(completion))
+        } catch {
+            throw DownloadError(.file(operation: "record the end in", reason: "\(error)"), path: url.path)
+        }
+        let frame = Self.frame(payload, magic: Self.doneMagic)
+        do {
+            try FileFaults.check(.write, url)
+        } catch {
+            throw DownloadError(.file(operation: "record the end in", reason: "\(error)"), path: url.path)
+        }
+        let wrote = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
+        guard wrote == frame.count else {
+            throw DownloadError(
+                .file(operation: "record the end in", reason: RemuxOutput.reason(errno)), path: url.path)
+        }
+        do {
+            try FileFaults.check(.flush, url)
+        } catch {
+            throw DownloadError(.file(operation: "flush", reason: "\(error)"), path: url.path)
+        }
+        guard fsync(descriptor) == 0 else {
+            throw DownloadError(.file(operation: "flush", reason: RemuxOutput.reason(errno)), path: url.path)
+        }
+    }
+
+    /// The completion recorded in the journal at `url` for the download `header` names, if its
+    /// records, checked one by one, end with one.
+    ///
+    /// - Complexity: O(*n*) in the journal's size.
+    static func completion(at url: URL, header: String) -> Completion? {
+        let headerBytes = Array((header + "\n").utf8)
+        guard let bytes = try? Data(contentsOf: url), bytes.starts(with: headerBytes) else { return nil }
+        var position = headerBytes.count
+        var found: Completion?
+        while let (magic, payload, end) = frameAt(bytes, position) {
+            found = magic == doneMagic ? try? JSONDecoder().decode(Completion.self, from: payload) : nil
+            position = end
+        }
+        return found
+    }
+
+    /// A frame: magic, payload length, payload digest, payload.
+    private static func frame(_ payload: [UInt8], magic: UInt32) -> [UInt8] {
         var digest = ChunkDigest()
         payload.withUnsafeBytes { digest.add($0) }
         var frame: [UInt8] = []
-        let header = UInt64(Self.floorMagic) << 32 | UInt64(payload.count)
+        let header = UInt64(magic) << 32 | UInt64(payload.count)
         for value in [header, digest.value] {
             for shift in stride(from: 56, through: 0, by: -8) {
                 frame.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
             }
         }
         frame.append(contentsOf: payload)
-        guard (try? FileFaults.check(.write, url)) != nil else { return }
-        _ = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
-        notedFloor = floor
+        return frame
+    }
+
+    /// The intact frame at `position` (any magic), or `nil`.
+    private static func frameAt(_ bytes: Data, _ position: Int) -> (magic: UInt32, payload: Data, end: Int)? {
+        bytes.withUnsafeBytes { raw -> (UInt32, Data, Int)? in
+            var frame = ByteReader(raw, at: position)
+            guard let magic = frame.uint32(), let length = frame.uint32(), let checksum = frame.uint64(),
+                Int(length) <= frame.remaining
+            else { return nil }
+            let payload = UnsafeRawBufferPointer(rebasing: raw[frame.position..<(frame.position + Int(length))])
+            var digest = ChunkDigest()
+            digest.add(payload)
+            guard digest.value == checksum else { return nil }
+            return (magic, Data(payload), frame.position + Int(length))
+        }
     }
 
     /// The fraction of a floor note at `position`, or `nil` when no intact note is there.

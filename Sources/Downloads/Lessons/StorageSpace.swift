@@ -50,6 +50,18 @@ package enum StorageSpace {
     ///
     /// - Throws: ``DownloadError`` of kind
     ///   ``DownloadError/Kind/insufficientStorage(needed:available:)``.
+    /// The free space a download still needs: the source's size with 2% and 1 MiB to spare
+    /// (the MP4's index and the journal), less what is already written; saturating, so a
+    /// playlist's absurd sizes cannot overflow it.
+    ///
+    /// - Complexity: O(1).
+    static func room(forSource bytes: UInt64, written: UInt64) -> UInt64 {
+        let (withMargin, overflow) = bytes.addingReportingOverflow(bytes / 50)
+        let (total, overflowAgain) = withMargin.addingReportingOverflow(1 << 20)
+        guard !overflow, !overflowAgain else { return UInt64.max }
+        return total > written ? total - written : 0
+    }
+
     static func check(_ needed: UInt64, in folder: URL, for destination: URL) throws(DownloadError) {
         guard let available = available(in: folder), available < needed else { return }
         throw DownloadError(.insufficientStorage(needed: needed, available: available), path: destination.path)

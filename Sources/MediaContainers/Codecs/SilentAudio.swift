@@ -99,7 +99,12 @@ func rescale(_ value: Int64, from source: Int, to target: Int) -> Int64 {
     let divisor = Int64(source)
     // |value × target| < 2⁶³ × |source| keeps the quotient in range; a time of centuries does not.
     guard wide.high == 0 || wide.high == -1 || abs(wide.high) < divisor / 2 else {
-        return Int64((Double(value) * Double(target) / Double(source)).rounded())
+        // Beyond any real lesson: clamped where later sums cannot overflow, so the timeline's
+        // checks report it instead of a trap.
+        let scaled = (Double(value) * Double(target) / Double(source)).rounded()
+        let limit = Double(Int64.max / 4)
+        guard scaled.isFinite else { return value < 0 ? -Int64.max / 4 : Int64.max / 4 }
+        return Int64(min(max(scaled, -limit), limit))
     }
     let (quotient, remainder) = divisor.dividingFullWidth(wide)
     if remainder * 2 >= divisor { return quotient + 1 }
