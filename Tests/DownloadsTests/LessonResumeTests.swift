@@ -524,6 +524,35 @@ struct LessonResumeTests {
         return (operations.count, writes, try Data(contentsOf: result.file), lastCheckpoint)
     }
 
+    /// A transport serving `lesson` on a new clock, and an empty folder to download it into.
+    func fresh(_ lesson: ServedLesson, _ label: String) throws -> (
+        clock: ManualClock, transport: InMemoryHTTPTransport<ManualClock>, folder: URL, destination: URL
+    ) {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        lesson.serve(on: transport)
+        let folder = temporaryFolder(label)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return (clock, transport, folder, folder.appendingPathComponent("lesson"))
+    }
+
+    /// Makes the file operations in `folder` throw `error` from the `n`-th on, counting only the
+    /// kinds in `counted` (every kind when `nil`): a kill, or a disk that fills.
+    func failOperations(
+        from n: Int, in folder: URL, counting counted: Set<FileOperation>? = nil, with error: any Error & Sendable
+    ) {
+        let count = LockedState(0)
+        FileFaults.install(
+            { operation, _ in
+                guard counted?.contains(operation) ?? true else { return }
+                let number = count.withLock {
+                    $0 += 1
+                    return $0
+                }
+                if number >= n { throw error }
+            }, in: folder)
+    }
+
     func oneTransfer(_ transport: InMemoryHTTPTransport<ManualClock>, _ clock: ManualClock) -> MediaDownloader<
         ManualClock
     > {
@@ -538,21 +567,8 @@ struct LessonResumeTests {
         let (total, _, expected, lastCheckpoint) = try await operations(lesson)
         #expect(total >= 10)
         for n in 1...total {
-            let clock = ManualClock()
-            let transport = InMemoryHTTPTransport(clock: clock)
-            lesson.serve(on: transport)
-            let folder = temporaryFolder("lesson-kill")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let destination = folder.appendingPathComponent("lesson")
-            let count = LockedState(0)
-            FileFaults.install(
-                { _, _ in
-                    let number = count.withLock {
-                        $0 += 1
-                        return $0
-                    }
-                    if number >= n { throw Killed() }
-                }, in: folder)
+            let (clock, transport, folder, destination) = try fresh(lesson, "lesson-kill")
+            failOperations(from: n, in: folder, with: Killed())
             _ = try? await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination).result()
             FileFaults.remove(in: folder)
             let final = folder.appendingPathComponent("lesson.mp4")
@@ -582,22 +598,10 @@ struct LessonResumeTests {
         let lesson = try ServedLesson(name)
         let (_, writes, expected, _) = try await operations(lesson)
         for n in 1...writes {
-            let clock = ManualClock()
-            let transport = InMemoryHTTPTransport(clock: clock)
-            lesson.serve(on: transport)
-            let folder = temporaryFolder("lesson-full")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let destination = folder.appendingPathComponent("lesson")
-            let count = LockedState(0)
-            FileFaults.install(
-                { operation, _ in
-                    guard [.create, .write, .flush, .rename].contains(operation) else { return }
-                    let number = count.withLock {
-                        $0 += 1
-                        return $0
-                    }
-                    if number >= n { throw CocoaError(.fileWriteOutOfSpace) }
-                }, in: folder)
+            let (clock, transport, folder, destination) = try fresh(lesson, "lesson-full")
+            failOperations(
+                from: n, in: folder, counting: [.create, .write, .flush, .rename],
+                with: CocoaError(.fileWriteOutOfSpace))
             do {
                 _ = try await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination).result()
                 Issue.record("\(name): succeeded with the disk full from write \(n)")

@@ -207,24 +207,7 @@ struct RemuxJournal {
         let recordsStart = payload.count
         payload.append(contentsOf: checkpoint.encodedRecords)
         let frame = Self.frame(payload, magic: Self.magic)
-        do {
-            try FileFaults.check(.write, url)
-        } catch {
-            throw DownloadError(.file(operation: "record progress in", reason: "\(error)"), path: url.path)
-        }
-        let wrote = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
-        guard wrote == frame.count else {
-            throw DownloadError(
-                .file(operation: "record progress in", reason: RemuxOutput.reason(errno)), path: url.path)
-        }
-        do {
-            try FileFaults.check(.flush, url)
-        } catch {
-            throw DownloadError(.file(operation: "flush", reason: "\(error)"), path: url.path)
-        }
-        guard fsync(descriptor) == 0 else {
-            throw DownloadError(.file(operation: "flush", reason: RemuxOutput.reason(errno)), path: url.path)
-        }
+        try writeAndFlush(frame, operation: "record progress in")
         recordRegions.append((length + 16 + UInt64(recordsStart), checkpoint.encodedRecords.count))
         length += UInt64(frame.count)
     }
@@ -268,16 +251,22 @@ struct RemuxJournal {
         } catch {
             throw DownloadError(.file(operation: "record the end in", reason: "\(error)"), path: url.path)
         }
-        let frame = Self.frame(payload, magic: Self.doneMagic)
+        try writeAndFlush(Self.frame(payload, magic: Self.doneMagic), operation: "record the end in")
+    }
+
+    /// Writes `frame` where the next record goes and flushes the journal.
+    ///
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``, naming
+    ///   `operation` for a failed write.
+    private func writeAndFlush(_ frame: [UInt8], operation: String) throws(DownloadError) {
         do {
             try FileFaults.check(.write, url)
         } catch {
-            throw DownloadError(.file(operation: "record the end in", reason: "\(error)"), path: url.path)
+            throw DownloadError(.file(operation: operation, reason: "\(error)"), path: url.path)
         }
         let wrote = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
         guard wrote == frame.count else {
-            throw DownloadError(
-                .file(operation: "record the end in", reason: RemuxOutput.reason(errno)), path: url.path)
+            throw DownloadError(.file(operation: operation, reason: RemuxOutput.reason(errno)), path: url.path)
         }
         do {
             try FileFaults.check(.flush, url)
