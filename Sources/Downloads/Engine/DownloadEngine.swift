@@ -282,7 +282,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// Fetches a part, retrying transient failures with backoff on the engine's clock.
     func fetchWithRetry(
         _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil,
-        into sink: PartSink? = nil, pool: PartBufferPool? = nil, receiver: (any PartReceiver)? = nil
+        into sink: PartSink? = nil, receiver: (any PartReceiver)? = nil
     ) async throws -> FetchedPart {
         try await retry.run(
             on: clock, randomUnit: randomUnit, isTransient: { ($0 as? DownloadError)?.isTransient == true },
@@ -291,7 +291,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 // A new attempt starts afresh: what an earlier one handed on no longer counts.
                 if attempt > 1 { await receiver?.restart() }
                 return try await fetch(
-                    part, index: index, validators: validators, meter: meter, into: sink, pool: pool, receiver: receiver
+                    part, index: index, validators: validators, meter: meter, into: sink, receiver: receiver
                 )
             })
     }
@@ -351,7 +351,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// them) and only their length and digest are returned; otherwise the bytes are returned.
     func fetch(
         _ part: DownloadPart, index: Int, validators: Validators? = nil, meter: ByteMeter<C>? = nil,
-        into sink: PartSink? = nil, pool: PartBufferPool? = nil, receiver: (any PartReceiver)? = nil
+        into sink: PartSink? = nil, receiver: (any PartReceiver)? = nil
     ) async throws -> FetchedPart {
         if let range = part.byteRange, range.length == 0 {
             return FetchedPart(index: index, data: Data(), length: 0, digest: sink.map { _ in ChunkDigest().value })
@@ -411,17 +411,14 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             throw error
         }
         var data = Data()
-        // With a pool, a body whose length is announced goes into reused memory, sized once.
-        var pooled: PartBufferPool.Buffer?
+        // A body whose length is announced is held in memory sized once.
         if sink == nil, receiver == nil {
             let announced = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Length")
                 .flatMap { UInt64($0) }
             if let announced, announced <= maximumPartByteCount, announced > 0 {
-                let size = Int(min(announced, take))
-                if let pool { pooled = pool.take(size) } else { data.reserveCapacity(size) }
+                data.reserveCapacity(Int(min(announced, take)))
             }
         }
-        defer { if let pooled { pool?.give(pooled) } }
         var kept: UInt64 = 0
         var digest = ChunkDigest()
         var seen: UInt64 = 0
@@ -449,19 +446,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     slice.withUnsafeBytes { digest.add($0) }
                 } else if let receiver {
                     await receiver.receive(slice)
-                } else if let buffer = pooled, Int(kept) + used <= buffer.capacity {
-                    slice.withUnsafeBytes { bytes in
-                        if let base = bytes.baseAddress {
-                            buffer.pointer.advanced(by: Int(kept)).copyMemory(from: base, byteCount: bytes.count)
-                        }
-                    }
                 } else {
-                    if let buffer = pooled {
-                        // More than announced: what came so far moves to growing memory.
-                        data.append(Data(bytes: buffer.pointer, count: Int(kept)))
-                        pool?.give(buffer)
-                        pooled = nil
-                    }
                     data.append(slice)
                 }
                 kept += UInt64(used)
@@ -488,12 +473,6 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             throw DownloadError(
                 .wrongLength(expected: expected, received: status == 200 ? seen : kept), part: index,
                 url: part.url)
-        }
-        if let buffer = pooled, let pool {
-            // The part's bytes stay in the pool's memory until the last copy of them is gone.
-            pooled = nil
-            data = Data(
-                bytesNoCopy: buffer.pointer, count: Int(kept), deallocator: .custom { _, _ in pool.give(buffer) })
         }
         return FetchedPart(index: index, data: data, length: kept, digest: sink.map { _ in digest.value })
     }

@@ -656,7 +656,7 @@ public struct MP4Writer: Sendable {
 
 /// Writes boxes straight to an output at increasing offsets, in buffered pieces, patching each
 /// box's size (and counts written as placeholders) when it closes, in the buffer or in the file.
-struct BoxEmitter {
+struct BoxEmitter: BigEndianAppending {
     private let output: any MP4Output
     private var buffer: [UInt8] = []
     private var bufferStart: UInt64
@@ -720,38 +720,13 @@ struct BoxEmitter {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    mutating func append16(_ value: UInt16) {
-        buffer.append(UInt8(value >> 8))
-        buffer.append(UInt8(value & 0xFF))
-    }
-
-    mutating func append32(_ value: UInt32) {
-        buffer.append(UInt8(value >> 24))
-        buffer.append(UInt8(value >> 16 & 0xFF))
-        buffer.append(UInt8(value >> 8 & 0xFF))
-        buffer.append(UInt8(value & 0xFF))
-    }
-
-    mutating func append64(_ value: UInt64) {
-        append32(UInt32(truncatingIfNeeded: value >> 32))
-        append32(UInt32(truncatingIfNeeded: value))
-    }
-
-    mutating func appendType(_ type: String) {
-        let code = Array(type.utf8)
-        for index in 0..<4 { buffer.append(index < code.count ? code[index] : 0x20) }
-    }
+    mutating func append8(_ value: UInt8) { buffer.append(value) }
 
     mutating func append(_ bytes: some Sequence<UInt8>) { buffer.append(contentsOf: bytes) }
-
-    mutating func appendZeros(_ count: Int) { buffer.append(contentsOf: repeatElement(0, count: max(count, 0))) }
 
     /// Creation and modification times: zero, in 32 or 64 bits.
     mutating func appendTimes(large: Bool) {
         appendZeros(large ? 16 : 8)
     }
 
-    mutating func appendUnityMatrix() {
-        for value: UInt32 in [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000] { append32(value) }
-    }
 }
