@@ -16,7 +16,70 @@ enum DownloadBenchmarks {
             throughput(parts: quick ? 64 : 1_000, partSize: 256 << 10),
             latency(parts: quick ? 40 : 200, latency: .milliseconds(5)),
             lessonOverLoopback(segments: quick ? 4 : 24),
+            decryption(megabytes: quick ? 8 : 64),
         ]
+    }
+
+    /// AES-128-CBC decryption of whole segments (RFC 8216 §5.2), beside copying the same bytes in
+    /// memory: decryption must never be what limits a download, so the target is a rate
+    /// (150 MB/s, 1.2 Gb/s, beyond this machine's loopback URLSession).
+    static func decryption(megabytes: Int) -> Benchmark {
+        var generator = SplitMix64(seed: 5)
+        let key = (0..<16).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let iv = (0..<16).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let segmentSize = 4 << 20
+        let count = max(1, megabytes / 4)
+        // Random bytes stand for the ciphertext; its last block is made to decrypt to padding.
+        let segments: [Data] = (0..<count).map { _ in
+            Data((0..<segmentSize).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        }
+        let cipher = AES128(key: key)
+        let padded: [Data] = segments.map { segment in
+            guard let cipher else { return segment }
+            // Re-encrypt a padding block as the last block, chained from the one before it.
+            var data = segment
+            let chain = data.withUnsafeBytes { AES128.load($0.baseAddress.unsafelyUnwrapped + segmentSize - 32) }
+            let padding = (UInt32(0x1010_1010), UInt32(0x1010_1010), UInt32(0x1010_1010), UInt32(0x1010_1010))
+            let last = cipher.encrypt(
+                (padding.0 ^ chain.0, padding.1 ^ chain.1, padding.2 ^ chain.2, padding.3 ^ chain.3))
+            data.withUnsafeMutableBytes { AES128.store(last, to: $0.baseAddress.unsafelyUnwrapped + segmentSize - 16) }
+            return data
+        }
+        let bytes = count * segmentSize
+        return Benchmark(
+            group: "Downloads",
+            name: "AES-128-CBC decryption of \(count) segments × 4 MiB",
+            items: bytes,
+            maximumSamples: 5,
+            setup: {
+                {
+                    var total = 0
+                    if let cipher {
+                        for segment in padded {
+                            total += (try? CBCDecryptor.decrypt(segment, cipher: cipher, iv: iv).count) ?? -1
+                        }
+                    }
+                    blackHole(total)
+                }
+            },
+            baselines: [
+                .init(name: "copying the bytes in memory", target: .itemsPerSecond(150_000_000)) {
+                    {
+                        var total = 0
+                        for segment in padded {
+                            var copy = Data(count: segment.count)
+                            copy.withUnsafeMutableBytes { target in
+                                segment.withUnsafeBytes { source in
+                                    target.copyMemory(from: source)
+                                }
+                            }
+                            total += copy.count
+                        }
+                        blackHole(total)
+                    }
+                }
+            ]
+        )
     }
 
     static let folder = FileManager.default.temporaryDirectory.appendingPathComponent(

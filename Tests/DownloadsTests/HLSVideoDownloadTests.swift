@@ -276,9 +276,9 @@ struct FragmentedMP4Tests {
             #EXTM3U
             #EXT-X-VERSION:7
             #EXT-X-TARGETDURATION:1
-            #EXT-X-KEY:METHOD=AES-128,URI="i",IV=0x1
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="i",IV=0x1
             #EXT-X-MAP:URI="init.mp4"
-            #EXT-X-KEY:METHOD=AES-128,URI="s"
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="s"
             #EXTINF:1.0,
             seg0.m4s
             #EXTINF:1.0,

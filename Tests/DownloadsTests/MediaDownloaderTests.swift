@@ -9,10 +9,11 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A decryptor for tests: XOR with the key URI's first byte (real apps use AES-128).
+/// A decryptor for tests, standing in for an app's SAMPLE-AES or DRM code: XOR with the first
+/// byte of the key URL's last path component.
 struct XORDecryptor: SegmentDecryptor {
-    func decrypt(_ data: Data, keys: [HLSKey], partIndex: Int) async throws -> Data {
-        let mask = keys.first?.uri?.utf8.first ?? 0
+    func decrypt(_ data: Data, context: SegmentDecryptionContext) async throws -> Data {
+        let mask = context.keyURL?.lastPathComponent.utf8.first ?? 0
         return Data(data.map { $0 ^ mask })
     }
 }
@@ -127,7 +128,7 @@ struct MediaDownloaderTests {
         "encrypted, live or hostile playlists are refused with a clear error",
         arguments: [
             (
-                "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n",
+                "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n",
                 "encrypted"
             ),
             ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n", "liveStream"),
@@ -226,7 +227,7 @@ struct MediaDownloaderTests {
         #expect(transport.requests.count == 2)
     }
 
-    @Test("encrypted segments are decrypted by a supplied decryptor")
+    @Test("segments encrypted with a method MediaCore does not implement go to the supplied decryptor")
     func decryptor() async throws {
         let url = URL(literal: "https://media.example/enc/audio.m3u8")
         let clear = try fixtures.data("audio-aac.ts")
@@ -236,7 +237,7 @@ struct MediaDownloaderTests {
             reply: .response(
                 status: 200,
                 body: Data(
-                    "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n"
+                    "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n"
                         .utf8)))
         transport.stub(URL(literal: "https://media.example/enc/a.ts"), reply: .resource(Data(clear.map { $0 ^ mask })))
         let destination = temporaryFolder().appendingPathComponent("clear.m4a")

@@ -132,8 +132,19 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case unusablePlaylist(reason: String)
         /// The downloaded segments could not be remuxed into a playable file.
         case container(ContainerError)
-        /// The stream's segments are encrypted with this method and no decryptor was supplied.
+        /// The stream's segments are encrypted with this method, which MediaCore does not
+        /// decrypt itself (only `AES-128` with the `identity` key format), and no
+        /// ``SegmentDecryptor`` was supplied; nothing was downloaded.
         case encrypted(method: String)
+        /// The key server refused an `AES-128` key with this HTTP status (401, 403, 404…); the
+        /// error's URL is the key's. Nothing was written.
+        case keyRefused(status: Int)
+        /// An `AES-128` key answer was `byteCount` bytes long, not 16; nothing was written.
+        case invalidKey(byteCount: Int)
+        /// A part did not decrypt to media: `reason` says what was found (bad padding, bytes that
+        /// are neither a transport stream, ISO base media nor packed audio). The error names the
+        /// part; nothing of it was written.
+        case decryptionFailed(reason: String)
         /// The playlist is live (no `#EXT-X-ENDLIST`): it has no end to download.
         case liveStream
         /// The download was cancelled; its partial file is removed.
@@ -195,7 +206,11 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .uri(let error): "a URI cannot be resolved: \(error)"
             case .unusablePlaylist(let reason): "the playlist cannot be downloaded: \(reason)"
             case .container(let error): "the segments cannot be remuxed: \(error)"
-            case .encrypted(let method): "the segments are encrypted (\(method)) and no decryptor was supplied"
+            case .encrypted(let method):
+                "the segments are encrypted with \(method), which needs a SegmentDecryptor, and none was supplied"
+            case .keyRefused(let status): "the key server refused the key (HTTP \(status))"
+            case .invalidKey(let count): "the key is \(count) bytes long, not the 16 of an AES-128 key"
+            case .decryptionFailed(let reason): "the part did not decrypt to media: \(reason)"
             case .liveStream: "a live playlist has no end to download"
             case .cancelled: "the download was cancelled"
             case .paused: "the download was paused"
@@ -217,11 +232,4 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         default: false
         }
     }
-}
-
-/// Decrypts segment bytes for a download of an encrypted stream (AES-128 with a key the app
-/// fetches and keeps; MediaCore has no cryptography of its own).
-public protocol SegmentDecryptor: Sendable {
-    /// The clear bytes of part `index`, encrypted under `keys`.
-    func decrypt(_ data: Data, keys: [HLSKey], partIndex: Int) async throws -> Data
 }

@@ -33,6 +33,8 @@ struct LessonPlan: Sendable {
         var mediaSequence: UInt64
         /// The keys in effect for it.
         var keys: [HLSKey]
+        /// How it is decrypted, when a key that encrypts is in effect.
+        var decryption: PartDecryption? = nil
         /// Its duration in seconds (0 for an initialisation section).
         var duration: Double
         /// For a segment, the index in ``LessonPlan/parts`` of the initialisation section in
@@ -152,7 +154,7 @@ struct LessonPlan: Sendable {
             defer { for segment in segments { placed.insert(segment.discontinuity) } }
             guard segments.count == 1, let segment = segments.first else { return false }
             return placed.contains(segment.discontinuity)
-                && !parts[step].contains { $0.keys.contains(where: \.encrypts) }
+                && !parts[step].contains { $0.decryption != nil }
         }
         duration = total
         let ranged = parts.allSatisfy { $0.byteRange != nil }
@@ -216,6 +218,8 @@ struct LessonPlan: Sendable {
                             rendition: rendition,
                             role: .initialization, discontinuity: discontinuity, mediaSequence: sequence,
                             keys: map.keys,
+                            decryption: try PartDecryption.choose(
+                                from: map.keys, mediaSequence: sequence, playlist: url, resolve: resolve),
                             duration: 0, initialization: nil), time
                     ))
             }
@@ -226,7 +230,10 @@ struct LessonPlan: Sendable {
                     Part(
                         url: try resolve(segment.uri, url), byteRange: segment.byteRange.map(ByteRange.init),
                         rendition: rendition, role: .segment(index: index), discontinuity: discontinuity,
-                        mediaSequence: sequence, keys: segment.keys, duration: segment.duration, initialization: nil),
+                        mediaSequence: sequence, keys: segment.keys,
+                        decryption: try PartDecryption.choose(
+                            from: segment.keys, mediaSequence: sequence, playlist: url, resolve: resolve),
+                        duration: segment.duration, initialization: nil),
                     time
                 ))
         }

@@ -304,6 +304,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     func run(job: DownloadJob) async throws -> DownloadResult {
+        // Keys first: a refused or malformed key fails the download before anything is written.
+        let keys = try await LessonKeys.fetch(for: plan, engine: engine)
+        let decryption = LessonDecryption(keys: keys, decryptor: decryptor, renditions: plan.renditions)
         let files = RemuxFiles(destination: destination)
         let key = destination.standardizedFileURL.path
         try await DestinationLocks.shared.acquire(key)
@@ -313,7 +316,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         let processLock = try DestinationFileLock.acquire(for: destination)
         defer { processLock.release() }
         do {
-            return try await runLocked(files: files, job: job)
+            return try await runLocked(files: files, job: job, decryption: decryption)
         } catch {
             // A cancellation removes the partial download; a pause or a failure keeps it to resume.
             if (error is CancellationError || Task.isCancelled) && !job.isPauseRequested { files.remove() }
@@ -323,7 +326,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
-    private func runLocked(files: RemuxFiles, job: DownloadJob) async throws -> DownloadResult {
+    private func runLocked(files: RemuxFiles, job: DownloadJob, decryption: LessonDecryption) async throws
+        -> DownloadResult
+    {
         let existed = FileManager.default.fileExists(atPath: files.partial.path)
         let header = "mediacore-remux v1 \(plan.fingerprint) \(plan.steps.count)"
         // Killed after the rename, before the journal was removed: the file is in place.
@@ -370,7 +375,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         progress.publish()
         let fetched: (parts: Int, peak: UInt64)
         do {
-            fetched = try await fetchAndRemux(session: session, progress: progress)
+            fetched = try await fetchAndRemux(session: session, progress: progress, decryption: decryption)
         } catch {
             // The fraction shown may be past the last checkpoint's (a segment was in flight):
             // the journal notes it, so the resume starts there and never shows less.
@@ -408,12 +413,11 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
     /// remuxer as they arrive (after those that came while it waited its turn), so the segment
     /// being remuxed is never held whole. A step that starts a discontinuity, or whose parts are
     /// decrypted, is remuxed whole when all its parts are in.
-    private func fetchAndRemux(session: RemuxSession, progress: LessonProgress) async throws -> (
-        parts: Int, peak: UInt64
-    ) {
+    private func fetchAndRemux(session: RemuxSession, progress: LessonProgress, decryption: LessonDecryption)
+        async throws -> (parts: Int, peak: UInt64)
+    {
         let plan = plan
         let engine = engine
-        let decryptor = decryptor
         let concurrency = engine.concurrency
         var nextStep = session.stepsDone
         guard nextStep < plan.steps.count else { return (0, 0) }
@@ -442,16 +446,15 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     nextToStart += 1
                     inFlight += 1
                     let part = plan.parts[index]
-                    let encrypted = part.keys.contains(where: \.encrypts)
                     let flow = PartFlow(session: session, gauge: gauge)
                     flows[index] = flow
                     group.addTask {
                         let fetched = try await engine.fetchWithRetry(
                             part.downloadPart, index: index, meter: meter, receiver: flow)
-                        guard encrypted, let decryptor else {
+                        guard part.decryption != nil else {
                             return .fetched(index: index, data: nil, bytes: fetched.fetched)
                         }
-                        let clear = try await decryptor.decrypt(flow.takeBuffered(), keys: part.keys, partIndex: index)
+                        let clear = try await decryption.clear(flow.takeBuffered(), part: part, index: index)
                         return .fetched(index: index, data: clear, bytes: fetched.fetched)
                     }
                 }

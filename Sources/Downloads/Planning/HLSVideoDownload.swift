@@ -132,6 +132,9 @@ extension MediaDownloader {
     /// same lesson resumes at the segment it stopped in. With `subtitles`, each WebVTT rendition is
     /// saved beside the video as `<name>.<language>.vtt`; a subtitle that cannot be fetched is
     /// reported in ``DownloadResult/omissions``, never a failure of the lesson.
+    ///
+    /// `AES-128` segments and initialisation sections are decrypted as they arrive, with each
+    /// key fetched once before anything is written; other encryption needs a `decryptor`.
     public func downloadHLSVideo(
         from url: URL, to destination: URL, policy: VariantPolicy = .default, preferredLanguages: [String] = [],
         decryptor: (any SegmentDecryptor)? = nil, subtitles: Bool = false

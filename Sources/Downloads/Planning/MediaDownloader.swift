@@ -44,7 +44,9 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// at `destination` only when complete. A pause keeps what was done; downloading again
     /// resumes at the segment it stopped in.
     ///
-    /// Encrypted segments need a `decryptor`; live playlists are refused.
+    /// `AES-128` segments are decrypted with keys fetched once each (see
+    /// <doc:DownloadingForOfflineUse>); other encryption needs a `decryptor`. Live playlists
+    /// are refused.
     public func downloadHLSAudio(
         from masterURL: URL, to destination: URL, preferredLanguages: [String] = [],
         decryptor: (any SegmentDecryptor)? = nil
@@ -116,13 +118,13 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         return (plan, selection, mediaURL)
     }
 
-    /// Refuses encrypted parts when no decryptor is given.
+    /// Refuses parts that MediaCore cannot decrypt itself when no decryptor is given.
     static func checkDecryption(_ plan: LessonPlan, decryptor: (any SegmentDecryptor)?, url: URL) throws(DownloadError)
     {
         guard decryptor == nil,
-            let key = plan.parts.lazy.flatMap(\.keys).first(where: \.encrypts)
+            let decryption = plan.parts.lazy.compactMap(\.decryption).first(where: { !$0.isBuiltIn })
         else { return }
-        throw DownloadError(.encrypted(method: key.method), url: url)
+        throw DownloadError(.encrypted(method: decryption.key.method), url: url)
     }
 
     // MARK: Single files
@@ -219,9 +221,12 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     ///   - url: The lesson's media URL (a file, a multivariant or a media playlist).
     ///   - destination: The local file to write; its extension becomes the media's.
     ///   - policy: How an HLS variant is chosen.
+    ///   - decryptor: Decrypts what MediaCore cannot (`SAMPLE-AES`, other key formats); `AES-128`
+    ///     needs none.
     ///   - subtitles: Whether an HLS lesson's WebVTT subtitles are saved beside it.
     public func downloadLesson(
-        from url: URL, to destination: URL, policy: VariantPolicy = .default, subtitles: Bool = false
+        from url: URL, to destination: URL, policy: VariantPolicy = .default,
+        decryptor: (any SegmentDecryptor)? = nil, subtitles: Bool = false
     ) -> DownloadJob {
         DownloadJob { job in
             var probe = URLRequest(url: url)
@@ -235,11 +240,13 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 let whole = Self.wholeBody(answer)
                 let planned = try await planVideoLesson(
                     from: url, first: whole, policy: policy, preferredLanguages: [], subtitles: subtitles)
-                try Self.checkDecryption(planned.plan, decryptor: nil, url: url)
+                try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
                 let file = destination.deletingPathExtension().appendingPathExtension(
                     planned.plan.brand == .audio ? "m4a" : "mp4")
-                var result = try await LessonRun(engine: engine, plan: planned.plan, destination: file, decryptor: nil)
-                    .run(job: job)
+                var result = try await LessonRun(
+                    engine: engine, plan: planned.plan, destination: file, decryptor: decryptor
+                )
+                .run(job: job)
                 if subtitles { result.omissions += await saveSubtitles(planned.plan.subtitles, beside: file) }
                 return result
             }
