@@ -33,6 +33,8 @@ public struct MP4Inspector {
         public var timescale: Int64
         /// The `mdhd` language code.
         public var language: String
+        /// The `elng` box's BCP 47 tag, when the track has one.
+        public var extendedLanguage: String? = nil
         /// `tkhd` flags.
         public var flags: UInt32
         /// `tkhd` alternate group.
@@ -140,6 +142,9 @@ public struct MP4Inspector {
         let language = String(
             decoding: [(packed >> 10) & 0x1F, (packed >> 5) & 0x1F, packed & 0x1F].map { UInt8($0 + 0x60) },
             as: UTF8.self)
+        let extendedLanguage = child(reader, mdia, "elng").map {
+            String(decoding: bytes[($0.0 + 12)..<($0.0 + $0.1)].prefix { $0 != 0 }, as: UTF8.self)
+        }
         let handler = reader.type(hdlr.0 + 12)
         let nameBytes = bytes[(hdlr.0 + 32)..<(hdlr.0 + hdlr.1)].prefix { $0 != 0 }
         var entries: [[UInt8]] = []
@@ -224,7 +229,7 @@ public struct MP4Inspector {
         }
         return Track(
             handler: handler, name: String(decoding: nameBytes, as: UTF8.self), timescale: timescale,
-            language: language,
+            language: language, extendedLanguage: extendedLanguage,
             flags: flags, alternateGroup: alternateGroup,
             formats: entries.map { String(decoding: $0[4..<8], as: UTF8.self) },
             entries: entries, samples: samples, edits: edits, movieTimescale: movieTimescale)

@@ -90,8 +90,26 @@ public struct HLSVideoPlan: Hashable, Sendable {
     }
 }
 
+/// Which of a video lesson's separate audio renditions (the `EXT-X-MEDIA` tags of `TYPE=AUDIO`
+/// in its variant's group) a download keeps.
+///
+/// Several renditions become tracks of one alternate group (ISO/IEC 14496-12 §8.3.2), each with
+/// its `LANGUAGE` in `mdhd` and `elng` and its `NAME` as the track's name; the `DEFAULT=YES` one is
+/// enabled and the others are not, so a player plays one and lists the others in its
+/// media-selection menu, offline.
+public enum AudioRenditionSelection: Sendable, Hashable {
+    /// The one that suits the learner best: the preferred languages, then the default, then
+    /// quality (`HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:)`).
+    case best
+    /// Every rendition of the group.
+    case all
+    /// The renditions in these languages (BCP 47 tags, matched by their primary language:
+    /// `en` keeps `en-US` and `en-GB`); when none matches, the best one.
+    case languages([String])
+}
+
 extension MediaDownloader {
-    /// Works out what ``downloadHLSVideo(from:to:policy:preferredLanguages:decryptor:subtitles:)``
+    /// Works out what ``downloadHLSVideo(from:to:policy:preferredLanguages:audioRenditions:decryptor:subtitles:)``
     /// fetches: the variant the policy chooses, its media playlist's parts, its separate audio
     /// rendition (the best one, by `HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:)`
     /// among the variant's group), and its subtitle renditions.
@@ -102,7 +120,8 @@ extension MediaDownloader {
         decryptor: (any SegmentDecryptor)? = nil
     ) async throws -> HLSVideoPlan {
         let planned = try await planVideoLesson(
-            from: url, first: nil, policy: policy, preferredLanguages: preferredLanguages, subtitles: true)
+            from: url, first: nil, policy: policy, preferredLanguages: preferredLanguages, audio: .best,
+            subtitles: true)
         try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
         let video = planned.plan.parts.filter { $0.rendition == 0 }
         let audio = planned.plan.parts.filter { $0.rendition == 1 }
@@ -131,17 +150,20 @@ extension MediaDownloader {
     /// sample tables. A pause, a crash or a failure keeps what was done; the next download of the
     /// same lesson resumes at the segment it stopped in. With `subtitles`, each WebVTT rendition is
     /// saved beside the video as `<name>.<language>.vtt`; a subtitle that cannot be fetched is
-    /// reported in ``DownloadResult/omissions``, never a failure of the lesson.
+    /// reported in ``DownloadResult/omissions``, never a failure of the lesson. `audioRenditions`
+    /// keeps one audio rendition (the best, by default) or several, as alternatives in one file.
     ///
     /// `AES-128` segments and initialisation sections are decrypted as they arrive, with each
     /// key fetched once before anything is written; other encryption needs a `decryptor`.
     public func downloadHLSVideo(
         from url: URL, to destination: URL, policy: VariantPolicy = .default, preferredLanguages: [String] = [],
-        decryptor: (any SegmentDecryptor)? = nil, subtitles: Bool = false
+        audioRenditions: AudioRenditionSelection = .best, decryptor: (any SegmentDecryptor)? = nil,
+        subtitles: Bool = false
     ) -> DownloadJob {
         DownloadJob { job in
             let planned = try await planVideoLesson(
-                from: url, first: nil, policy: policy, preferredLanguages: preferredLanguages, subtitles: subtitles)
+                from: url, first: nil, policy: policy, preferredLanguages: preferredLanguages, audio: audioRenditions,
+                subtitles: subtitles)
             try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
             var result = try await LessonRun(
                 engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor
@@ -163,7 +185,8 @@ extension MediaDownloader {
     /// Plans the video lesson at `url`: its playlist (already fetched as `first`, or fetched now),
     /// the variant, its media playlist, its separate audio rendition and its subtitles.
     func planVideoLesson(
-        from url: URL, first: (Data, URL)?, policy: VariantPolicy, preferredLanguages: [String], subtitles: Bool
+        from url: URL, first: (Data, URL)?, policy: VariantPolicy, preferredLanguages: [String],
+        audio: AudioRenditionSelection, subtitles: Bool
     ) async throws -> PlannedVideo {
         let fetched: (Data, URL)
         if let first { fetched = first } else { fetched = try await fetchPlaylist(url) }
@@ -201,25 +224,32 @@ extension MediaDownloader {
                 let renditions = master.renditions.filter { $0.type == .audio && $0.groupID == group && $0.uri != nil }
                 let groupOnly = HLSMultivariantPlaylist(renditions: renditions, variants: [variant])
                 if let chosen = groupOnly.highestQualityAudio(preferredLanguages: preferredLanguages),
-                    case .rendition(let rendition) = chosen.choice
+                    case .rendition(let best) = chosen.choice
                 {
-                    let url = try resolve(chosen.uri, against: finalURL, playlist: url)
-                    let (audioData, audioFinal) = try await fetchPlaylist(url)
-                    guard case .media(let audioMedia) = try parse(audioData, url: audioFinal) else {
-                        throw DownloadError(
-                            .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"),
-                            url: audioFinal)
+                    let kept = Self.audioRenditions(renditions, best: best, selection: audio)
+                    for (offset, rendition) in kept.enumerated() {
+                        guard let uri = rendition.uri else { continue }
+                        let url = try resolve(uri, against: finalURL, playlist: url)
+                        let (audioData, audioFinal) = try await fetchPlaylist(url)
+                        guard case .media(let audioMedia) = try parse(audioData, url: audioFinal) else {
+                            throw DownloadError(
+                                .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"),
+                                url: audioFinal)
+                        }
+                        entries.append(
+                            try LessonPlan.entries(of: audioMedia, at: audioFinal, rendition: entries.count) {
+                                uri, base in try resolve(uri, against: base, playlist: audioFinal)
+                            })
+                        // The first kept is the default one: the only track enabled.
+                        settings.append(
+                            SegmentRemuxer.Rendition(
+                                language: rendition.language, name: rendition.name.isEmpty ? nil : rendition.name,
+                                isDefault: offset == 0, kinds: [.audio]))
+                        if rendition == best {
+                            audioURL = audioFinal
+                            audioSelection = chosen
+                        }
                     }
-                    entries.append(
-                        try LessonPlan.entries(of: audioMedia, at: audioFinal, rendition: 1) { uri, base in
-                            try resolve(uri, against: base, playlist: audioFinal)
-                        })
-                    settings.append(
-                        SegmentRemuxer.Rendition(
-                            language: rendition.language, name: rendition.name.isEmpty ? nil : rendition.name,
-                            isDefault: true, kinds: [.audio]))
-                    audioURL = audioFinal
-                    audioSelection = chosen
                 }
             }
             var subtitlePlans: [LessonPlan.Subtitle] = []
@@ -240,6 +270,34 @@ extension MediaDownloader {
                 subtitles: subtitlePlans, variant: variant)
             return PlannedVideo(plan: plan, videoURL: videoFinal, audioURL: audioURL, audioSelection: audioSelection)
         }
+    }
+
+    /// The audio renditions a download keeps, the one to enable first: `best` alone, or those
+    /// `selection` names (one per URI), the group's `DEFAULT=YES` one first, else `best`.
+    ///
+    /// - Complexity: O(*n* × *m*) for *n* renditions and *m* languages.
+    static func audioRenditions(
+        _ renditions: [HLSRendition], best: HLSRendition, selection: AudioRenditionSelection
+    ) -> [HLSRendition] {
+        var kept: [HLSRendition]
+        switch selection {
+        case .best:
+            return [best]
+        case .all:
+            kept = renditions
+        case .languages(let tags):
+            let wanted = tags.compactMap { Languages.isoCode($0) }
+            kept = renditions.filter { rendition in
+                guard let code = Languages.isoCode(rendition.language) else { return false }
+                return wanted.contains(code)
+            }
+            if kept.isEmpty { return [best] }
+        }
+        var seen = Set<String>()
+        kept = kept.filter { $0.uri.map { seen.insert($0).inserted } ?? false }
+        let first = kept.firstIndex(where: \.isDefault) ?? kept.firstIndex(of: best) ?? 0
+        if first < kept.count, first > 0 { kept.insert(kept.remove(at: first), at: 0) }
+        return kept
     }
 
     /// Saves each subtitle rendition as one WebVTT file beside `destination`: its segments'

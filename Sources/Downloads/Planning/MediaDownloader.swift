@@ -206,7 +206,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// The answer to a first request decides, by its bytes and then its content type: an HLS
     /// playlist is downloaded with
-    /// ``downloadHLSVideo(from:to:policy:preferredLanguages:decryptor:subtitles:)`` into an MP4
+    /// ``downloadHLSVideo(from:to:policy:preferredLanguages:audioRenditions:decryptor:subtitles:)`` into an MP4
     /// (an audio-only stream into an M4A); a media file is downloaded as it is with
     /// ``downloadFile(from:to:chunkSize:maximumByteCount:)``, under the extension its format
     /// takes (`mp4`, `m4a`, `mp3`…); anything else (a captive portal's HTML page, JSON, an error
@@ -221,12 +221,15 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     ///   - url: The lesson's media URL (a file, a multivariant or a media playlist).
     ///   - destination: The local file to write; its extension becomes the media's.
     ///   - policy: How an HLS variant is chosen.
+    ///   - audioRenditions: Which of an HLS lesson's audio renditions are kept (the best one by
+    ///     default; several become alternatives in one file).
     ///   - decryptor: Decrypts what MediaCore cannot (`SAMPLE-AES`, other key formats); `AES-128`
     ///     needs none.
     ///   - subtitles: Whether an HLS lesson's WebVTT subtitles are saved beside it.
     public func downloadLesson(
         from url: URL, to destination: URL, policy: VariantPolicy = .default,
-        decryptor: (any SegmentDecryptor)? = nil, subtitles: Bool = false
+        audioRenditions: AudioRenditionSelection = .best, decryptor: (any SegmentDecryptor)? = nil,
+        subtitles: Bool = false
     ) -> DownloadJob {
         DownloadJob { job in
             var probe = URLRequest(url: url)
@@ -239,7 +242,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             case .playlist:
                 let whole = Self.wholeBody(answer)
                 let planned = try await planVideoLesson(
-                    from: url, first: whole, policy: policy, preferredLanguages: [], subtitles: subtitles)
+                    from: url, first: whole, policy: policy, preferredLanguages: [], audio: audioRenditions,
+                    subtitles: subtitles)
                 try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
                 let file = destination.deletingPathExtension().appendingPathExtension(
                     planned.plan.brand == .audio ? "m4a" : "mp4")

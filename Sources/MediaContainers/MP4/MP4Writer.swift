@@ -36,6 +36,9 @@ public struct MP4Writer: Sendable {
         public var descriptions: [SampleDescription] = []
         /// Its language as an ISO 639-2/T code (`eng`, `spa`), or `nil` for undetermined.
         public var language: String?
+        /// Its language as the full BCP 47 tag (`pt-BR`, `zh-Hant`), written in an `elng` box
+        /// (ISO/IEC 14496-12 §8.4.6) beside `mdhd`'s code, or `nil` for none.
+        public var extendedLanguage: String?
         /// Its name (`hdlr`'s name field, and `udta`/`name`).
         public var name: String?
         /// Whether players present it by default (`tkhd` flags).
@@ -474,6 +477,11 @@ public struct MP4Writer: Sendable {
         box.append16(Self.packedLanguage(track.language))
         box.append16(0)
         try box.end()
+        if let tag = track.extendedLanguage, !tag.isEmpty {
+            box.beginFull("elng")
+            box.append(Array(tag.utf8.prefix(64)) + [0])
+            try box.end()
+        }
         let handler: (type: String, name: String) =
             switch track.kind {
             case .video: ("vide", "VideoHandler")

@@ -575,6 +575,7 @@ public struct SegmentRemuxer: Sendable {
         var track = MP4Writer.Track(
             kind: sample.stream.kind, timescale: sample.description.timescale,
             language: Languages.isoCode(rendition.language), name: rendition.name)
+        if track.language != nil { track.extendedLanguage = rendition.language }
         if sample.stream.kind == .audio {
             track.alternateGroup = 1
             let audioTracks = writer.tracks.enumerated().filter { $0.element.kind == .audio }
