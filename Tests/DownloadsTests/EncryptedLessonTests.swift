@@ -1,6 +1,7 @@
 import Downloads
 import Foundation
 import HLS
+import HTTPSupport
 import TestSupport
 import Testing
 
@@ -88,6 +89,52 @@ struct EncryptedLessonTests {
         }
         #expect(!transport.requests.contains { $0.url?.pathExtension == "ts" })
         #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] == [])
+    }
+
+    @Test("RFC 9110 §10.2.3: a key server's 503 with Retry-After is retried like any request of the download")
+    func keyRetried() async throws {
+        let lesson = try ServedLesson("aes-explicit-iv")
+        lesson.serve(on: transport)
+        let key = try #require(lesson.files["key.key"])
+        transport.stub(
+            lesson.base.appendingPathComponent("key.key"),
+            replies: [.response(status: 503, headers: ["Retry-After": "0"]), .resource(key)])
+        let folder = temporaryFolder("aes-retried")
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(
+                concurrency: 2, retry: RetryPolicy(maximumAttempts: 2, initialDelay: .zero, jitter: 0), clock: clock,
+                transport: transport))
+        let result = try await downloader.downloadLesson(
+            from: lesson.entry, to: folder.appendingPathComponent("lesson")
+        )
+        .result()
+        #expect(try MP4Inspector(url: result.file).tracks("vide").first?.samples.isEmpty == false)
+        #expect(keyRequests() == ["key.key", "key.key"])
+    }
+
+    @Test(
+        "a key URI outside HTTP(S) is refused before anything is fetched",
+        arguments: ["file:///etc/passwd", "data:text/plain;base64,AAAAAAAAAAAAAAAAAAAAAA==", "ftp://keys.example/k"])
+    func keyScheme(uri: String) async throws {
+        let lesson = try ServedLesson("aes-explicit-iv")
+        lesson.serve(on: transport)
+        let playlist = String(decoding: try #require(lesson.files["index.m3u8"]), as: UTF8.self)
+            .replacingOccurrences(of: "URI=\"key.key\"", with: "URI=\"\(uri)\"")
+        let url = lesson.base.appendingPathComponent("scheme.m3u8")
+        transport.stub(url, reply: .response(status: 200, body: Data(playlist.utf8)))
+        do {
+            _ = try await downloader().downloadLesson(
+                from: url, to: temporaryFolder("aes-scheme").appendingPathComponent("x")
+            )
+            .result()
+            Issue.record("a key at \(uri) was used")
+        } catch {
+            guard case .uri = error.kind else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        #expect(transport.requests.count == 1)
     }
 
     @Test("a wrong key is a typed error naming the segment, never a file of noise")
