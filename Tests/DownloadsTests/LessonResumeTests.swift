@@ -48,22 +48,23 @@ struct ServedLesson: Sendable {
     /// multivariant playlist (every such fixture has separate audio), else one.
     var renditions: Int { files["master.m3u8"] != nil ? 2 : 1 }
 
-    /// Whether a request key names an initialisation section (an `EXT-X-MAP`), which a resume
-    /// fetches again: the reader of the segments after it needs its track boxes.
-    func isInitialization(_ key: String) -> Bool { key.contains("init") }
+    /// Whether a request key names what a resume fetches again: an initialisation section (an
+    /// `EXT-X-MAP`), whose track boxes the reader of the segments after it needs, or an AES-128
+    /// key, which is never written to disk.
+    func isFetchedAgain(_ key: String) -> Bool { key.contains("init") || key.hasSuffix(".key") }
 
     /// The media segments a resume must not fetch again after an interruption while segment
     /// `index` of `order` was in flight: with two transfers, a segment is asked for only once
     /// every step two places before it is checkpointed, and a step holds one segment of each
     /// rendition.
     func kept(before index: Int, in order: [String]) -> Set<String> {
-        Set(order.prefix(max(0, index - 2 * renditions)).filter { !isInitialization($0) })
+        Set(order.prefix(max(0, index - 2 * renditions)).filter { !isFetchedAgain($0) })
     }
 
     /// The most segment requests a download interrupted once may make: every segment, the
     /// segments of the two steps in flight again, and every initialisation section again.
     func mostRequests(_ order: [String]) -> Int {
-        order.count + 2 * renditions + order.filter(isInitialization).count
+        order.count + 2 * renditions + order.filter(isFetchedAgain).count
     }
 
     /// Serves every file on `transport`. The file at `held`, if any, answers its first request
@@ -200,7 +201,7 @@ struct LessonResumeTests {
     static let cases: [(EntryPoint, String)] = [
         (.downloadLesson, "disc-encoders"), (.downloadLesson, "cmaf"), (.downloadHLSVideo, "multi-audio"),
         (.downloadHLSVideo, "cmaf-disc"), (.downloadHLSAudio, "packed-aac"), (.downloadHLSAudio, "packed-heaac"),
-        (.offlineLibrary, "disc-same"), (.lessonDownloadModel, "cmaf"),
+        (.offlineLibrary, "disc-same"), (.lessonDownloadModel, "cmaf"), (.downloadLesson, "aes-fmp4-init"),
     ]
 
     /// An uninterrupted download: its bytes, and the segments it asked for in order.
@@ -257,7 +258,7 @@ struct LessonResumeTests {
 
     @Test(
         "a server error at each segment, retried: the bytes of an uninterrupted download, and one request more",
-        arguments: ["disc-encoders", "cmaf", "packed-aac"])
+        arguments: ["disc-encoders", "cmaf", "packed-aac", "aes-rotation"])
     @MainActor
     func serverFaultAtEverySegment(name: String) async throws {
         let lesson = try ServedLesson(name)
@@ -412,7 +413,7 @@ struct LessonResumeTests {
             #expect(available == 1_000)
             #expect(needed > 1_000)
         }
-        let segments = transport.requests.compactMap(lesson.key(of:)).filter { !lesson.isInitialization($0) }
+        let segments = transport.requests.compactMap(lesson.key(of:)).filter { !lesson.isFetchedAgain($0) }
         #expect(segments.count <= (beforeFirstSegment ? 0 : 2), "\(segments)")
         #expect(files(in: folder).isEmpty)
     }
@@ -561,7 +562,7 @@ struct LessonResumeTests {
 
     @Test(
         "killed before the N-th file operation of a lesson's remux, for every N: no file or the exact one, and the next run ends exact",
-        arguments: ["disc-encoders", "cmaf"])
+        arguments: ["disc-encoders", "cmaf", "aes-rotation"])
     func killedAtEveryOperation(name: String) async throws {
         let lesson = try ServedLesson(name)
         let (total, _, expected, lastCheckpoint) = try await operations(lesson)
@@ -584,7 +585,7 @@ struct LessonResumeTests {
             // next run fetches no segment again.
             if n > lastCheckpoint {
                 let again = transport.requests[before...].compactMap(lesson.key(of:)).filter {
-                    !lesson.isInitialization($0)
+                    !lesson.isFetchedAgain($0)
                 }
                 #expect(again.isEmpty, "\(name): killed at operation \(n) of \(total), fetched \(again) again")
             }

@@ -172,10 +172,10 @@ package struct AES128: Sendable {
             var s3 = block.3 ^ k[3]
             var offset = 4
             for _ in 1..<10 {
-                let t0 = Self.forward(te, s0, s1, s2, s3) ^ k[offset]
-                let t1 = Self.forward(te, s1, s2, s3, s0) ^ k[offset + 1]
-                let t2 = Self.forward(te, s2, s3, s0, s1) ^ k[offset + 2]
-                let t3 = Self.forward(te, s3, s0, s1, s2) ^ k[offset + 3]
+                let t0 = Self.column(te, s0, s1, s2, s3) ^ k[offset]
+                let t1 = Self.column(te, s1, s2, s3, s0) ^ k[offset + 1]
+                let t2 = Self.column(te, s2, s3, s0, s1) ^ k[offset + 2]
+                let t3 = Self.column(te, s3, s0, s1, s2) ^ k[offset + 3]
                 (s0, s1, s2, s3) = (t0, t1, t2, t3)
                 offset += 4
             }
@@ -186,13 +186,17 @@ package struct AES128: Sendable {
         }
     }
 
+    /// One column of a round: four lookups in the four tables at `tables` (Te or Td), one per
+    /// byte of the words the row shifts bring to it.
     @inline(__always)
-    private static func forward(
-        _ te: UnsafePointer<UInt32>, _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32
+    private static func column(
+        _ tables: UnsafePointer<UInt32>, _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32
     ) -> UInt32 {
-        te[Int(a >> 24)] ^ te[256 + Int(b >> 16 & 0xFF)] ^ te[512 + Int(c >> 8 & 0xFF)] ^ te[768 + Int(d & 0xFF)]
+        tables[Int(a >> 24)] ^ tables[256 + Int(b >> 16 & 0xFF)] ^ tables[512 + Int(c >> 8 & 0xFF)]
+            ^ tables[768 + Int(d & 0xFF)]
     }
 
+    /// One column of the last round (no MixColumns): four S-box lookups.
     @inline(__always)
     private static func last(_ s: UnsafePointer<UInt8>, _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32)
         -> UInt32
@@ -224,10 +228,10 @@ package struct AES128: Sendable {
                 var s3 = cipher.3 ^ k[3]
                 var offset = 4
                 for _ in 1..<10 {
-                    let t0 = Self.backward(td, s0, s3, s2, s1) ^ k[offset]
-                    let t1 = Self.backward(td, s1, s0, s3, s2) ^ k[offset + 1]
-                    let t2 = Self.backward(td, s2, s1, s0, s3) ^ k[offset + 2]
-                    let t3 = Self.backward(td, s3, s2, s1, s0) ^ k[offset + 3]
+                    let t0 = Self.column(td, s0, s3, s2, s1) ^ k[offset]
+                    let t1 = Self.column(td, s1, s0, s3, s2) ^ k[offset + 1]
+                    let t2 = Self.column(td, s2, s1, s0, s3) ^ k[offset + 2]
+                    let t3 = Self.column(td, s3, s2, s1, s0) ^ k[offset + 3]
                     (s0, s1, s2, s3) = (t0, t1, t2, t3)
                     offset += 4
                 }
@@ -241,13 +245,6 @@ package struct AES128: Sendable {
             }
             return previous
         }
-    }
-
-    @inline(__always)
-    private static func backward(
-        _ td: UnsafePointer<UInt32>, _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32
-    ) -> UInt32 {
-        td[Int(a >> 24)] ^ td[256 + Int(b >> 16 & 0xFF)] ^ td[512 + Int(c >> 8 & 0xFF)] ^ td[768 + Int(d & 0xFF)]
     }
 }
 
@@ -327,11 +324,7 @@ package struct CBCDecryptor: Sendable {
         block.withUnsafeMutableBytes { buffer in
             if let base = buffer.baseAddress { _ = cipher.decryptCBC(base, blocks: 1, chain: current) }
         }
-        let padding = Int(block[15])
-        guard (1...16).contains(padding), block[(16 - padding)...].allSatisfy({ Int($0) == padding }) else {
-            throw .padding
-        }
-        return Data(block[..<(16 - padding)])
+        return Data(block.dropLast(try Self.paddingLength(block)))
     }
 
     /// Decrypts a whole ciphertext in place and removes its padding.
@@ -347,12 +340,19 @@ package struct CBCDecryptor: Sendable {
                 _ = cipher.decryptCBC(base, blocks: buffer.count / 16, chain: start)
             }
         }
-        guard let last = clear.last else { throw .length(0) }
-        let padding = Int(last)
-        guard (1...16).contains(padding), clear.suffix(padding).allSatisfy({ Int($0) == padding }) else {
-            throw .padding
-        }
-        clear.removeLast(padding)
+        clear.removeLast(try paddingLength(clear))
         return clear
+    }
+
+    /// The length of the PKCS#7 padding that ends `clear` (RFC 5652 §6.3): 1 to 16 bytes, each
+    /// holding that length.
+    ///
+    /// - Throws: ``Failure/padding`` when `clear` does not end in such bytes.
+    /// - Complexity: O(1).
+    private static func paddingLength(_ clear: some BidirectionalCollection<UInt8>) throws(Failure) -> Int {
+        guard let last = clear.last, (1...16).contains(last), clear.count >= Int(last),
+            clear.suffix(Int(last)).allSatisfy({ $0 == last })
+        else { throw .padding }
+        return Int(last)
     }
 }

@@ -296,7 +296,7 @@ extension MediaDownloader {
         var seen = Set<String>()
         kept = kept.filter { $0.uri.map { seen.insert($0).inserted } ?? false }
         let first = kept.firstIndex(where: \.isDefault) ?? kept.firstIndex(of: best) ?? 0
-        if first < kept.count, first > 0 { kept.insert(kept.remove(at: first), at: 0) }
+        if first > 0 { kept.insert(kept.remove(at: first), at: 0) }
         return kept
     }
 
