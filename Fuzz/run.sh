@@ -4,7 +4,7 @@
 #   Fuzz/run.sh all SECONDS           every target in turn
 # Targets: hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state
 #          catalog-store offline-library ts-demuxer adts id3 uri-resolver
-#          range-response journal hls-download fmp4-reader segments-to-mp4.
+#          range-response journal hls-download fmp4-reader segments-to-mp4 webvtt.
 #
 # SwiftPM cannot link a libFuzzer executable (it aliases `main` to a module entry point that a
 # fuzzer target does not have), so the library modules are built by SwiftPM with the sanitizers
@@ -18,7 +18,7 @@ script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$script")"
 target="${1:?usage: run.sh TARGET|all SECONDS}"
 seconds="${2:-60}"
-all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3 uri-resolver range-response journal hls-download fmp4-reader segments-to-mp4)
+all_targets=(hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state catalog-store offline-library ts-demuxer adts id3 uri-resolver range-response journal hls-download fmp4-reader segments-to-mp4 webvtt)
 scratch=.build
 # Release by default; CI builds debug (-Onone), which compiles in about half the time and still
 # fuzzes a short budget usefully.
@@ -87,6 +87,8 @@ case "$target" in
             { printf '\x00\x00'; head -c 60000 "$root/Tests/TestSupport/Lessons/$lesson/$first"; } > "$corpus/$lesson"
         done
         max_len=65536 ;;
+    webvtt) cp -n "$root"/Tests/TestSupport/Lessons/webvtt/subs_en/*.vtt "$corpus"/ 2>/dev/null || true
+        printf 'WEBVTT\r\n\r\nNOTE x\r\n\r\nid\r\n1:00:00.000 --> 1:00:01.500 align:start\r\n<i>a</i> &amp;\r\n' > "$corpus/crlf" ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 # Swift's own crash handler would fight the sanitizer's; Swift runtime caches look like leaks.

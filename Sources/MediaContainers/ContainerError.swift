@@ -52,6 +52,9 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
         case encrypted(method: String)
         /// An ID3 tag (RFC 8216 §3.4's packed audio timestamp) is malformed.
         case malformedID3(reason: String)
+        /// A WebVTT document (W3C WebVTT, as RFC 8216 §3.5 segments it) is malformed: `line` is
+        /// its line number, from 1.
+        case malformedWebVTT(line: Int, reason: String)
         /// A timestamp, duration or offset is out of the range a track can hold.
         case timestampOutOfRange(reason: String)
         /// A checkpoint does not belong to this output (another file, or damaged).
@@ -104,6 +107,7 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
             case .unsupportedFormat(let format): "the '\(format)' sample format cannot be remuxed into MP4"
             case .encrypted(let method): "the samples are encrypted (\(method))"
             case .malformedID3(let reason): "malformed ID3 tag: \(reason)"
+            case .malformedWebVTT(let line, let reason): "malformed WebVTT at line \(line): \(reason)"
             case .timestampOutOfRange(let reason): "a timestamp is out of range: \(reason)"
             case .invalidCheckpoint(let reason): "the checkpoint cannot be used: \(reason)"
             case .writeFailed(let reason): "the file could not be written: \(reason)"

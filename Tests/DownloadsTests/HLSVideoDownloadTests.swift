@@ -40,7 +40,8 @@ struct HLSVideoDownloadTests {
         """
 
     /// Serves the master, the 192×108 variant and its separate audio from the ffmpeg fixtures,
-    /// a muxed variant, and two WebVTT subtitle segments.
+    /// a muxed variant, and two WebVTT subtitle segments whose cue time 0 is the video's first
+    /// frame (PTS 133200).
     func serve() throws {
         transport.stub(
             base.appendingPathComponent("master.m3u8"), reply: .response(status: 200, body: Data(Self.master.utf8)))
@@ -67,14 +68,14 @@ struct HLSVideoDownloadTests {
             reply: .response(
                 status: 200,
                 body: Data(
-                    "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n\n00:00.000 --> 00:01.000\nHello\n".utf8)
+                    "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:133200,LOCAL:00:00:00.000\n\n00:00.000 --> 00:01.000\nHello\n".utf8)
             ))
         transport.stub(
             base.appendingPathComponent("subs/en1.vtt"),
             reply: .response(
                 status: 200,
                 body: Data(
-                    "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n\n00:01.000 --> 00:02.000\nWorld\n".utf8)
+                    "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:133200,LOCAL:00:00:00.000\n\n00:01.000 --> 00:02.000\nWorld\n".utf8)
             ))
     }
 
@@ -122,14 +123,16 @@ struct HLSVideoDownloadTests {
         #expect(policy.choose(from: master.variants)?.uri == expected)
     }
 
-    @Test("a variant with separate audio: two media playlists become one MP4 with both tracks, subtitles beside it")
+    @Test(
+        "a variant with separate audio: two media playlists become one MP4 with both tracks, subtitles inside and beside it"
+    )
     func separateAudio() async throws {
         try serve()
         let folder = temporaryFolder("video")
         let destination = folder.appendingPathComponent("lesson.mp4")
         let job = downloader().downloadHLSVideo(
             from: base.appendingPathComponent("master.m3u8"), to: destination,
-            policy: .largestResolution(fittingWidth: 640, height: 480), subtitles: true)
+            policy: .largestResolution(fittingWidth: 640, height: 480), subtitles: [.embedded, .sidecarFiles])
         let progress = Task { await job.progress.reduce(into: [DownloadProgress]()) { $0.append($1) } }
         let result = try await drive(job)
         #expect(try Self.sampleCount(destination, handler: "vide") == 50)
@@ -141,6 +144,7 @@ struct HLSVideoDownloadTests {
         #expect(vtt.hasPrefix("WEBVTT\n"))
         #expect(vtt.contains("Hello") && vtt.contains("World"))
         #expect(vtt.components(separatedBy: "WEBVTT").count == 2)
+        #expect(try MP4Inspector(url: destination).tracks("sbtl").map(\.name) == ["English"])
         // One progress sequence for the video and the audio together: it never goes back.
         let reports = await progress.value
         #expect(reports.last?.partsCompleted == 5)

@@ -49,9 +49,12 @@ struct ServedLesson: Sendable {
     var renditions: Int { files["master.m3u8"] != nil ? 2 : 1 }
 
     /// Whether a request key names what a resume fetches again: an initialisation section (an
-    /// `EXT-X-MAP`), whose track boxes the reader of the segments after it needs, or an AES-128
-    /// key, which is never written to disk.
-    func isFetchedAgain(_ key: String) -> Bool { key.contains("init") || key.hasSuffix(".key") }
+    /// `EXT-X-MAP`), whose track boxes the reader of the segments after it needs, an AES-128
+    /// key, which is never written to disk, or a WebVTT segment (subtitles are fetched after the
+    /// media and checkpointed together, once all are in).
+    func isFetchedAgain(_ key: String) -> Bool {
+        key.contains("init") || key.hasSuffix(".key") || key.hasSuffix(".vtt")
+    }
 
     /// The media segments a resume must not fetch again after an interruption while segment
     /// `index` of `order` was in flight: with two transfers, a segment is asked for only once
@@ -202,6 +205,7 @@ struct LessonResumeTests {
         (.downloadLesson, "disc-encoders"), (.downloadLesson, "cmaf"), (.downloadHLSVideo, "multi-audio"),
         (.downloadHLSVideo, "cmaf-disc"), (.downloadHLSAudio, "packed-aac"), (.downloadHLSAudio, "packed-heaac"),
         (.offlineLibrary, "disc-same"), (.lessonDownloadModel, "cmaf"), (.downloadLesson, "aes-fmp4-init"),
+        (.downloadLesson, "webvtt"),
     ]
 
     /// An uninterrupted download: its bytes, and the segments it asked for in order.
@@ -258,7 +262,7 @@ struct LessonResumeTests {
 
     @Test(
         "a server error at each segment, retried: the bytes of an uninterrupted download, and one request more",
-        arguments: ["disc-encoders", "cmaf", "packed-aac", "aes-rotation"])
+        arguments: ["disc-encoders", "cmaf", "packed-aac", "aes-rotation", "webvtt"])
     @MainActor
     func serverFaultAtEverySegment(name: String) async throws {
         let lesson = try ServedLesson(name)
@@ -562,7 +566,7 @@ struct LessonResumeTests {
 
     @Test(
         "killed before the N-th file operation of a lesson's remux, for every N: no file or the exact one, and the next run ends exact",
-        arguments: ["disc-encoders", "cmaf", "aes-rotation"])
+        arguments: ["disc-encoders", "cmaf", "aes-rotation", "webvtt"])
     func killedAtEveryOperation(name: String) async throws {
         let lesson = try ServedLesson(name)
         let (total, _, expected, lastCheckpoint) = try await operations(lesson)

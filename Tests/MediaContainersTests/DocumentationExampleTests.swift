@@ -26,4 +26,14 @@ struct DocumentationExampleTests {
         #expect(file.tracks("soun").first?.samples.count == 93)
         #expect(abs(summary.duration - 2.02) < 0.01, "\(summary.duration)")
     }
+
+    @Test("WebVTTDocument's doc comment: a subtitle segment's cues on its media's clock")
+    func webVTTDocument() throws {
+        let segmentText = "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n\n00:00.100 --> 00:00.700\nHi\n"
+        // example: begin webvtt-document
+        let document = try WebVTTDocument(parsing: segmentText)
+        let cues = SubtitleCue.cues(of: document, discontinuity: 0)
+        // example: end webvtt-document
+        #expect(cues == [SubtitleCue(start: 909_000, end: 963_000, text: "Hi")])
+    }
 }

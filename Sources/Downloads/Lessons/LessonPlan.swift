@@ -44,12 +44,20 @@ struct LessonPlan: Sendable {
         var downloadPart: DownloadPart { DownloadPart(url: url, byteRange: byteRange) }
     }
 
-    /// A subtitle rendition to save beside the lesson.
+    /// A subtitle rendition of the lesson.
     struct Subtitle: Sendable, Hashable {
-        var language: String
+        /// Its `LANGUAGE` (BCP 47), if it has one.
+        var language: String?
+        /// Its `NAME`, unique in its group (RFC 8216 §4.3.4.1.1).
         var name: String
+        /// Whether it is `DEFAULT=YES`.
+        var isDefault: Bool
+        /// Whether it is `FORCED=YES`.
         var isForced: Bool
         var playlistURL: URL
+
+        /// Its language, else its name: how results and file names call it.
+        var label: String { language ?? name }
     }
 
     var parts: [Part]

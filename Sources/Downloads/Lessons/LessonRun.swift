@@ -65,6 +65,29 @@ final class RemuxSession: @unchecked Sendable {
         }
     }
 
+    /// A subtitle track to add: its settings and its cues on the media's clock.
+    struct SubtitleTrack: Sendable {
+        var rendition: SegmentRemuxer.Rendition
+        var isForced: Bool
+        var cues: [SubtitleCue]
+    }
+
+    /// Adds subtitle tracks after the media and checkpoints them (the steps done unchanged), so
+    /// that a resume finds them in the file.
+    func embed(_ tracks: [SubtitleTrack]) throws {
+        do {
+            for track in tracks {
+                try remuxer.appendSubtitles(track.cues, rendition: track.rendition, isForced: track.isForced)
+            }
+        } catch {
+            throw Self.typed(error, segment: nil, output: output.url)
+        }
+        let last = journal.last
+        _ = try checkpoint(
+            step: stepsDone - 1, bytesReceived: last?.bytesReceived ?? 0, fractionFloor: last?.fractionFloor ?? 0,
+            segment: nil)
+    }
+
     /// Records in the journal that the file is finished, before it is renamed.
     func markDone(_ completion: RemuxJournal.Completion) throws {
         try journal.markDone(completion)
@@ -294,6 +317,10 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
     let plan: LessonPlan
     let destination: URL
     let decryptor: (any SegmentDecryptor)?
+    /// What becomes of the plan's subtitle renditions.
+    var subtitles: SubtitleHandling = []
+    /// Fetches a subtitle rendition's cues on its media's clock.
+    var subtitleCues: (@Sendable (LessonPlan.Subtitle) async throws -> [SubtitleCue])?
 
     /// What one task of the run brings back.
     private enum Event: Sendable {
@@ -383,6 +410,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             _ = try? await session.perform { $0.noteFloor(shown) }
             throw error
         }
+        let skipped = try await addSubtitles(session: session)
         let summary = try await session.perform { try $0.finish() }
         let completion = RemuxJournal.Completion(
             byteCount: summary.byteCount, ignoredStreams: session.report.ignoredStreams)
@@ -399,11 +427,72 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         }
         StagingFiles.removeIfAllowed(files.journal)
         progress.complete(byteCount: summary.byteCount)
-        let omissions = session.report.ignoredStreams.map { DownloadResult.Omission.stream($0) }
+        let omissions = session.report.ignoredStreams.map { DownloadResult.Omission.stream($0) } + skipped
         return DownloadResult(
             file: destination, byteCount: summary.byteCount, partsFetched: fetched.parts,
             peakBufferedBytes: fetched.peak,
             omissions: omissions)
+    }
+
+    /// Adds the plan's subtitle renditions once the media is written: each one not yet in the
+    /// file (a resume after they were added keeps them) is fetched, and becomes a track, a
+    /// sidecar file or both, as ``subtitles`` says; the tracks are checkpointed before the file
+    /// is finished.
+    ///
+    /// - Returns: The renditions left out and why; a failure here never fails the lesson, but a
+    ///   cancellation or pause still stops it.
+    private func addSubtitles(session: RemuxSession) async throws -> [DownloadResult.Omission] {
+        guard !subtitles.isEmpty, !plan.subtitles.isEmpty, let subtitleCues else { return [] }
+        let present = try await session.perform { session in
+            Set(session.remuxer.tracks.filter { $0.kind == .text }.compactMap(\.name))
+        }
+        var omissions: [DownloadResult.Omission] = []
+        var fetched: [(subtitle: LessonPlan.Subtitle, cues: [SubtitleCue])] = []
+        for subtitle in plan.subtitles
+        where subtitles.contains(.sidecarFiles) || !present.contains(subtitle.name) {
+            do {
+                fetched.append((subtitle, try await subtitleCues(subtitle)))
+            } catch {
+                try Task.checkCancellation()
+                if case .cancelled? = (error as? DownloadError)?.kind { throw error }
+                if error is CancellationError { throw error }
+                omissions.append(.subtitles(language: subtitle.label, reason: "\(error)"))
+            }
+        }
+        let embedding =
+            subtitles.contains(.embedded)
+            ? fetched.filter { !present.contains($0.subtitle.name) }.map {
+                RemuxSession.SubtitleTrack(
+                    rendition: SegmentRemuxer.Rendition(
+                        language: $0.subtitle.language, name: $0.subtitle.name, isDefault: $0.subtitle.isDefault,
+                        kinds: [.text]),
+                    isForced: $0.subtitle.isForced, cues: $0.cues)
+            } : []
+        if !embedding.isEmpty { try await session.perform { try $0.embed(embedding) } }
+        guard subtitles.contains(.sidecarFiles) else { return omissions }
+        let base = destination.deletingPathExtension()
+        var used = Set<String>()
+        for (subtitle, cues) in fetched {
+            let placed = try await session.perform { $0.remuxer.placed(cues) }
+            var stem = MediaDownloader<C>.safeLanguage(subtitle.label) + (subtitle.isForced ? ".forced" : "")
+            if !used.insert(stem).inserted {
+                stem += "." + MediaDownloader<C>.safeLanguage(subtitle.name)
+                used.insert(stem)
+            }
+            let file = base.appendingPathExtension(stem).appendingPathExtension("vtt")
+            let document = WebVTTDocument(
+                cues: placed.map { cue in
+                    // 90 kHz ticks to milliseconds, to the nearest.
+                    WebVTTCue(start: (cue.start + 45) / 90, end: (cue.end + 45) / 90, text: cue.text)
+                })
+            do {
+                try Data(document.text.utf8).write(to: file, options: .atomic)
+            } catch {
+                omissions.append(
+                    .subtitles(language: subtitle.label, reason: "\(file.path): \(error.localizedDescription)"))
+            }
+        }
+        return omissions
     }
 
     /// Fetches the parts of the steps not done, at most ``DownloadEngine/concurrency`` at once and

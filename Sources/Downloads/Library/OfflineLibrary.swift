@@ -228,8 +228,8 @@ public actor OfflineLibrary {
         }
     }
 
-    /// Deletes item `id`'s file, and the hidden files of a paused or failed download of it, and
-    /// forgets it.
+    /// Deletes item `id`'s file, the subtitle files saved beside it, and the hidden files of a
+    /// paused or failed download of it, and forgets it.
     public func delete(_ id: String) throws(LibraryError) {
         jobs[id]?.cancel()
         if let file = localFile(of: id) { try? FileManager.default.removeItem(at: file) }
@@ -238,7 +238,9 @@ public actor OfflineLibrary {
             // journal, validators, HLS intermediates); they go with the item.
             let base = (Self.fileName(for: id, remote: remote) as NSString).deletingPathExtension
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-            for name in names where name.hasPrefix(".\(base).") {
+            // Sidecar subtitles (`<name>.<language>.vtt`) go too.
+            for name in names
+            where name.hasPrefix(".\(base).") || (name.hasPrefix("\(base).") && name.hasSuffix(".vtt")) {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             }
         }

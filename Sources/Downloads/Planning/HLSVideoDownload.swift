@@ -2,6 +2,10 @@ public import Foundation
 public import HLS
 import MediaContainers
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// How a video download chooses among a multivariant playlist's variants.
 ///
 /// Only variants whose `CODECS` the download can write into its file are considered (H.264 and
@@ -90,6 +94,32 @@ public struct HLSVideoPlan: Hashable, Sendable {
     }
 }
 
+/// What becomes of a video lesson's WebVTT subtitle renditions (the `EXT-X-MEDIA` tags of
+/// `TYPE=SUBTITLES` in its variant's group).
+///
+/// Every rendition of the group is kept. Embedded, each becomes a subtitle track of the file
+/// (3GPP timed text, `tx3g`, ISO/IEC 14496-17): its `LANGUAGE` in `mdhd` and `elng`, its `NAME` as
+/// the track's name, `FORCED=YES` marked forced, cues placed on the file's timeline by each
+/// segment's `X-TIMESTAMP-MAP` and repeated cues kept once, so AVPlayer lists them in its
+/// legible media-selection menu offline. A sidecar file is WebVTT on the same timeline, for
+/// players that read subtitles beside a file. A rendition that cannot be fetched never fails the
+/// lesson: ``DownloadResult/omissions`` says which and why.
+public struct SubtitleHandling: OptionSet, Sendable, Hashable {
+    /// The option bits.
+    public let rawValue: Int
+
+    /// Creates options from their bits.
+    public init(rawValue: Int) {
+        self.rawValue = rawValue
+    }
+
+    /// Each rendition becomes a subtitle track inside the file.
+    public static let embedded = SubtitleHandling(rawValue: 1)
+    /// Each rendition is also saved beside the file as `<name>.<language>.vtt`
+    /// (`<name>.<language>.forced.vtt` for a forced one), its times on the file's timeline.
+    public static let sidecarFiles = SubtitleHandling(rawValue: 2)
+}
+
 /// Which of a video lesson's separate audio renditions (the `EXT-X-MEDIA` tags of `TYPE=AUDIO`
 /// in its variant's group) a download keeps.
 ///
@@ -134,7 +164,7 @@ extension MediaDownloader {
                     keys: audio.map(\.keys), hasInitializationSection: audio.contains { $0.role == .initialization })
             },
             subtitles: planned.plan.subtitles.map {
-                HLSVideoPlan.Subtitle(language: $0.language, playlistURL: $0.playlistURL)
+                HLSVideoPlan.Subtitle(language: $0.label, playlistURL: $0.playlistURL)
             },
             hasInitializationSection: video.contains { $0.role == .initialization })
     }
@@ -148,30 +178,37 @@ extension MediaDownloader {
     /// the file's media data, and the file appears at `destination` only when complete. Whatever
     /// the segments are (transport streams, packed audio, fragmented MP4), the file is an MP4 with
     /// sample tables. A pause, a crash or a failure keeps what was done; the next download of the
-    /// same lesson resumes at the segment it stopped in. With `subtitles`, each WebVTT rendition is
-    /// saved beside the video as `<name>.<language>.vtt`; a subtitle that cannot be fetched is
-    /// reported in ``DownloadResult/omissions``, never a failure of the lesson. `audioRenditions`
-    /// keeps one audio rendition (the best, by default) or several, as alternatives in one file.
+    /// same lesson resumes at the segment it stopped in. `subtitles` says what becomes of the
+    /// WebVTT renditions (``SubtitleHandling``: tracks inside the file by default); one that
+    /// cannot be fetched is reported in ``DownloadResult/omissions``, never a failure of the
+    /// lesson. `audioRenditions` keeps one audio rendition (the best, by default) or several, as
+    /// alternatives in one file.
     ///
     /// `AES-128` segments and initialisation sections are decrypted as they arrive, with each
     /// key fetched once before anything is written; other encryption needs a `decryptor`.
     public func downloadHLSVideo(
         from url: URL, to destination: URL, policy: VariantPolicy = .default, preferredLanguages: [String] = [],
         audioRenditions: AudioRenditionSelection = .best, decryptor: (any SegmentDecryptor)? = nil,
-        subtitles: Bool = false
+        subtitles: SubtitleHandling = .embedded
     ) -> DownloadJob {
         DownloadJob { job in
             let planned = try await planVideoLesson(
                 from: url, first: nil, policy: policy, preferredLanguages: preferredLanguages, audio: audioRenditions,
-                subtitles: subtitles)
+                subtitles: !subtitles.isEmpty)
             try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
-            var result = try await LessonRun(
-                engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor
-            )
-            .run(job: job)
-            if subtitles { result.omissions += await saveSubtitles(planned.plan.subtitles, beside: destination) }
-            return result
+            return try await lessonRun(planned.plan, to: destination, decryptor: decryptor, subtitles: subtitles)
+                .run(job: job)
         }
+    }
+
+    /// The run of a planned lesson, its subtitles fetched through this downloader.
+    func lessonRun(
+        _ plan: LessonPlan, to destination: URL, decryptor: (any SegmentDecryptor)?, subtitles: SubtitleHandling
+    ) -> LessonRun<C> {
+        let downloader = self
+        return LessonRun(
+            engine: engine, plan: plan, destination: destination, decryptor: decryptor, subtitles: subtitles,
+            subtitleCues: { try await downloader.subtitleCues(of: $0) })
     }
 
     /// A planned video lesson and where its playlists were.
@@ -258,7 +295,7 @@ extension MediaDownloader {
                     guard let uri = rendition.uri else { continue }
                     subtitlePlans.append(
                         LessonPlan.Subtitle(
-                            language: rendition.language ?? rendition.name, name: rendition.name,
+                            language: rendition.language, name: rendition.name, isDefault: rendition.isDefault,
                             isForced: rendition.attributes.boolean("FORCED") ?? false,
                             playlistURL: try resolve(uri, against: finalURL, playlist: url)))
                 }
@@ -300,36 +337,64 @@ extension MediaDownloader {
         return kept
     }
 
-    /// Saves each subtitle rendition as one WebVTT file beside `destination`: its segments'
-    /// cues joined under the first segment's header. A rendition that cannot be fetched or saved
-    /// is left out and returned, never thrown: the lesson is complete without it.
-    func saveSubtitles(_ subtitles: [LessonPlan.Subtitle], beside destination: URL) async -> [DownloadResult.Omission] {
-        let base = destination.deletingPathExtension()
-        var omissions: [DownloadResult.Omission] = []
-        for subtitle in subtitles {
-            do {
-                let (data, finalURL) = try await fetchPlaylist(subtitle.playlistURL)
-                guard case .media(let media) = try parse(data, url: finalURL) else {
-                    throw DownloadError(.unusablePlaylist(reason: "not a media playlist"), url: finalURL)
+    /// The cues of a subtitle rendition on its media's clock: its media playlist and every
+    /// segment fetched through the engine (its retries and allowed schemes), `AES-128` segments
+    /// decrypted, each segment's cues placed by its own `X-TIMESTAMP-MAP` (RFC 8216 §3.5) and
+    /// tagged with its discontinuity sequence number.
+    ///
+    /// - Throws: ``DownloadError``: a playlist or segment that cannot be fetched or read, a
+    ///   segment that is not WebVTT, or encryption other than `AES-128`.
+    func subtitleCues(of subtitle: LessonPlan.Subtitle) async throws -> [SubtitleCue] {
+        let (data, finalURL) = try await fetchPlaylist(subtitle.playlistURL)
+        guard case .media(let media) = try parse(data, url: finalURL) else {
+            throw DownloadError(
+                .unusablePlaylist(reason: "the subtitle rendition's URI is not a media playlist"), url: finalURL)
+        }
+        let entries = try LessonPlan.entries(of: media, at: finalURL, rendition: 0) { uri, base in
+            try resolve(uri, against: base, playlist: finalURL)
+        }
+        let plan = LessonPlan(
+            renditions: [entries], settings: [SegmentRemuxer.Rendition()], brand: .movie, bandwidth: nil)
+        let keys = try await LessonKeys.fetch(for: plan, engine: engine)
+        var cues: [SubtitleCue] = []
+        for (part, _) in entries {
+            guard case .segment(let index) = part.role else { continue }
+            var request = URLRequest(url: part.url)
+            if let range = part.byteRange { request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range") }
+            let (body, response) = try await engine.sendWithRetry(request, part: index)
+            var bytes = body
+            switch (response as? HTTPURLResponse)?.statusCode ?? 200 {
+            case 200:
+                // A server that ignores the range sends the whole resource.
+                if let range = part.byteRange {
+                    guard range.end <= UInt64(body.count) else {
+                        throw DownloadError(
+                            .wrongRange(expected: range.httpRangeHeader, received: "\(body.count) bytes"), part: index,
+                            url: part.url)
+                    }
+                    bytes = body.subdata(in: Int(range.offset)..<Int(range.end))
                 }
-                var text = ""
-                for (index, segment) in media.segments.enumerated() {
-                    let url = try resolve(segment.uri, against: finalURL, playlist: finalURL)
-                    let body = String(decoding: try await Self.get(url, with: engine).0, as: UTF8.self)
-                    text += index == 0 ? body : Self.cues(of: body)
-                    if !text.hasSuffix("\n") { text += "\n" }
+            case 206: break
+            case let status: throw DownloadError(.httpStatus(status), part: index, url: part.url)
+            }
+            if let decryption = part.decryption {
+                guard decryption.isBuiltIn, let url = decryption.keyURL, let cipher = keys.ciphers[url] else {
+                    throw DownloadError(.encrypted(method: decryption.key.method), part: index, url: part.url)
                 }
-                let file = base.appendingPathExtension("\(Self.safeLanguage(subtitle.language)).vtt")
                 do {
-                    try Data(text.utf8).write(to: file, options: .atomic)
+                    bytes = try CBCDecryptor.decrypt(bytes, cipher: cipher, iv: decryption.initializationVector)
                 } catch {
-                    throw DownloadError(.file(operation: "write", reason: error.localizedDescription), path: file.path)
+                    throw DownloadError(.decryptionFailed(reason: "\(error)"), part: index, url: part.url)
                 }
+            }
+            do throws(ContainerError) {
+                let document = try WebVTTDocument(parsing: String(decoding: bytes, as: UTF8.self))
+                cues += SubtitleCue.cues(of: document, discontinuity: part.discontinuity)
             } catch {
-                omissions.append(.subtitles(language: subtitle.language, reason: "\(error)"))
+                throw DownloadError(.container(error), part: index, url: part.url)
             }
         }
-        return omissions
+        return cues
     }
 
     /// A language or name as a file name part: letters, digits and `-`, at most 16 of them.
@@ -339,18 +404,5 @@ extension MediaDownloader {
                 scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-"
                     ? Character(scalar) : "_"
             })
-    }
-
-    /// A WebVTT segment without its header block (`WEBVTT` and the lines up to the first blank
-    /// line, such as `X-TIMESTAMP-MAP`): its cues, to join after the first segment's.
-    static func cues(of segment: String) -> String {
-        let lines = segment.split(separator: "\n", omittingEmptySubsequences: false)
-        guard let first = lines.first, first.hasPrefix("WEBVTT") || first.hasPrefix("\u{FEFF}WEBVTT") else {
-            return segment
-        }
-        guard let blank = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) else {
-            return ""
-        }
-        return "\n" + lines[blank...].joined(separator: "\n")
     }
 }

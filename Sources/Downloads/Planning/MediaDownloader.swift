@@ -225,11 +225,12 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     ///     default; several become alternatives in one file).
     ///   - decryptor: Decrypts what MediaCore cannot (`SAMPLE-AES`, other key formats); `AES-128`
     ///     needs none.
-    ///   - subtitles: Whether an HLS lesson's WebVTT subtitles are saved beside it.
+    ///   - subtitles: What becomes of an HLS lesson's WebVTT subtitles: tracks inside the file
+    ///     (the default), files beside it, both, or neither (`[]`).
     public func downloadLesson(
         from url: URL, to destination: URL, policy: VariantPolicy = .default,
         audioRenditions: AudioRenditionSelection = .best, decryptor: (any SegmentDecryptor)? = nil,
-        subtitles: Bool = false
+        subtitles: SubtitleHandling = .embedded
     ) -> DownloadJob {
         DownloadJob { job in
             var probe = URLRequest(url: url)
@@ -243,16 +244,12 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 let whole = Self.wholeBody(answer)
                 let planned = try await planVideoLesson(
                     from: url, first: whole, policy: policy, preferredLanguages: [], audio: audioRenditions,
-                    subtitles: subtitles)
+                    subtitles: !subtitles.isEmpty)
                 try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
                 let file = destination.deletingPathExtension().appendingPathExtension(
                     planned.plan.brand == .audio ? "m4a" : "mp4")
-                var result = try await LessonRun(
-                    engine: engine, plan: planned.plan, destination: file, decryptor: decryptor
-                )
-                .run(job: job)
-                if subtitles { result.omissions += await saveSubtitles(planned.plan.subtitles, beside: file) }
-                return result
+                return try await lessonRun(planned.plan, to: file, decryptor: decryptor, subtitles: subtitles)
+                    .run(job: job)
             }
         }
     }

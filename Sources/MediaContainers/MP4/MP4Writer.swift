@@ -322,10 +322,16 @@ public struct MP4Writer: Sendable {
         emitter.append32(UInt32(tracks.filter { $0.sampleCount > 0 }.count + 1))
         try emitter.end()
         var trackID: UInt32 = 1
+        // Subtitle tracks take the picture's size: their text box is the whole picture.
+        let picture = tracks.lazy.filter { $0.sampleCount > 0 }.compactMap {
+            $0.descriptions.first { $0.kind == .video }
+        }
+        .first
         for (index, track) in tracks.enumerated() where track.sampleCount > 0 {
             try Self.writeTrack(
                 track, index: index, id: trackID, stats: stats[index], layout: layouts[index],
-                movieTimescale: movieTimescale, replaying: replaying, into: &emitter)
+                movieTimescale: movieTimescale, pictureSize: (picture?.width ?? 0, picture?.height ?? 0),
+                replaying: replaying, into: &emitter)
             trackID += 1
         }
         try emitter.end()  // moov
@@ -423,7 +429,7 @@ public struct MP4Writer: Sendable {
 
     private static func writeTrack(
         _ track: Track, index: Int, id: UInt32, stats: Statistics, layout: Layout, movieTimescale: Int,
-        replaying: Replay, into box: inout BoxEmitter
+        pictureSize: (width: Int, height: Int), replaying: Replay, into box: inout BoxEmitter
     ) throws(ContainerError) {
         box.begin("trak")
         let trackDuration = layout.start + layout.duration
@@ -441,8 +447,9 @@ public struct MP4Writer: Sendable {
         box.append16(0)
         box.appendUnityMatrix()
         let picture = track.descriptions.first { $0.kind == .video }
-        box.append32(UInt32(clamping: picture?.width ?? 0) << 16)
-        box.append32(UInt32(clamping: picture?.height ?? 0) << 16)
+        let size = track.kind == .text ? pictureSize : (picture?.width ?? 0, picture?.height ?? 0)
+        box.append32(UInt32(clamping: size.0) << 16)
+        box.append32(UInt32(clamping: size.1) << 16)
         try box.end()
         if layout.start > 0 || layout.mediaTime != 0 {
             let wide =
@@ -486,7 +493,8 @@ public struct MP4Writer: Sendable {
             switch track.kind {
             case .video: ("vide", "VideoHandler")
             case .audio: ("soun", "SoundHandler")
-            case .text: ("text", "TextHandler")
+            // QuickTime's subtitle handler, which AVFoundation and ffmpeg read `tx3g` tracks under.
+            case .text: ("sbtl", "SubtitleHandler")
             }
         box.beginFull("hdlr")
         box.append32(0)
@@ -524,11 +532,20 @@ public struct MP4Writer: Sendable {
         try box.end()  // stbl
         try box.end()  // minf
         try box.end()  // mdia
-        if let name = track.name {
+        if track.name != nil || track.isForced {
             box.begin("udta")
-            box.begin("name")
-            box.append(Array(name.utf8.prefix(250)))
-            try box.end()
+            if let name = track.name {
+                box.begin("name")
+                box.append(Array(name.utf8.prefix(250)))
+                try box.end()
+            }
+            if track.isForced {
+                // ISO/IEC 14496-12 §8.10.4: the track's role, in the DASH role scheme.
+                box.beginFull("kind")
+                box.append(Array("urn:mpeg:dash:role:2011".utf8) + [0])
+                box.append(Array("forced-subtitle".utf8) + [0])
+                try box.end()
+            }
             try box.end()
         }
         try box.end()  // trak
