@@ -103,28 +103,66 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
         }
     }
 
-    /// Whether the same request may succeed if sent again: timeouts, stalls and network
-    /// failures.
+    /// Whether the same request may succeed if sent again: timeouts, stalls, and network
+    /// failures that come and go (no connection, a lost connection, a host not found or not
+    /// answering, a bad answer). A failure that sending again cannot change is not: a server
+    /// certificate that is untrusted, expired or not yet valid, a client certificate refused or
+    /// required, a TLS handshake that failed, App Transport Security, a malformed or unsupported
+    /// URL, too many redirects, authentication required or cancelled, cellular data not allowed,
+    /// a body that cannot be decoded.
     public var isTransient: Bool {
         switch kind {
-        case .timedOut, .stalled, .network, .other: true
+        case .timedOut, .stalled, .other: true
+        case .network(let error): !Self.permanentCodes.contains(error.code)
         case .cancelled, .disallowedScheme, .notHTTP, .bodyTooLarge: false
+        }
+    }
+
+    /// Whether the failure says the device has no working connection (rather than that a server
+    /// failed): not connected, the connection lost, no route to the host or its name, a
+    /// deadline or a stall, cellular data or roaming not allowed. A screen shows it as
+    /// "offline".
+    public var isConnectivity: Bool {
+        switch kind {
+        case .timedOut, .stalled: true
+        case .network(let error): Self.connectivityCodes.contains(error.code)
+        case .other, .cancelled, .disallowedScheme, .notHTTP, .bodyTooLarge: false
+        }
+    }
+
+    /// `URLError` codes that sending the request again cannot change.
+    static let permanentCodes: Set<URLError.Code> = [
+        .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+        .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired,
+        .secureConnectionFailed, .appTransportSecurityRequiresSecureConnection, .badURL, .unsupportedURL,
+        .httpTooManyRedirects, .redirectToNonExistentLocation, .userAuthenticationRequired,
+        .userCancelledAuthentication, .dataNotAllowed, .cannotDecodeContentData, .cannotDecodeRawData,
+        .fileDoesNotExist, .fileIsDirectory, .noPermissionsToReadFile, .dataLengthExceedsMaximum,
+    ]
+
+    /// `URLError` codes that mean the device has no working connection.
+    static let connectivityCodes: Set<URLError.Code> = [
+        .notConnectedToInternet, .networkConnectionLost, .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed,
+        .timedOut, .dataNotAllowed, .internationalRoamingOff, .callIsActive, .cannotLoadFromNetwork,
+    ]
+
+    /// What went wrong, without the URL (for a caller that names the place itself).
+    public var reason: String {
+        switch kind {
+        case .timedOut(let after): "no complete answer within \(after)"
+        case .stalled(let after): "no bytes arrived for \(after)"
+        case .bodyTooLarge(let limit): "the body is longer than the \(limit) bytes accepted"
+        case .network(let error): "network failure \(error.code.rawValue): \(error.localizedDescription)"
+        case .other(let message): message
+        case .cancelled: "cancelled"
+        case .disallowedScheme(let scheme): "the scheme '\(scheme)' is not fetched"
+        case .notHTTP: "the answer is not an HTTP response"
         }
     }
 
     /// A sentence naming the URL and what went wrong.
     public var description: String {
-        let place = url?.absoluteString ?? "a request without a URL"
-        return switch kind {
-        case .timedOut(let after): "\(place): no complete answer within \(after)"
-        case .stalled(let after): "\(place): no bytes arrived for \(after)"
-        case .bodyTooLarge(let limit): "\(place): the body is longer than the \(limit) bytes accepted"
-        case .network(let error): "\(place): network failure \(error.code.rawValue): \(error.localizedDescription)"
-        case .other(let message): "\(place): \(message)"
-        case .cancelled: "\(place): cancelled"
-        case .disallowedScheme(let scheme): "\(place): the scheme '\(scheme)' is not fetched"
-        case .notHTTP: "\(place): the answer is not an HTTP response"
-        }
+        "\(url?.absoluteString ?? "a request without a URL"): \(reason)"
     }
 
     /// Types whatever a transport threw for `url`, in the task that was waiting for it.

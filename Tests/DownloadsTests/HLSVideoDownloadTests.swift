@@ -398,11 +398,12 @@ struct LessonDownloadTests {
         let clip = try #require(await library.localFile(of: "951"))
         #expect(clip.pathExtension == "mp4")
         #expect(try Data(contentsOf: clip) == plain)
-        guard case .failed(let message) = await library.state(of: "952") else {
+        guard case .failed(let failure) = await library.state(of: "952") else {
             Issue.record("the portal's page became \(await library.state(of: "952"))")
             return
         }
-        #expect(message.contains("text/html"))
+        #expect(failure.category == .notMedia)
+        #expect(failure.message.contains("text/html"))
         #expect(await library.localFile(of: "952") == nil)
         #expect(files(in: folder).filter { $0.hasPrefix(".") }.isEmpty)
     }

@@ -258,11 +258,11 @@ struct HostileDownloadTests {
         }
         try await library.download("lesson-1", from: URL(fileURLWithPath: "/etc/hosts"))
         await library.waitForDownload("lesson-1")
-        guard case .failed(let message) = await library.state(of: "lesson-1") else {
+        guard case .failed(let failure) = await library.state(of: "lesson-1") else {
             Issue.record("\(await library.state(of: "lesson-1"))")
             return
         }
-        #expect(message.contains("file"))
+        #expect(failure.message.contains("file"))
         #expect(files(in: folder) == ["offline-library.json"])
     }
 

@@ -121,4 +121,32 @@ struct LessonDownloadModelTests {
         #expect(await eventually { if case .downloaded = row.phase { true } else { false } }, "\(row.phase)")
         #expect(await eventually { row.phase == detail.phase }, "\(detail.phase)")
     }
+
+    @Test("cancel discards what was downloaded: not downloaded, no partial file, and the next download starts over")
+    func cancel() async throws {
+        let folder = temporaryFolder("lesson-model-cancel")
+        let now = InMemoryHTTPTransport<ManualClock>.Reply.resource(file)
+        transport.stub(mediaURL, replies: [now, now, now, .resource(file, latency: .seconds(1)), now])
+        let model = LessonDownloadModel(library: library(folder), lessonID: "1", remote: mediaURL)
+        let start = clock.now
+        await model.download()
+        await clock.waitForSleeper(until: start.advanced(by: .seconds(1)))
+        await model.cancel()
+        #expect(model.phase == .notDownloaded)
+        #expect(files(in: folder) == ["offline-library.json"])
+    }
+
+    @Test("a failure's phase carries its category and typed error; waitUntilSettled needs no polling")
+    func failureCategory() async throws {
+        transport.stub(mediaURL, reply: .response(status: 404))
+        let model = LessonDownloadModel(library: library(), lessonID: "1", remote: mediaURL)
+        await model.download()
+        await model.waitUntilSettled()
+        guard case .failed(let failure) = model.phase else {
+            Issue.record("\(model.phase)")
+            return
+        }
+        #expect(failure.category == .notFound)
+        #expect(failure.error?.kind == .httpStatus(404))
+    }
 }

@@ -312,7 +312,7 @@ struct OfflineLibraryTests {
         #expect(await relaunched.totalBytes == 5_000)
     }
 
-    @Test("on launch, a missing file means not downloaded and an interrupted download becomes cancelled")
+    @Test("on launch, a missing file means not downloaded and an interrupted download becomes paused")
     func reconcile() async throws {
         let folder = temporaryFolder()
         let library = library(in: folder)
@@ -330,7 +330,8 @@ struct OfflineLibraryTests {
         let relaunched = self.library(in: folder)
         try await relaunched.load()
         #expect(await relaunched.state(of: "a") == .notDownloaded)
-        #expect(await relaunched.state(of: "b") == .cancelled)
+        // Interrupted, not cancelled: its partial files are kept, and starting again resumes.
+        #expect(await relaunched.state(of: "b") == .paused)
     }
 
     @Test("a failed download says why; a corrupted state file is a typed error")
@@ -341,11 +342,13 @@ struct OfflineLibraryTests {
         let library = library(in: folder)
         try await library.download("x", from: missing)
         await library.waitForDownload("x")
-        guard case .failed(let message) = await library.state(of: "x") else {
+        guard case .failed(let failure) = await library.state(of: "x") else {
             Issue.record("not failed")
             return
         }
-        #expect(message.contains("404"))
+        #expect(failure.category == .notFound)
+        #expect(failure.error?.kind == .httpStatus(404))
+        #expect(failure.message.contains("404"))
         try Data("{".utf8).write(to: folder.appendingPathComponent("offline-library.json"))
         await #expect(throws: OfflineLibrary.LibraryError.self) { try await self.library(in: folder).load() }
     }

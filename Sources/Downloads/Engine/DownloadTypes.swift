@@ -96,6 +96,68 @@ public struct DownloadResult: Hashable, Sendable {
     }
 }
 
+/// A failed download as a screen shows it: the ``DownloadError/Category`` a view switches on to
+/// choose its words and action, a sentence for logs, and the typed error itself when this launch
+/// saw the failure.
+///
+/// <!-- example: download-failure -->
+/// ```swift
+/// let words =
+///     switch failure.category {
+///     case .offline: "You're offline. Retry when you're back online."
+///     case .storageFull: "Free up space to download this lesson."
+///     default: "This lesson couldn't be downloaded."
+///     }
+/// ```
+///
+/// An ``OfflineLibrary`` keeps the category and the sentence across launches; the typed error
+/// (with its URL, status or path) only while the app runs.
+public struct DownloadFailure: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// What kind of failure it is.
+    public var category: DownloadError.Category
+    /// A sentence naming the place once and what went wrong, in English, for logs and support.
+    public var message: String
+    /// The typed error, when the failure happened in this launch.
+    public var error: DownloadError?
+
+    /// The failure of `error`.
+    public init(_ error: DownloadError) {
+        category = error.category
+        message = error.description
+        self.error = error
+    }
+
+    /// A failure known by its category and sentence (one restored from a saved state).
+    public init(category: DownloadError.Category, message: String) {
+        self.category = category
+        self.message = message
+        error = nil
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case category, message
+    }
+
+    /// Reads the category (``DownloadError/Category/other`` when it is one this version does
+    /// not know) and the sentence.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        message = try container.decode(String.self, forKey: .message)
+        category = (try? container.decodeIfPresent(DownloadError.Category.self, forKey: .category)) ?? .other
+        error = nil
+    }
+
+    /// Writes the category and the sentence (the typed error is not kept).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(category, forKey: .category)
+        try container.encode(message, forKey: .message)
+    }
+
+    /// The sentence.
+    public var description: String { message }
+}
+
 /// Why a download failed, and where: the part (by index and URL), the playlist, or the file.
 public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
@@ -184,7 +246,77 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         self.path = path
     }
 
-    /// A sentence naming the part, playlist or file and what went wrong.
+    /// What a screen tells the learner, and what it offers: one of a few categories a view
+    /// switches on to choose its words and its action.
+    public enum Category: String, Hashable, Sendable, Codable, CaseIterable {
+        /// No working connection (not connected, the connection lost, a host not reached, a
+        /// timeout): "You're offline", retry when back online.
+        case offline
+        /// The server failed or answered wrongly (a 5xx, a body of the wrong length, a changed
+        /// file, a malformed playlist, a certificate that cannot be trusted): "The server has a
+        /// problem", retry later.
+        case server
+        /// The lesson is not there any more (404, 410): "This lesson is no longer available".
+        case notFound
+        /// The server refused access (401, 403, a refused key, authentication or a client
+        /// certificate required): "You don't have access", sign in again.
+        case accessDenied
+        /// The device has no room for it: "Free up space".
+        case storageFull
+        /// The answer is not media (a captive portal's page, segments that do not decrypt or
+        /// remux): "This lesson can't be downloaded" (or sign in to the Wi-Fi).
+        case notMedia
+        /// The lesson is of a kind the library does not download (a live stream, a codec or an
+        /// encryption it cannot write): "This lesson can't be saved for offline use".
+        case unsupported
+        /// The download was cancelled: nothing to show as an error.
+        case cancelled
+        /// The download was paused: it resumes when started again.
+        case paused
+        /// Anything else: a local file operation that failed, another process downloading to
+        /// the same file.
+        case other
+    }
+
+    /// The error's ``Category``.
+    public var category: Category {
+        switch kind {
+        case .httpStatus(let status):
+            switch status {
+            case 404, 410: .notFound
+            case 401, 403, 407, 451: .accessDenied
+            default: .server
+            }
+        case .transport(let error):
+            if error.isConnectivity {
+                .offline
+            } else if case .cancelled = error.kind {
+                .cancelled
+            } else if let code = error.code,
+                [
+                    .userAuthenticationRequired, .userCancelledAuthentication, .clientCertificateRequired,
+                    .clientCertificateRejected,
+                ].contains(code)
+            {
+                .accessDenied
+            } else {
+                // Untrusted certificates, TLS failures, bad answers: the server's side.
+                .server
+            }
+        case .wrongLength, .wrongRange, .remoteChanged, .playlist, .uri, .unusablePlaylist, .tooLarge, .rangeTooLarge:
+            .server
+        case .keyRefused: .accessDenied
+        case .invalidKey, .decryptionFailed, .notMedia, .container: .notMedia
+        case .encrypted, .liveStream, .unsupportedCodec: .unsupported
+        case .insufficientStorage: .storageFull
+        case .file(_, let reason): reason.contains("No space left") || reason.contains("ENOSPC") ? .storageFull : .other
+        case .cancelled: .cancelled
+        case .paused: .paused
+        case .destinationInUse: .other
+        }
+    }
+
+    /// A sentence naming the part, playlist or file once and what went wrong.
     public var description: String {
         var place: [String] = []
         if let part { place.append("part \(part)") }
@@ -200,7 +332,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .tooLarge(let bytes, let limit):
                 "the server announced or sent \(bytes) bytes, more than the \(limit) accepted"
             case .remoteChanged(let was, let now): "the remote file changed (\(was), then \(now)) while downloading"
-            case .transport(let error): "\(error)"
+            case .transport(let error): url == nil || error.url == url ? error.reason : "\(error)"
             case .file(let operation, let reason): "could not \(operation): \(reason)"
             case .playlist(let error): "the playlist cannot be parsed: \(error)"
             case .uri(let error): "a URI cannot be resolved: \(error)"

@@ -29,13 +29,14 @@ public final class LessonDownloadModel {
         /// the bytes received from the server so far, and the bytes expected in all (an estimate
         /// for an HLS lesson, refined as its segments arrive; `nil` when unknown).
         case downloading(fraction: Double, bytesReceived: UInt64, bytesExpected: UInt64?)
-        /// Paused, or interrupted: downloading again resumes.
+        /// Paused, or interrupted by the app being killed: downloading again resumes.
         case paused
         /// Downloaded: the local file to play, and its size.
         case downloaded(file: URL, byteCount: UInt64)
-        /// The last attempt failed; the message says why, and ``LessonDownloadModel/retry()``
-        /// tries again.
-        case failed(message: String)
+        /// The last attempt failed: switch on the failure's ``DownloadFailure/category`` for the
+        /// words and the action; ``LessonDownloadModel/retry()`` tries again (resuming what can
+        /// be), ``LessonDownloadModel/delete()`` discards it.
+        case failed(DownloadFailure)
     }
 
     /// What the screen shows.
@@ -79,23 +80,39 @@ public final class LessonDownloadModel {
             try await library.download(lessonID, from: remote)
             show(await library.state(of: lessonID))
         } catch {
-            phase = .failed(message: error.description)
+            phase = .failed(DownloadFailure(category: .other, message: error.description))
         }
     }
 
-    /// Pauses the download, keeping what was downloaded.
+    /// Pauses the download, keeping what was downloaded: ``download()`` resumes it.
     public func pause() async { await library.pause(lessonID) }
+
+    /// Cancels the download, discarding what was downloaded: the phase becomes
+    /// ``Phase/notDownloaded`` once it has stopped, and ``download()`` starts over.
+    public func cancel() async {
+        await library.cancel(lessonID)
+        await library.waitForDownload(lessonID)
+        show(await library.state(of: lessonID))
+    }
+
+    /// Waits until the lesson's download (if any) has ended and ``phase`` shows how: for tests
+    /// and previews, which then check ``phase`` without polling or sleeping.
+    public func waitUntilSettled() async {
+        await library.waitForDownload(lessonID)
+        show(await library.state(of: lessonID))
+    }
 
     /// Tries a failed download again (resuming what can be).
     public func retry() async { await download() }
 
-    /// Deletes the downloaded file, or a paused download's partial files.
+    /// Deletes the downloaded file, or a paused or failed download's partial files (see
+    /// ``OfflineLibrary/delete(_:)``).
     public func delete() async {
         do throws(OfflineLibrary.LibraryError) {
             try await library.delete(lessonID)
             show(.notDownloaded)
         } catch {
-            phase = .failed(message: error.description)
+            phase = .failed(DownloadFailure(category: .other, message: error.description))
         }
     }
 
@@ -108,9 +125,13 @@ public final class LessonDownloadModel {
             phase = .downloading(fraction: fraction, bytesReceived: bytes.received, bytesExpected: bytes.expected)
         case .downloaded(let fileName, let byteCount):
             phase = .downloaded(file: library.directory.appendingPathComponent(fileName), byteCount: byteCount)
-        case .failed(let message):
-            phase = .failed(message: message)
-        case .cancelled, .paused:
+        case .failed(let failure):
+            phase = .failed(failure)
+        case .cancelled:
+            // A cancelled download kept nothing.
+            bytes = (0, nil)
+            phase = .notDownloaded
+        case .paused:
             phase = .paused
         }
     }

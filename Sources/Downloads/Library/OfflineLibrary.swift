@@ -4,9 +4,15 @@ public import Foundation
 ///
 /// State is kept per *item* (a lesson, a video), never per URL: every video of the photography
 /// school's API shares one URL, yet each needs its own download button. The library persists its
-/// states atomically, reconciles them with the files on ``load()`` (a missing file means not
-/// downloaded; a download interrupted by the app being killed becomes cancelled, and resumes
-/// from its partial file when started again), deletes downloads, and adds up their sizes.
+/// states atomically and reads them back on first use (any method or property; ``load()`` does
+/// it up front and reports a damaged state file), reconciling them with the files (a missing file
+/// means not downloaded; a download interrupted by the app being killed becomes paused, and
+/// resumes from its partial file when started again). It deletes downloads with every file they
+/// made, and adds up their sizes.
+///
+/// One meaning of each stop, here, in ``DownloadJob`` and in ``LessonDownloadModel``: a *pause*
+/// keeps what was downloaded and starting again resumes it; a *cancel* discards it, and starting
+/// again starts over.
 public actor OfflineLibrary {
     /// Where an item's download stands.
     public enum ItemState: Hashable, Sendable, Codable {
@@ -16,13 +22,66 @@ public actor OfflineLibrary {
         case downloading(fraction: Double)
         /// Downloaded into the library's folder.
         case downloaded(fileName: String, byteCount: UInt64)
-        /// The last attempt failed; the message says why.
-        case failed(message: String)
-        /// The download was cancelled (or interrupted); starting again resumes it.
+        /// The last attempt failed: its category (for the screen's words and action), sentence
+        /// and typed error. Its partial files are kept: starting again resumes what can be, and
+        /// ``OfflineLibrary/discard(_:)`` removes them.
+        case failed(DownloadFailure)
+        /// The download was cancelled (``OfflineLibrary/cancel(_:)``): its partial files were
+        /// removed, and starting again starts over.
         case cancelled
-        /// The download was paused (``OfflineLibrary/pause(_:)``); its partial file is kept and
-        /// starting again resumes it.
+        /// The download was paused (``OfflineLibrary/pause(_:)``), or interrupted by the app
+        /// being killed: its partial files are kept and starting again resumes it.
         case paused
+
+        private enum CodingKeys: String, CodingKey {
+            case notDownloaded, downloading, downloaded, failed, cancelled, paused
+        }
+
+        private enum FieldKeys: String, CodingKey {
+            case fraction, fileName, byteCount
+        }
+
+        /// Reads a state as the library saves it: `{"downloaded": {"fileName": …, "byteCount": …}}`,
+        /// `{"failed": {"category": …, "message": …}}`, `{"paused": {}}`…
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            guard container.allKeys.count == 1, let key = container.allKeys.first else {
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: decoder.codingPath, debugDescription: "a state has exactly one case"))
+            }
+            switch key {
+            case .notDownloaded: self = .notDownloaded
+            case .cancelled: self = .cancelled
+            case .paused: self = .paused
+            case .failed: self = .failed(try container.decode(DownloadFailure.self, forKey: .failed))
+            case .downloading:
+                let fields = try container.nestedContainer(keyedBy: FieldKeys.self, forKey: key)
+                self = .downloading(fraction: try fields.decode(Double.self, forKey: .fraction))
+            case .downloaded:
+                let fields = try container.nestedContainer(keyedBy: FieldKeys.self, forKey: key)
+                self = .downloaded(
+                    fileName: try fields.decode(String.self, forKey: .fileName),
+                    byteCount: try fields.decode(UInt64.self, forKey: .byteCount))
+            }
+        }
+
+        /// Writes the state in the form ``init(from:)`` reads.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case .notDownloaded: _ = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .notDownloaded)
+            case .cancelled: _ = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .cancelled)
+            case .paused: _ = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .paused)
+            case .failed(let failure): try container.encode(failure, forKey: .failed)
+            case .downloading(let fraction):
+                var fields = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .downloading)
+                try fields.encode(fraction, forKey: .fraction)
+            case .downloaded(let fileName, let byteCount):
+                var fields = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .downloaded)
+                try fields.encode(fileName, forKey: .fileName)
+                try fields.encode(byteCount, forKey: .byteCount)
+            }
+        }
     }
 
     /// Why the library could not load or save its states, naming the state file.
@@ -104,11 +163,35 @@ public actor OfflineLibrary {
 
     private var stateFile: URL { directory.appendingPathComponent("offline-library.json") }
 
-    /// Loads the saved states and reconciles them with the files on disk.
+    /// Whether the saved states were read (or there were none).
+    private var isLoaded = false
+    /// Why the saved states could not be read: every save refuses with it, so a damaged state
+    /// file is never overwritten with less than it holds.
+    private var loadFailure: LibraryError?
+
+    /// Loads the saved states and reconciles them with the files on disk, once; the library
+    /// does so by itself on first use, and this reports a damaged state file up front.
     ///
     /// - Throws: ``LibraryError`` of kind ``LibraryError/Kind/corruptedStateFile(reason:)``; the
-    ///   file is left as it is.
+    ///   file is left as it is, and downloads refuse to start (they would save over it) until it
+    ///   is removed.
     public func load() throws(LibraryError) {
+        loadIfNeeded()
+        if let loadFailure { throw loadFailure }
+    }
+
+    /// Reads the saved states on first use.
+    private func loadIfNeeded() {
+        guard !isLoaded else { return }
+        isLoaded = true
+        do {
+            try readStateFile()
+        } catch {
+            loadFailure = error
+        }
+    }
+
+    private func readStateFile() throws(LibraryError) {
         guard let data = try? Data(contentsOf: stateFile) else { return }
         let saved: StateFile
         do {
@@ -121,17 +204,24 @@ public actor OfflineLibrary {
                 .corruptedStateFile(reason: "version \(saved.version) is newer than this app reads"),
                 path: stateFile.path)
         }
-        entries = saved.items
-        for (id, entry) in entries {
+        // Items this launch already changed win over the saved ones.
+        entries = saved.items.merging(entries) { _, current in current }
+        for (id, entry) in saved.items where jobs[id] == nil {
             switch entry.state {
             case .downloaded(let fileName, _) where !Self.isPlainFileName(fileName):
                 // A hand-edited or hostile state file must not point the library (and `delete`)
                 // outside its folder.
-                set(id, .failed(message: "The saved file name \"\(fileName)\" is not a file in the library folder."))
+                set(
+                    id,
+                    .failed(
+                        DownloadFailure(
+                            category: .other,
+                            message: "The saved file name \"\(fileName)\" is not a file in the library folder.")))
             case .downloaded(let fileName, _) where !FileManager.default.fileExists(atPath: file(named: fileName).path):
                 set(id, .notDownloaded)
             case .downloading:
-                set(id, .cancelled)
+                // Interrupted by the app being killed: its partial files are kept.
+                set(id, .paused)
             default:
                 // Subscribers start from every item's state, the loaded ones included.
                 broadcast.yield((id, entry.state))
@@ -142,21 +232,27 @@ public actor OfflineLibrary {
 
     /// The state of item `id` (not downloaded when unknown).
     public func state(of id: String) -> ItemState {
-        entries[id]?.state ?? .notDownloaded
+        loadIfNeeded()
+        return entries[id]?.state ?? .notDownloaded
     }
 
     /// Every known item's state.
-    public var states: [String: ItemState] { entries.mapValues(\.state) }
+    public var states: [String: ItemState] {
+        loadIfNeeded()
+        return entries.mapValues(\.state)
+    }
 
     /// The local file of a downloaded item.
     public func localFile(of id: String) -> URL? {
+        loadIfNeeded()
         guard case .downloaded(let fileName, _) = entries[id]?.state, Self.isPlainFileName(fileName) else { return nil }
         return file(named: fileName)
     }
 
     /// The bytes all downloaded items take.
     public var totalBytes: UInt64 {
-        entries.values.reduce(0) { total, entry in
+        loadIfNeeded()
+        return entries.values.reduce(0) { total, entry in
             // Saturating: byte counts come from a file on disk.
             if case .downloaded(_, let bytes) = entry.state {
                 let (sum, overflow) = total.addingReportingOverflow(bytes)
@@ -168,7 +264,11 @@ public actor OfflineLibrary {
 
     /// Starts (or resumes) downloading item `id` from `remote`; does nothing if it is already
     /// downloading or downloaded.
+    ///
+    /// - Throws: ``LibraryError`` when the state cannot be saved, or when the saved states could
+    ///   not be read (a damaged state file is never saved over).
     public func download(_ id: String, from remote: URL) throws(LibraryError) {
+        loadIfNeeded()
         switch entries[id]?.state {
         case .downloading?, .downloaded?: return
         default: break
@@ -198,13 +298,15 @@ public actor OfflineLibrary {
                 switch error.kind {
                 case .cancelled: self.finished(id, job: job, state: .cancelled)
                 case .paused: self.finished(id, job: job, state: .paused)
-                default: self.finished(id, job: job, state: .failed(message: error.description))
+                default: self.finished(id, job: job, state: .failed(DownloadFailure(error)))
                 }
             }
         }
     }
 
-    /// Cancels item `id`'s download; its partial file is removed.
+    /// Cancels item `id`'s download: its partial files are removed, and its state becomes
+    /// ``ItemState/cancelled`` once the job has stopped (``waitForDownload(_:)``); starting again
+    /// starts over.
     public func cancel(_ id: String) {
         jobs[id]?.cancel()
     }
@@ -219,34 +321,70 @@ public actor OfflineLibrary {
         latestProgress[id]
     }
 
-    /// Waits until item `id`'s current download has ended and its state is recorded; tests in
-    /// the package use it.
-    package func waitForDownload(_ id: String) async {
+    /// Waits until item `id`'s current download (if any) has ended and its state is recorded:
+    /// downloaded, failed, paused or cancelled.
+    ///
+    /// For tests and previews, which then check the state without polling or sleeping:
+    ///
+    /// <!-- example: wait-for-download -->
+    /// ```swift
+    /// try await library.download("950", from: lessonURL)
+    /// await library.waitForDownload("950")
+    /// #expect(await library.localFile(of: "950") != nil)
+    /// ```
+    public func waitForDownload(_ id: String) async {
         while let outcome = outcomes[id] {
             await outcome.value
             if outcomes[id] == outcome { outcomes[id] = nil }
         }
     }
 
-    /// Deletes item `id`'s file, the subtitle files saved beside it, and the hidden files of a
-    /// paused or failed download of it, and forgets it.
-    public func delete(_ id: String) throws(LibraryError) {
-        jobs[id]?.cancel()
+    /// Deletes item `id` with every file its downloads made: the downloaded file, the subtitle
+    /// files saved beside it, and the hidden files of a paused, failed or interrupted download
+    /// (the partial file, its journal, validators, lock); a download in progress is cancelled
+    /// and waited for first. The item is forgotten.
+    public func delete(_ id: String) async throws(LibraryError) {
+        loadIfNeeded()
+        await stopJob(id)
         if let file = localFile(of: id) { try? FileManager.default.removeItem(at: file) }
-        if let remote = entries[id]?.remoteURL {
-            // A paused or failed download keeps hidden staging files (`.<name>.partial`, its
-            // journal, validators, HLS intermediates); they go with the item.
-            let base = (Self.fileName(for: id, remote: remote) as NSString).deletingPathExtension
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-            // Sidecar subtitles (`<name>.<language>.vtt`) go too.
-            for name in names
-            where name.hasPrefix(".\(base).") || (name.hasPrefix("\(base).") && name.hasSuffix(".vtt")) {
-                try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-            }
-        }
+        removeFiles(of: id)
         entries[id] = nil
         broadcast.yield((id, .notDownloaded))
         try save()
+    }
+
+    /// Discards what a download of item `id` that did not finish left (a failed, paused,
+    /// cancelled or interrupted one: the partial file, its journal, validators, lock, subtitle
+    /// files), keeping a downloaded file; a download in progress is cancelled and waited for
+    /// first. A downloaded item stays downloaded; any other becomes ``ItemState/notDownloaded``.
+    public func discard(_ id: String) async throws(LibraryError) {
+        loadIfNeeded()
+        await stopJob(id)
+        if case .downloaded? = entries[id]?.state { return }
+        removeFiles(of: id)
+        guard entries[id] != nil else { return }
+        entries[id] = nil
+        broadcast.yield((id, .notDownloaded))
+        try save()
+    }
+
+    /// Cancels item `id`'s download, if any, and waits until it has stopped.
+    private func stopJob(_ id: String) async {
+        jobs[id]?.cancel()
+        await waitForDownload(id)
+    }
+
+    /// Removes the files a download of item `id` made beside its file: the hidden ones
+    /// (`.<name>.<ext>.partial`, `.journal`, `.validators`, `.lock`) and sidecar subtitles
+    /// (`<name>.<language>.vtt`).
+    private func removeFiles(of id: String) {
+        guard let remote = entries[id]?.remoteURL else { return }
+        let base = (Self.fileName(for: id, remote: remote) as NSString).deletingPathExtension
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names
+        where name.hasPrefix(".\(base).") || (name.hasPrefix("\(base).") && name.hasSuffix(".vtt")) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
     }
 
     // MARK: Private
@@ -278,6 +416,8 @@ public actor OfflineLibrary {
     }
 
     private func save() throws(LibraryError) {
+        loadIfNeeded()
+        if let loadFailure { throw loadFailure }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let encoder = JSONEncoder()

@@ -61,8 +61,9 @@ public final class CirclePlayerModel {
     /// The learner left: stop playback, cancel the download, delete the cached file.
     public func exit() { send(.exit) }
 
-    /// Waits until no fetch or clean-up is running; tests in the package use it.
-    package func waitUntilSettled() async {
+    /// Waits until no fetch or clean-up is running and the state shows its outcome: for tests
+    /// and previews, which then check the state without polling or sleeping.
+    public func waitUntilSettled() async {
         while true {
             if let fetch = fetchTask {
                 await fetch.task.value

@@ -160,9 +160,9 @@ public final class VideoPlaybackSession {
         await waitUntilSettled()
     }
 
-    /// Waits for pending seeks and saves (``exit()`` uses it to leave cleanly; tests in the
-    /// package use it too).
-    package func waitUntilSettled() async {
+    /// Waits for pending seeks and saves (``exit()`` uses it to leave cleanly): for tests and
+    /// previews, which then check the progress without polling or sleeping.
+    public func waitUntilSettled() async {
         while !work.isEmpty {
             let task = work.removeFirst()
             await task.value

@@ -161,8 +161,9 @@ public final class SliderSessionModel {
     /// Abandons the session and returns to the start screen.
     public func startOver() { send(.startOver) }
 
-    /// Waits until no request is in flight; tests in the package use it.
-    package func waitUntilSettled() async {
+    /// Waits until no request is in flight and the state shows its outcome: for tests and
+    /// previews, which then check the state without polling or sleeping.
+    public func waitUntilSettled() async {
         while let task = requests.values.first {
             await task.value
         }

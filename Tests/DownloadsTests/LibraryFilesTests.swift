@@ -1,0 +1,163 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The offline library keeps its items without being told to load, and leaves no file behind
+/// an item it deletes or discards, whatever state its download was in.
+@Suite("Offline library files")
+struct LibraryFilesTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+    }
+
+    func library(in folder: URL) -> OfflineLibrary {
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+        return OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadLesson(from: remote, to: destination, subtitles: [.embedded, .sidecarFiles])
+        }
+    }
+
+    /// How a download is left before the library is asked to remove it.
+    enum Ending: String, CaseIterable, Sendable {
+        case failed, paused, cancelled, downloaded
+    }
+
+    /// Starts the `webvtt` lesson's download and ends it as `ending` says.
+    func start(_ ending: Ending, in folder: URL) async throws -> OfflineLibrary {
+        let lesson = try ServedLesson("webvtt")
+        switch ending {
+        case .failed: lesson.serve(on: transport, failing: "video/seg1.ts", with: .response(status: 404))
+        case .paused, .cancelled: lesson.serve(on: transport, holding: "video/seg1.ts")
+        case .downloaded: lesson.serve(on: transport)
+        }
+        let library = library(in: folder)
+        try await library.download("lesson", from: lesson.entry)
+        switch ending {
+        case .paused:
+            await clock.waitForSleepers(count: 1)
+            await library.pause("lesson")
+        case .cancelled:
+            await clock.waitForSleepers(count: 1)
+            await library.cancel("lesson")
+        case .failed, .downloaded: break
+        }
+        await library.waitForDownload("lesson")
+        return library
+    }
+
+    @Test("delete leaves only the state file, whatever the download's state", arguments: Ending.allCases)
+    func delete(ending: Ending) async throws {
+        let folder = temporaryFolder("library-delete")
+        let library = try await start(ending, in: folder)
+        let state = await library.state(of: "lesson")
+        #expect(state.caseName == ending.rawValue, "\(state)")
+        if ending == .failed || ending == .paused {
+            // The partial file and its journal are kept for a resume.
+            #expect(files(in: folder).contains { $0.hasSuffix(".partial") })
+        }
+        try await library.delete("lesson")
+        #expect(files(in: folder) == ["offline-library.json"])
+        #expect(await library.state(of: "lesson") == .notDownloaded)
+    }
+
+    @Test(
+        "discard removes what an unfinished download left and keeps a finished one",
+        arguments: Ending.allCases)
+    func discard(ending: Ending) async throws {
+        let folder = temporaryFolder("library-discard")
+        let library = try await start(ending, in: folder)
+        try await library.discard("lesson")
+        if ending == .downloaded {
+            #expect(files(in: folder).filter { !$0.hasPrefix(".") }.count == 4)  // mp4, 2 × vtt, state
+            guard case .downloaded = await library.state(of: "lesson") else {
+                Issue.record("\(await library.state(of: "lesson"))")
+                return
+            }
+        } else {
+            #expect(files(in: folder) == ["offline-library.json"])
+            #expect(await library.state(of: "lesson") == .notDownloaded)
+        }
+    }
+
+    @Test("a relaunched library that is never told to load keeps the downloads it had")
+    func keepsWithoutLoad() async throws {
+        let folder = temporaryFolder("library-lazy")
+        let first = try await start(.downloaded, in: folder)
+        let file = try #require(await first.localFile(of: "lesson"))
+        let relaunched = library(in: folder)
+        try await relaunched.download("other", from: URL(literal: "https://lessons.example/missing.mp4"))
+        await relaunched.waitForDownload("other")
+        #expect(await relaunched.localFile(of: "lesson") == file)
+        let again = library(in: folder)
+        #expect(await again.states.keys.sorted() == ["lesson", "other"])
+    }
+
+    @Test("a damaged state file is never saved over: downloads refuse until it is removed")
+    func damagedStateFile() async throws {
+        let folder = temporaryFolder("library-damaged")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let stateFile = folder.appendingPathComponent("offline-library.json")
+        try Data("{\"version\":1,\"items\":{".utf8).write(to: stateFile)
+        let library = library(in: folder)
+        await #expect(throws: OfflineLibrary.LibraryError.self) {
+            try await library.download("x", from: URL(literal: "https://lessons.example/a.mp4"))
+        }
+        #expect(try Data(contentsOf: stateFile) == Data("{\"version\":1,\"items\":{".utf8))
+    }
+
+    @Test("OfflineLibrary.waitForDownload's doc comment: a test waits for the download without sleeping")
+    func waitExample() async throws {
+        let lesson = try ServedLesson("webvtt")
+        lesson.serve(on: transport)
+        let library = library(in: temporaryFolder("library-wait"))
+        let lessonURL = lesson.entry
+        // example: begin wait-for-download
+        try await library.download("950", from: lessonURL)
+        await library.waitForDownload("950")
+        #expect(await library.localFile(of: "950") != nil)
+        // example: end wait-for-download
+    }
+
+    @Test("the README's test of an app's download button: the model settles without sleeping")
+    @MainActor
+    func readmeExample() async throws {
+        let lesson = try ServedLesson("webvtt")
+        lesson.serve(on: transport)
+        let library = library(in: temporaryFolder("library-readme"))
+        let lessonURL = lesson.entry
+        // example: begin Downloads
+        let model = LessonDownloadModel(library: library, lessonID: "950", remote: lessonURL)
+        await model.download()
+        await model.waitUntilSettled()  // no polling, no sleeping
+        #expect(await library.localFile(of: "950") != nil)
+        // example: end Downloads
+        guard case .downloaded = model.phase else {
+            Issue.record("\(model.phase)")
+            return
+        }
+    }
+}
+
+extension OfflineLibrary.ItemState {
+    /// The case's name, for comparing with ``LibraryFilesTests/Ending``.
+    fileprivate var caseName: String {
+        switch self {
+        case .notDownloaded: "notDownloaded"
+        case .downloading: "downloading"
+        case .downloaded: "downloaded"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        case .paused: "paused"
+        }
+    }
+}
