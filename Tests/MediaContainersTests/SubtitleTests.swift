@@ -162,10 +162,8 @@ struct SubtitleTests {
 
     /// The text and time span of each sample of a subtitle track, in its timescale.
     func samples(_ track: MP4Inspector.Track, in file: MP4Inspector) -> [(start: Int64, end: Int64, bytes: [UInt8])] {
-        var time: Int64 = 0
-        return track.samples.map { sample in
-            defer { time += sample.duration }
-            return (sample.decodeTime, sample.decodeTime + sample.duration, file.data(of: sample))
+        track.samples.map { sample in
+            (sample.decodeTime, sample.decodeTime + sample.duration, file.data(of: sample))
         }
     }
 
@@ -206,6 +204,10 @@ struct SubtitleTests {
                     sample.map { text(of: $0.bytes) } == showing.joined(separator: "\n"),
                     "round \(round) at \(probe)")
             }
+            // Nothing is lost: every cue with time left on the media is there.
+            for cue in cues where cue.end - Self.origin > 0 && cue.start - Self.origin < mediaEnd {
+                #expect(placed.contains { $0.text == cue.text }, "round \(round): \(cue.text) was dropped")
+            }
             // Placement: the source clock less the origin, cut to the media.
             for cue in placed {
                 #expect(
@@ -241,6 +243,25 @@ struct SubtitleTests {
         #expect(records.map(\.0) == [0, 6, 15])
         #expect(records.map(\.1) == [3, 11, 16])
         #expect(records.map(\.2) == [2, 1, 4])
+    }
+
+    @Test("each cue's markup ends with it: an unclosed <i> or a stray < does not reach the cue showing with it")
+    func markupPerCue() throws {
+        let cues = [
+            SubtitleCue(start: Self.origin, end: Self.origin + 90_000, text: "<i>unclosed"),
+            SubtitleCue(start: Self.origin + 9_000, end: Self.origin + 90_000, text: "plain < and more"),
+            SubtitleCue(start: Self.origin + 9_000, end: Self.origin + 90_000, text: "&#0;zero"),
+        ]
+        let (file, _) = try remux(cues)
+        let track = try #require(file.tracks("sbtl").first)
+        let spans = samples(track, in: file)
+        let both = try #require(spans.first { $0.start == 9_000 })
+        #expect(text(of: both.bytes) == "unclosed\nplain \n\u{FFFD}zero")
+        // One styl record: the first line's 8 characters in italics, nothing of the others.
+        let textLength = 2 + (Int(both.bytes[0]) << 8 | Int(both.bytes[1]))
+        let styl = Array(both.bytes[textLength...])
+        #expect(styl.count == 8 + 2 + 12)
+        #expect(styl.count >= 22 && styl[10...13].elementsEqual([0, 0, 0, 8]))
     }
 
     @Test(

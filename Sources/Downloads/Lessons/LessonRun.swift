@@ -474,10 +474,13 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         var used = Set<String>()
         for (subtitle, cues) in fetched {
             let placed = try await session.perform { $0.remuxer.placed(cues) }
-            var stem = MediaDownloader<C>.safeLanguage(subtitle.label) + (subtitle.isForced ? ".forced" : "")
-            if !used.insert(stem).inserted {
-                stem += "." + MediaDownloader<C>.safeLanguage(subtitle.name)
-                used.insert(stem)
+            let first = MediaDownloader<C>.safeLanguage(subtitle.label) + (subtitle.isForced ? ".forced" : "")
+            var stem = first
+            // Two renditions of one language: the next gets its name, then a number.
+            var attempt = 1
+            while !used.insert(stem).inserted {
+                stem = first + "." + MediaDownloader<C>.safeLanguage(subtitle.name) + (attempt > 1 ? "\(attempt)" : "")
+                attempt += 1
             }
             let file = base.appendingPathExtension(stem).appendingPathExtension("vtt")
             let document = WebVTTDocument(

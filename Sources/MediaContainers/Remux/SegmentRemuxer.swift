@@ -310,8 +310,9 @@ public struct SegmentRemuxer: Sendable {
     /// writes them (for a sidecar file that must match the file's timeline).
     ///
     /// Each cue moves with the media of its discontinuity number (a number the media does not
-    /// have continues the nearest placed one before it); its 33-bit timestamps are unwrapped
-    /// next to that media; it is cut to the media's presentation (from 0 to the latest track
+    /// have continues the nearest placed one before it, else the first placed); its 33-bit
+    /// timestamp is taken in the wrap (2³³ ticks, 26.5 hours) nearest the source time that the
+    /// output's start maps to for that number; it is cut to the media's presentation (from 0 to the latest track
     /// end) and left out if nothing of it remains; and cues with the same times and text (a cue
     /// repeated in each segment it spans, RFC 8216 §3.5) are kept once. The result is sorted by
     /// start, then end.
@@ -366,8 +367,10 @@ public struct SegmentRemuxer: Sendable {
     /// and the finish.
     ///
     /// The track's samples cover its time without gaps or overlaps, as timed text requires: the
-    /// cues showing together are one sample (their lines in order of start), and an empty sample
-    /// fills the time with none, up to the end of the media. Subtitle tracks share alternate group 2; the track is enabled
+    /// cues showing together are one sample (their lines in order of start, each cue's markup
+    /// read on its own), and an empty sample fills the time with none, up to the end of the
+    /// media. Hostile input is bounded: at most 100,000 cues a track and 16 showing at once
+    /// (later ones are left out), a sample's text at most 65,535 bytes. Subtitle tracks share alternate group 2; the track is enabled
     /// when `rendition.isDefault` and not `isForced`; a forced track is flagged so (the sample
     /// entry's display flags, and a `kind` box with the DASH role `forced-subtitle`).
     ///
@@ -378,48 +381,57 @@ public struct SegmentRemuxer: Sendable {
     public mutating func appendSubtitles(
         _ cues: [SubtitleCue], rendition: Rendition, isForced: Bool
     ) throws(ContainerError) -> [SubtitleCue] {
-        let placed = placed(cues)
+        let placed = Array(placed(cues).prefix(TimedText.maximumCues))
         guard !placed.isEmpty else { return placed }
+        // Each cue's markup is read on its own (an unclosed tag ends with its cue), its text cut
+        // to what a sample can hold.
+        let parsed = placed.map { TimedText.plainText(of: $0.text) }
         // Cut the timeline at every start and end; each piece shows the cues that cover it.
         var boundaries = Array(Set(placed.flatMap { [$0.start, $0.end] })).sorted()
         if let first = boundaries.first, first > 0 { boundaries.insert(0, at: 0) }
         // The track lasts as long as the media, with an empty sample after the last cue: a
         // player (ffmpeg among them) stretches a track's last sample to the track's end.
         if let last = boundaries.last, let end = mediaEnd, end > last { boundaries.append(end) }
-        var pieces: [(start: Int64, end: Int64, text: String)] = []
-        var next = 0
-        var showing: [SubtitleCue] = []
-        for (position, start) in boundaries.dropLast().enumerated() {
-            let end = boundaries[position + 1]
-            showing.removeAll { $0.end <= start }
-            while next < placed.count, placed[next].start <= start {
-                if placed[next].end > start { showing.append(placed[next]) }
-                next += 1
-            }
-            let text = showing.map(\.text).joined(separator: "\n")
-            if let last = pieces.last, last.text == text, last.end == start {
-                pieces[pieces.count - 1].end = end
-            } else {
-                pieces.append((start, end, text))
-            }
-        }
         var track = MP4Writer.Track(
             kind: .text, timescale: TimedText.timescale, language: Languages.isoCode(rendition.language),
             name: rendition.name)
         if track.language != nil { track.extendedLanguage = rendition.language }
         track.alternateGroup = 2
-        track.isEnabled = rendition.isDefault && !isForced
+        // One subtitle track is shown by default, whatever the playlist's DEFAULT attributes say.
+        track.isEnabled =
+            rendition.isDefault && !isForced && !writer.tracks.contains { $0.kind == .text && $0.isEnabled }
         track.isForced = isForced
         let index = writer.addTrack(track)
         let textTracks = writer.tracks.filter { $0.kind == .text }.count
         timings.append(
             Timing(key: TrackKey(rendition: -1, slot: StreamSlot(.text, rank: textTracks - 1)), frameDelta: 1))
         let description = TimedText.description(isForced: isForced)
-        for piece in pieces {
+        // Each piece is written when the next one differs, so memory holds one piece at a time.
+        var pending: (start: Int64, end: Int64, showing: [Int])?
+        func flush() throws(ContainerError) {
+            guard let piece = pending else { return }
             try writer.append(
-                TimedText.sample(piece.text), to: index, description: description, decodeTime: piece.start,
-                presentationTime: piece.start, isSync: true, duration: piece.end - piece.start)
+                TimedText.sample(piece.showing.map { parsed[$0] }), to: index, description: description,
+                decodeTime: piece.start, presentationTime: piece.start, isSync: true, duration: piece.end - piece.start)
         }
+        var next = 0
+        var showing: [Int] = []
+        for (position, start) in boundaries.dropLast().enumerated() {
+            let end = boundaries[position + 1]
+            showing.removeAll { placed[$0].end <= start }
+            while next < placed.count, placed[next].start <= start {
+                // At most a few cues show at once; one beyond them is left out.
+                if placed[next].end > start, showing.count < TimedText.maximumShowing { showing.append(next) }
+                next += 1
+            }
+            if let current = pending, current.showing == showing, current.end == start {
+                pending?.end = end
+            } else {
+                try flush()
+                pending = (start, end, showing)
+            }
+        }
+        try flush()
         return placed
     }
 

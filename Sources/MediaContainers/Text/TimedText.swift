@@ -98,12 +98,28 @@ enum TimedText {
         return Data(box.bytes)
     }
 
-    /// One sample: the text's UTF-8 length and bytes, then a `styl` box when some of it is bold,
-    /// italic or underlined. An empty `payload` makes the empty sample that fills a gap.
+    /// The most cues one subtitle track takes, and the most that show at once.
+    static let maximumCues = 100_000
+    static let maximumShowing = 16
+
+    /// One sample of the cues `parts` (each cue's text and style runs, from ``plainText(of:)``),
+    /// their lines joined in order: the text's UTF-8 length and bytes, then a `styl` box when some
+    /// of it is bold, italic or underlined. No parts make the empty sample that fills a gap.
     ///
-    /// - Complexity: O(*n*) in the payload's length.
-    static func sample(_ payload: String) -> Data {
-        let (text, runs) = plainText(of: payload)
+    /// - Complexity: O(*n*) in the parts' length.
+    static func sample(_ parts: [(text: String, runs: [StyleRun])]) -> Data {
+        var text = ""
+        var runs: [StyleRun] = []
+        var offset = 0
+        for (position, part) in parts.enumerated() {
+            if position > 0 {
+                text += "\n"
+                offset += 1
+            }
+            text += part.text
+            runs += part.runs.map { StyleRun(start: $0.start + offset, end: $0.end + offset, face: $0.face) }
+            offset += part.text.unicodeScalars.count
+        }
         // The length is 16 bits: a longer text is cut at a character boundary.
         var bytes: [UInt8] = []
         var scalars = 0
@@ -143,6 +159,8 @@ enum TimedText {
     ///
     /// - Complexity: O(*n*) in the payload's length.
     static func plainText(of payload: String) -> (text: String, runs: [StyleRun]) {
+        // A sample holds at most 65,535 bytes: more of a cue is never read.
+        let payload = String(payload.unicodeScalars.prefix(0xFFFF))
         var text = String.UnicodeScalarView()
         var faces: [Face] = []
         var depth: [Face: Int] = [:]
@@ -210,7 +228,9 @@ enum TimedText {
         let value: UInt32? =
             number.hasPrefix("x") || number.hasPrefix("X")
             ? UInt32(number.dropFirst(), radix: 16) : UInt32(number, radix: 10)
-        guard let value, let scalar = Unicode.Scalar(value) else { return nil }
-        return (scalar, end - index + 1)
+        guard let value else { return nil }
+        // W3C WebVTT (as HTML): NUL and what is not a scalar become U+FFFD.
+        let scalar = value == 0 ? nil : Unicode.Scalar(value)
+        return (scalar ?? "\u{FFFD}", end - index + 1)
     }
 }
