@@ -31,6 +31,8 @@ struct DownloadFailureTests {
             (.transport(HTTPTransportError(.cancelled, url: url)), .cancelled),
             (.insufficientStorage(needed: 10, available: 1), .storageFull),
             (.file(operation: "write", reason: "No space left on device"), .storageFull),
+            (.file(operation: "write", reason: "the disk is full"), .storageFull),
+            (.file(operation: "write", reason: CocoaError(.fileWriteOutOfSpace).localizedDescription), .storageFull),
             (.file(operation: "write", reason: "Permission denied"), .other),
             (.notMedia(contentType: "text/html", found: "an HTML page"), .notMedia),
             (.decryptionFailed(reason: "bad padding"), .notMedia), (.keyRefused(status: 403), .accessDenied),

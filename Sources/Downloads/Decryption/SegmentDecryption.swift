@@ -188,13 +188,33 @@ struct LessonDecryption: Sendable {
     let decryptor: (any SegmentDecryptor)?
     let renditions: [SegmentRemuxer.Rendition]
 
-    /// The clear bytes of part `index`.
+    /// The clear bytes of media part `index`: decrypted (``decrypt(_:part:index:)``), then
+    /// checked to be media (a transport stream, ISO base media or packed audio).
     ///
     /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/decryptionFailed(reason:)``
     ///   naming the part, or ``DownloadError/Kind/encrypted(method:)`` when nothing can decrypt
     ///   it.
     /// - Complexity: O(n) in the part's size.
     func clear(_ data: Data, part: LessonPlan.Part, index: Int) async throws -> Data {
+        guard part.decryption != nil else { return data }
+        let clear = try await decrypt(data, part: part, index: index)
+        do {
+            _ = try SegmentFormat.detect(clear.prefix(512))
+        } catch {
+            let found: String
+            if case .notMedia(let what) = error.kind { found = what } else { found = "\(error)" }
+            throw DownloadError(
+                .decryptionFailed(reason: "the decrypted bytes are not media but \(found)"), part: index, url: part.url)
+        }
+        return clear
+    }
+
+    /// The bytes of part `index` decrypted, whatever they hold (a media segment, a WebVTT
+    /// segment): with the built-in AES-128, else the app's decryptor; clear parts as they are.
+    ///
+    /// - Throws: As ``clear(_:part:index:)``, without the media check.
+    /// - Complexity: O(n) in the part's size.
+    func decrypt(_ data: Data, part: LessonPlan.Part, index: Int) async throws -> Data {
         guard let decryption = part.decryption else { return data }
         let clear: Data
         if decryption.isBuiltIn, let url = decryption.keyURL, let cipher = keys.ciphers[url] {
@@ -227,14 +247,6 @@ struct LessonDecryption: Sendable {
             }
         } else {
             throw DownloadError(.encrypted(method: decryption.key.method), part: index, url: part.url)
-        }
-        do {
-            _ = try SegmentFormat.detect(clear.prefix(512))
-        } catch {
-            let found: String
-            if case .notMedia(let what) = error.kind { found = what } else { found = "\(error)" }
-            throw DownloadError(
-                .decryptionFailed(reason: "the decrypted bytes are not media but \(found)"), part: index, url: part.url)
         }
         return clear
     }

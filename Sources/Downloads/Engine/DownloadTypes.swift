@@ -309,11 +309,18 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidKey, .decryptionFailed, .notMedia, .container: .notMedia
         case .encrypted, .liveStream, .unsupportedCodec: .unsupported
         case .insufficientStorage: .storageFull
-        case .file(_, let reason): reason.contains("No space left") || reason.contains("ENOSPC") ? .storageFull : .other
+        case .file(_, let reason): Self.saysDiskFull(reason) ? .storageFull : .other
         case .cancelled: .cancelled
         case .paused: .paused
         case .destinationInUse: .other
         }
+    }
+
+    /// Whether a file failure's reason says the volume is full: `ENOSPC` in
+    /// ``RemuxOutput``'s words, or in Foundation's (a POSIX or a Cocoa out-of-space error).
+    static func saysDiskFull(_ reason: String) -> Bool {
+        reason == RemuxOutput.diskFull
+            || ["No space left", "enough space", "ENOSPC"].contains { reason.contains($0) }
     }
 
     /// A sentence naming the part, playlist or file once and what went wrong.

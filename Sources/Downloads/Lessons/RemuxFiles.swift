@@ -126,6 +126,9 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
 
     /// The file system's words for `code`, with a full disk named as such.
     static func reason(_ code: Int32) -> String {
-        code == ENOSPC ? "the disk is full" : String(cString: strerror(code))
+        code == ENOSPC ? diskFull : String(cString: strerror(code))
     }
+
+    /// How ``reason(_:)`` words `ENOSPC`.
+    static let diskFull = "the disk is full"
 }

@@ -208,7 +208,7 @@ extension MediaDownloader {
         let downloader = self
         return LessonRun(
             engine: engine, plan: plan, destination: destination, decryptor: decryptor, subtitles: subtitles,
-            subtitleCues: { try await downloader.subtitleCues(of: $0) })
+            subtitleCues: { try await downloader.subtitleCues(of: $0, decryptor: decryptor) })
     }
 
     /// A planned video lesson and where its playlists were.
@@ -338,13 +338,16 @@ extension MediaDownloader {
     }
 
     /// The cues of a subtitle rendition on its media's clock: its media playlist and every
-    /// segment fetched through the engine (its retries and allowed schemes), `AES-128` segments
-    /// decrypted, each segment's cues placed by its own `X-TIMESTAMP-MAP` (RFC 8216 §3.5) and
+    /// segment fetched through the engine (its retries, allowed schemes and byte-range checks),
+    /// encrypted segments decrypted as media segments are (`AES-128` built in, others by
+    /// `decryptor`), each segment's cues placed by its own `X-TIMESTAMP-MAP` (RFC 8216 §3.5) and
     /// tagged with its discontinuity sequence number.
     ///
     /// - Throws: ``DownloadError``: a playlist or segment that cannot be fetched or read, a
-    ///   segment that is not WebVTT, or encryption other than `AES-128`.
-    func subtitleCues(of subtitle: LessonPlan.Subtitle) async throws -> [SubtitleCue] {
+    ///   segment that is not WebVTT, or encryption nothing here can decrypt.
+    func subtitleCues(
+        of subtitle: LessonPlan.Subtitle, decryptor: (any SegmentDecryptor)?
+    ) async throws -> [SubtitleCue] {
         let (data, finalURL) = try await fetchPlaylist(subtitle.playlistURL)
         guard case .media(let media) = try parse(data, url: finalURL) else {
             throw DownloadError(
@@ -353,40 +356,15 @@ extension MediaDownloader {
         let entries = try LessonPlan.entries(of: media, at: finalURL, rendition: 0) { uri, base in
             try resolve(uri, against: base, playlist: finalURL)
         }
-        let plan = LessonPlan(
-            renditions: [entries], settings: [SegmentRemuxer.Rendition()], brand: .movie, bandwidth: nil)
-        let keys = try await LessonKeys.fetch(for: plan, engine: engine)
+        let rendition = SegmentRemuxer.Rendition(language: subtitle.language, name: subtitle.name)
+        let plan = LessonPlan(renditions: [entries], settings: [rendition], brand: .movie, bandwidth: nil)
+        let decryption = LessonDecryption(
+            keys: try await LessonKeys.fetch(for: plan, engine: engine), decryptor: decryptor, renditions: [rendition])
         var cues: [SubtitleCue] = []
         for (part, _) in entries {
             guard case .segment(let index) = part.role else { continue }
-            var request = URLRequest(url: part.url)
-            if let range = part.byteRange { request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range") }
-            let (body, response) = try await engine.sendWithRetry(request, part: index)
-            var bytes = body
-            switch (response as? HTTPURLResponse)?.statusCode ?? 200 {
-            case 200:
-                // A server that ignores the range sends the whole resource.
-                if let range = part.byteRange {
-                    guard range.end <= UInt64(body.count) else {
-                        throw DownloadError(
-                            .wrongRange(expected: range.httpRangeHeader, received: "\(body.count) bytes"), part: index,
-                            url: part.url)
-                    }
-                    bytes = body.subdata(in: Int(range.offset)..<Int(range.end))
-                }
-            case 206: break
-            case let status: throw DownloadError(.httpStatus(status), part: index, url: part.url)
-            }
-            if let decryption = part.decryption {
-                guard decryption.isBuiltIn, let url = decryption.keyURL, let cipher = keys.ciphers[url] else {
-                    throw DownloadError(.encrypted(method: decryption.key.method), part: index, url: part.url)
-                }
-                do {
-                    bytes = try CBCDecryptor.decrypt(bytes, cipher: cipher, iv: decryption.initializationVector)
-                } catch {
-                    throw DownloadError(.decryptionFailed(reason: "\(error)"), part: index, url: part.url)
-                }
-            }
+            let fetched = try await engine.fetchWithRetry(part.downloadPart, index: index).data
+            let bytes = try await decryption.decrypt(fetched, part: part, index: index)
             do throws(ContainerError) {
                 let document = try WebVTTDocument(parsing: String(decoding: bytes, as: UTF8.self))
                 cues += SubtitleCue.cues(of: document, discontinuity: part.discontinuity)

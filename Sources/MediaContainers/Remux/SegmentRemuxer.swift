@@ -343,14 +343,12 @@ public struct SegmentRemuxer: Sendable {
             placed.end = cue.end + wraps * period + offset
             if let mediaEnd { placed.end = min(placed.end, mediaEnd) }
             guard placed.end > placed.start else { continue }
-            placed.discontinuity = number
             if seen.insert(SubtitleCue(start: placed.start, end: placed.end, text: placed.text)).inserted {
                 result.append(placed)
             }
         }
-        return result.enumerated().sorted {
-            ($0.element.start, $0.element.end, $0.offset) < ($1.element.start, $1.element.end, $1.offset)
-        }.map(\.element)
+        // Stable: cues of equal times keep their order.
+        return result.sorted { ($0.start, $0.end) < ($1.start, $1.end) }
     }
 
     /// Where the picture and sound written so far end, in 90 kHz ticks of the output; `nil`

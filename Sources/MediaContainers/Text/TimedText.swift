@@ -121,17 +121,17 @@ enum TimedText {
             offset += part.text.unicodeScalars.count
         }
         // The length is 16 bits: a longer text is cut at a character boundary.
-        var bytes: [UInt8] = []
+        var byteCount = 0
         var scalars = 0
         for scalar in text.unicodeScalars {
-            let encoded = Array(String(scalar).utf8)
-            if bytes.count + encoded.count > 0xFFFF { break }
-            bytes += encoded
+            let width = UTF8.width(scalar)
+            if byteCount + width > 0xFFFF { break }
+            byteCount += width
             scalars += 1
         }
         var box = BoxWriter()
-        box.append16(UInt16(bytes.count))
-        box.append(bytes)
+        box.append16(UInt16(byteCount))
+        box.append(text.utf8.prefix(byteCount))
         let kept = runs.compactMap { run -> StyleRun? in
             let end = min(run.end, scalars, 0xFFFF)
             return run.start < end ? StyleRun(start: run.start, end: end, face: run.face) : nil
