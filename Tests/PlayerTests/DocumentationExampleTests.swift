@@ -1,5 +1,6 @@
-// The Player module's SwiftUI and AVFoundation examples (the article *The audio circle* and
-// CirclePlayerModel's doc comment), compiled where those frameworks exist. The architecture
+// The Player module's SwiftUI and AVFoundation examples (the articles *The audio circle* and
+// *Watching a video lesson*, and the doc comments of CirclePlayerModel and
+// PlayerObservationBridge), compiled where those frameworks exist. The architecture
 // tests check that the documentation shows exactly the lines between the `example` markers.
 
 #if canImport(SwiftUI)
@@ -54,10 +55,63 @@
 // example: end circle-model-view
 #endif
 
+#if canImport(SwiftUI) && canImport(AVKit)
+    import AVKit
+    import Foundation
+    import Player
+    import Progress
+    import SwiftUI
+    import TestSupport
+    import Testing
+
+    // example: begin video-lesson-view
+    struct LessonVideoView: View {
+        let player: AVPlayer
+        @State var session: VideoPlaybackSession
+
+        var body: some View {
+            VideoPlayer(player: player)
+                .overlay(alignment: .bottomLeading) {
+                    if let fraction = session.watchedFraction {
+                        Text(fraction, format: .percent.precision(.fractionLength(0)))
+                    }
+                }
+                .task { await session.start() }
+                .onDisappear { Task { await session.exit() } }
+        }
+    }
+    // example: end video-lesson-view
+
+    @Suite("Documentation examples with AVKit")
+    @MainActor
+    struct VideoLessonExampleTests {
+        @Test("the article's lesson screen: a session over AVPlayer through the bridge")
+        func lessonScreen() async {
+            let lesson = (id: "salsa-2", videoURL: URL(fileURLWithPath: "/nonexistent/salsa-2.mp4"))
+            let store = ProgressStore(directory: temporaryFolder("doc-video"))
+            let deviceID = "iphone-doc"
+            // example: begin video-lesson-session
+            let player = AVPlayer(url: lesson.videoURL)
+            let session = VideoPlaybackSession(
+                lessonID: lesson.id, engine: PlayerObservationBridge(player: ObservedAVPlayer(player)),
+                store: store, deviceID: deviceID)
+            let view = LessonVideoView(player: player, session: session)
+            // example: end video-lesson-session
+            _ = view.body
+            await session.start()
+            #expect(session.isPlaying)
+            await session.exit()
+            #expect(!session.isPlaying)
+        }
+    }
+#endif
+
 #if canImport(AVFoundation)
+    import AVFoundation
     import Downloads
     import Foundation
     import Player
+    import Progress
     import TestSupport
     import Testing
 
@@ -76,6 +130,21 @@
                 output: AudioPlayerOutput())
             // example: end audio-player-output
             #expect(model.presentation.icon == .play)
+        }
+
+        @Test("the bridge's doc comment: a session over AVPlayer in three lines")
+        func bridgeOverAVPlayer() async {
+            let avPlayer = AVPlayer()
+            let lesson = (id: "salsa-3", title: "Salsa 3")
+            let store = ProgressStore(directory: temporaryFolder("doc-bridge"))
+            let device = "iphone-doc"
+            // example: begin avplayer-bridge
+            let engine = PlayerObservationBridge(player: ObservedAVPlayer(avPlayer))
+            let session = VideoPlaybackSession(lessonID: lesson.id, engine: engine, store: store, deviceID: device)
+            await session.start()
+            // example: end avplayer-bridge
+            #expect(session.isPlaying)
+            await session.exit()
         }
 
         @Test("AudioPlayerOutput throws for a file that is not audio, and stopping an idle output does nothing")

@@ -35,14 +35,14 @@ public enum PlaybackObservation: Sendable, Hashable {
     case ended
 }
 
-/// A video player, as a playback session needs it; an app implements it with `AVPlayer`.
+/// A video player, as a playback session needs it.
 ///
-/// An `AVPlayer` adapter maps `addPeriodicTimeObserver` to ``PlaybackObservation/time(_:)``,
-/// the item's `duration` to ``PlaybackObservation/durationChanged(_:)``,
-/// `AVPlayerItemDidPlayToEndTime` to ``PlaybackObservation/ended``, key-value observation of
-/// `timeControlStatus` and `rate` to ``PlaybackObservation/statusChanged(_:at:)`` and
-/// ``PlaybackObservation/rateChanged(_:)``, and `AVPlayerItem.timeJumpedNotification` (or a
-/// completed `seek(to:completionHandler:)`) to ``PlaybackObservation/seekFinished(at:)``.
+/// For `AVPlayer` (or any player that reports raw signals), use ``PlayerObservationBridge``:
+/// it is the engine, and it turns the player's periodic time, rate, `timeControlStatus`, time
+/// jumps, stalls, end and interruptions into these observations in the right order. Implement
+/// the protocol directly only for a player that already reports play, pause and seeks as
+/// ``PlaybackObservation`` describes: a time jump reported before the periodic time at the new
+/// position, and the session's own seeks answered by ``seek(to:)`` only once they complete.
 @MainActor
 public protocol PlaybackEngine: AnyObject {
     /// The playhead's position in seconds (NaN or negative values are tolerated and ignored).
