@@ -81,12 +81,12 @@ enum HostileInputMemory {
             unit: "t,i,beginner,v," + String(repeating: "e,", count: 251) + "e\n"
         ) { data, _ in outcome { try ClassSpreadsheet.lessons(from: data, policy: .skip).lessons } },
         Probe(name: "json-deep", summary: "Catalog JSON: nesting", prefix: "", unit: "[") { data, _ in
-            outcome { try VideosAPI.lessons(from: data) }
+            outcome { try VideosAPI.lessons(from: data, policy: .skip).lessons }
         },
         Probe(
             name: "json-videos", summary: "Catalog JSON: many videos", prefix: "{\"videos\":[{\"id\":0,\"name\":\"n\"}",
             unit: ",{\"id\":1,\"name\":\"n\"}", suffix: "]}"
-        ) { data, _ in outcome { try VideosAPI.lessons(from: data) } },
+        ) { data, _ in outcome { try VideosAPI.lessons(from: data, policy: .skip).lessons } },
         Probe(
             name: "progress", summary: "Progress state: intervals",
             prefix: "{\"completed\":false,\"format\":\"mediacore.watch-progress\",\"timeSpent\":{},\"version\":1,"
@@ -116,7 +116,7 @@ enum HostileInputMemory {
             name: "json-max-videos", summary: "Catalog JSON: 100,000 videos (the limit)",
             prefix: "{\"videos\":[{\"id\":0,\"name\":\"n\"}", unit: ",{\"id\":1,\"name\":\"n\"}", suffix: "]}",
             repeats: 99_998
-        ) { data, _ in outcome { try VideosAPI.lessons(from: data) } },
+        ) { data, _ in outcome { try VideosAPI.lessons(from: data, policy: .skip).lessons } },
         Probe(
             name: "progress-max", summary: "Progress state: 1,000,000 intervals (the limit)",
             prefix: "{\"completed\":false,\"format\":\"mediacore.watch-progress\",\"timeSpent\":{},\"version\":1,"

@@ -149,7 +149,9 @@ struct SourcesTests {
 
     @Test("the videos API keeps the server's order")
     func videos() throws {
-        let lessons = try VideosAPI.lessons(from: fixtures.data("ips-videos.json"))
+        let imported = try VideosAPI.lessons(from: fixtures.data("ips-videos.json"))
+        let lessons = imported.lessons
+        #expect(imported.skipped.isEmpty)
         #expect(lessons.count == 14)
         #expect(lessons[0].id == "950")
         #expect(lessons[0].title == "How To Hold Your iPhone When Taking Photos")
@@ -161,6 +163,67 @@ struct SourcesTests {
     }
 
     @Test(
+        "a bad videos API entry refuses the list, or is skipped and reported with its key path and id",
+        arguments: [
+            (#"{"id": 2}"#, "missing 'name' at videos.1", "2"),
+            (#"{"name": "No id"}"#, "missing 'id' at videos.1", nil),
+            (#"{"id": 2, "name": 7}"#, "expected String at videos.1.name", "2"),
+            (#"{"id": [2], "name": "Array id"}"#, "expected String at videos.1.id", nil),
+            (#""not an object""#, "expected Dictionary<String, Any> at videos.1", nil),
+            (#"{"id": "1", "name": "Same id as the first"}"#, "id 1 repeats videos.0's at videos.1", "1"),
+        ] as [(String, String, String?)])
+    func badVideoEntry(entry: String, reason: String, id: String?) throws {
+        let body = #"{"videos": [{"id": 1, "name": "First"}, "# + entry + #", {"id": 3, "name": "Third"}]}"#
+        let data = Data(body.utf8)
+        let error = Result { () throws(CatalogDecodingError) in _ = try VideosAPI.lessons(from: data) }.failure
+        #expect(error == CatalogDecodingError(.invalidJSON(reason), source: "videos API"))
+        let imported = try VideosAPI.lessons(from: data, policy: .skip)
+        #expect(imported.lessons.map(\.title) == ["First", "Third"])
+        #expect(imported.skipped == [SkippedItem(index: 1, id: id, reason: reason)])
+    }
+
+    @Test("a body that is not a videos list is refused whatever the policy", arguments: [BadItemPolicy.fail, .skip])
+    func notAVideosList(policy: BadItemPolicy) {
+        for body in [#"{"items": []}"#, #"{"videos": {"id": 1}}"#, "[]", "not json"] {
+            #expect(throws: CatalogDecodingError.self) {
+                try VideosAPI.lessons(from: Data(body.utf8), policy: policy)
+            }
+        }
+    }
+
+    @Test("the videos resource skips a bad entry by default: one missing name no longer blanks the screen")
+    func videosResourceSkips() throws {
+        let data = Data(#"{"videos": [{"id": 1}, {"id": 2, "name": "Kept"}]}"#.utf8)
+        let url = URL(literal: "https://api.example/videos")
+        #expect(try CatalogResource<[Lesson]>.videos(at: url).decode(data).map(\.id) == ["2"])
+        #expect(throws: CatalogDecodingError.self) {
+            try CatalogResource<[Lesson]>.videos(at: url, policy: .fail).decode(data)
+        }
+    }
+
+    @Test("a HAL page's bad section refuses the page, or is skipped and listed")
+    func badHALSection() throws {
+        let body = #"""
+            {"_links": {"sections": [
+              {"id": "a", "title": "A", "href": "https://h.example/a"},
+              {"id": "b", "title": "B"},
+              {"id": "c", "title": "C", "href": "https://h.example/{unclosed"},
+              {"id": "d", "title": "D", "href": "https://h.example/d{?page}"}
+            ]}}
+            """#
+        let data = Data(body.utf8)
+        #expect(throws: CatalogDecodingError.self) { try HALPage.decode(data) }
+        let page = try HALPage.decode(data, policy: .skip)
+        #expect(page.sections.map(\.id) == ["a", "d"])
+        #expect(page.skippedSections.map(\.index) == [1, 2])
+        #expect(page.skippedSections.map(\.id) == ["b", "c"])
+        #expect(page.skippedSections[0].reason == "missing 'href' at _links.sections.1")
+        #expect(page.skippedSections[1].reason.hasPrefix("section c has a malformed href"))
+        let resource = CatalogResource<HALPage>.page(at: URL(literal: "https://h.example/root"))
+        #expect(try resource.decode(data).sections.count == 2)
+    }
+
+    @Test(
         "a spreadsheet with thousands of extra columns is a typed error before any row is read, whatever the policy",
         arguments: [257, 5_000])
     func wideHeader(columns: Int) {
@@ -168,7 +231,7 @@ struct SourcesTests {
         let header = "title,instructor,level,videoUrl," + extras
         let row = "Salsa,Ana,beginner,https://v.example/1.mp4," + String(repeating: "1,", count: columns - 5) + "1"
         let data = Data((header + "\n" + row + "\n").utf8)
-        for policy in [ClassSpreadsheet.BadRowPolicy.fail, .skip] {
+        for policy in [BadItemPolicy.fail, .skip] {
             #expect(throws: CSVError(.tooManyColumns(limit: 256), row: 1)) {
                 try ClassSpreadsheet.lessons(from: data, policy: policy)
             }
@@ -183,7 +246,7 @@ struct SourcesTests {
         let data = Data((header + rows).utf8)
         // Each lesson's note costs 1,000 bytes, its name 5 and 32 of bookkeeping: 1,037.
         #expect(try ClassSpreadsheet.lessons(from: data, maximumExtraBytes: 103_700).lessons.count == 100)
-        for policy in [ClassSpreadsheet.BadRowPolicy.fail, .skip] {
+        for policy in [BadItemPolicy.fail, .skip] {
             #expect(throws: CSVError(.extrasTooLarge(limit: 103_699), row: 101)) {
                 try ClassSpreadsheet.lessons(from: data, policy: policy, maximumExtraBytes: 103_699)
             }
@@ -356,7 +419,8 @@ struct SourcesTests {
     func atTheLimits() throws {
         let videos = (0..<(CatalogJSONLimits.maximumObjectCount - 1)).map { "{\"id\":\($0),\"name\":\"n\"}" }
         let body = "{\"videos\":[" + videos.joined(separator: ",") + "]}"
-        #expect(try VideosAPI.lessons(from: Data(body.utf8)).count == CatalogJSONLimits.maximumObjectCount - 1)
+        #expect(
+            try VideosAPI.lessons(from: Data(body.utf8)).lessons.count == CatalogJSONLimits.maximumObjectCount - 1)
     }
 
     @Test("a spreadsheet with more rows than the limit is refused, whatever the bad-row policy")
@@ -365,7 +429,7 @@ struct SourcesTests {
         let rows = (0..<4).map { "T\($0),I,beginner,S,https://v.example/\($0).mp4,t.jpg\n" }.joined()
         let data = Data((header + rows).utf8)
         #expect(try ClassSpreadsheet.lessons(from: data, maximumRowCount: 4).lessons.count == 4)
-        for policy in [ClassSpreadsheet.BadRowPolicy.fail, .skip] {
+        for policy in [BadItemPolicy.fail, .skip] {
             #expect(throws: CSVError(.tooManyRecords(limit: 3), row: 5)) {
                 try ClassSpreadsheet.lessons(from: data, policy: policy, maximumRowCount: 3)
             }
@@ -380,7 +444,7 @@ struct SourcesTests {
     func bracketsInStrings() throws {
         let deepText = String(repeating: "[{", count: 100) + "\\\"" + String(repeating: "[", count: 100)
         let body = "{\"videos\": [{\"id\": 1, \"name\": \"\(deepText)\"}]}"
-        let lessons = try VideosAPI.lessons(from: Data(body.utf8))
+        let lessons = try VideosAPI.lessons(from: Data(body.utf8)).lessons
         #expect(lessons.first?.title == deepText.replacingOccurrences(of: "\\\"", with: "\""))
     }
 }

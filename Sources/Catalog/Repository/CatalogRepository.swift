@@ -78,17 +78,31 @@ public struct CatalogResource<Value: Sendable>: Sendable {
     }
 
     /// A videos API list (``VideosAPI``).
-    public static func videos(at url: URL) -> CatalogResource<[Lesson]> where Value == [Lesson] {
+    ///
+    /// - Parameters:
+    ///   - url: Where the list lives.
+    ///   - policy: What to do with a bad entry: skip it (the default, as a catalog screen
+    ///     prefers the good lessons to an error) or refuse the list. To show or log what was
+    ///     skipped, make a resource whose value is the whole ``VideosAPI/ImportResult``:
+    ///     `CatalogResource(key:url:decode:)` over `VideosAPI.lessons(from:policy:)`.
+    public static func videos(at url: URL, policy: BadItemPolicy = .skip) -> CatalogResource<[Lesson]>
+    where Value == [Lesson] {
         CatalogResource(key: "videos:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in
-            try VideosAPI.lessons(from: data)
+            try VideosAPI.lessons(from: data, policy: policy).lessons
         }
     }
 
-    /// The dance-class spreadsheet (CSV); bad rows are skipped, as a catalog screen prefers.
-    public static func classes(at url: URL) -> CatalogResource<[Lesson]> where Value == [Lesson] {
+    /// The dance-class spreadsheet (CSV).
+    ///
+    /// - Parameters:
+    ///   - url: Where the sheet lives.
+    ///   - policy: What to do with a bad row: skip it (the default, as a catalog screen
+    ///     prefers) or refuse the sheet.
+    public static func classes(at url: URL, policy: BadItemPolicy = .skip) -> CatalogResource<[Lesson]>
+    where Value == [Lesson] {
         CatalogResource(key: "classes:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in
             do throws(CSVError) {
-                return try ClassSpreadsheet.lessons(from: data, policy: .skip).lessons
+                return try ClassSpreadsheet.lessons(from: data, policy: policy).lessons
             } catch {
                 throw CatalogDecodingError(.spreadsheet(error), source: "class spreadsheet")
             }
@@ -96,11 +110,13 @@ public struct CatalogResource<Value: Sendable>: Sendable {
     }
 
     /// A HAL page (the root page or a section) whose sections are the links of
-    /// `sectionRelation` (see ``HALPage/decode(_:sectionRelation:)``).
-    public static func page(at url: URL, sectionRelation: String = "sections") -> CatalogResource<HALPage>
-    where Value == HALPage {
+    /// `sectionRelation` (see ``HALPage/decode(_:sectionRelation:policy:)``); bad sections are
+    /// skipped by default and listed in ``HALPage/skippedSections``.
+    public static func page(
+        at url: URL, sectionRelation: String = "sections", policy: BadItemPolicy = .skip
+    ) -> CatalogResource<HALPage> where Value == HALPage {
         CatalogResource(key: "page:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in
-            try HALPage.decode(data, sectionRelation: sectionRelation)
+            try HALPage.decode(data, sectionRelation: sectionRelation, policy: policy)
         }
     }
 }

@@ -8,19 +8,11 @@ public import Foundation
 /// downloads keyed by it survive; a row that repeats another exactly gets `-2`, `-3`… in the
 /// order of appearance. Editing any of those fields makes a new lesson, by design: it is one.
 public enum ClassSpreadsheet {
-    /// What to do with a bad row.
-    public enum BadRowPolicy: Sendable, Hashable {
-        /// Stop at the first bad row.
-        case fail
-        /// Skip bad rows and report them.
-        case skip
-    }
-
     /// The lessons read, and the rows skipped.
     public struct ImportResult: Sendable, Hashable {
         /// The lessons, in the sheet's order.
         public var lessons: [Lesson]
-        /// The rows skipped, with why (empty unless the policy is ``BadRowPolicy/skip``).
+        /// The rows skipped, with why (empty unless the policy is ``BadItemPolicy/skip``).
         public var skipped: [CSVError]
     }
 
@@ -46,7 +38,7 @@ public enum ClassSpreadsheet {
     ///   extra columns past their budget, or (when failing) a bad row.
     /// - Complexity: O(*n*) in the file's size.
     public static func lessons(
-        from data: Data, policy: BadRowPolicy = .fail, thumbnailBase: URL? = nil, maximumRowCount: Int = 100_000,
+        from data: Data, policy: BadItemPolicy = .fail, thumbnailBase: URL? = nil, maximumRowCount: Int = 100_000,
         maximumColumnCount: Int = 256, maximumExtraBytes: Int = 16 << 20
     )
         throws(CSVError)

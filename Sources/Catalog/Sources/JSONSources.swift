@@ -137,8 +137,16 @@ public enum CatalogJSONLimits {
 
 /// A videos API, as a photography course's server sends it: `{"videos": [{id, name, thumbnail, description, video_link}]}`.
 public enum VideosAPI {
+    /// The lessons read, and the entries skipped.
+    public struct ImportResult: Sendable, Hashable {
+        /// The lessons, in the server's order.
+        public var lessons: [Lesson]
+        /// The entries skipped, with why (empty unless the policy is ``BadItemPolicy/skip``).
+        public var skipped: [SkippedItem]
+    }
+
     private struct Body: Decodable {
-        var videos: [Video]
+        var videos: [LenientElement<Video>]
     }
 
     private struct Video: Decodable {
@@ -170,18 +178,50 @@ public enum VideosAPI {
 
     /// The lessons, in the server's order (its ids are not sorted, and order is editorial).
     ///
+    /// An entry is bad when it lacks an `id` or a `name`, holds a value of the wrong type, or
+    /// repeats an earlier entry's id (a list keyed by id could not show both). The body itself
+    /// (not JSON, no `videos` list, past ``CatalogJSONLimits``) is refused whatever the policy.
+    ///
+    /// - Parameters:
+    ///   - data: The body.
+    ///   - policy: Whether a bad entry refuses the body or is skipped and reported.
     /// - Throws: ``CatalogDecodingError`` naming the key path of the first problem.
-    public static func lessons(from data: Data) throws(CatalogDecodingError) -> [Lesson] {
-        try CatalogJSONLimits.check(data, source: "videos API")
+    /// - Complexity: O(*n*) in the body's size.
+    public static func lessons(from data: Data, policy: BadItemPolicy = .fail) throws(CatalogDecodingError)
+        -> ImportResult
+    {
+        let source = "videos API"
+        try CatalogJSONLimits.check(data, source: source)
+        let body: Body
         do {
-            return try JSONDecoder().decode(Body.self, from: data).videos.map { video in
-                Lesson(
-                    id: video.id.text, title: video.name, summary: video.description,
-                    mediaURL: video.videoLink.flatMap(URL.init(string:)), thumbnail: video.thumbnail)
-            }
+            body = try JSONDecoder().decode(Body.self, from: data)
         } catch {
-            throw CatalogDecodingError(.invalidJSON(CatalogDecodingError.describe(error)), source: "videos API")
+            throw CatalogDecodingError(.invalidJSON(CatalogDecodingError.describe(error)), source: source)
         }
+        var lessons: [Lesson] = []
+        var skipped: [SkippedItem] = []
+        var firstIndex: [String: Int] = [:]
+        for (index, element) in body.videos.enumerated() {
+            let reason: String
+            switch element.outcome {
+            case .read(let video):
+                if let first = firstIndex[video.id.text] {
+                    reason = "id \(video.id.text) repeats videos.\(first)'s at videos.\(index)"
+                } else {
+                    firstIndex[video.id.text] = index
+                    lessons.append(
+                        Lesson(
+                            id: video.id.text, title: video.name, summary: video.description,
+                            mediaURL: video.videoLink.flatMap(URL.init(string:)), thumbnail: video.thumbnail))
+                    continue
+                }
+            case .failed(let finding):
+                reason = finding
+            }
+            guard policy == .skip else { throw CatalogDecodingError(.invalidJSON(reason), source: source) }
+            skipped.append(SkippedItem(index: index, id: element.id, reason: reason))
+        }
+        return ImportResult(lessons: lessons, skipped: skipped)
     }
 }
 
@@ -222,6 +262,10 @@ public struct HALPage: Hashable, Sendable {
     public var sections: [Section]
     /// The page's own link.
     public var selfLink: String?
+    /// The sections skipped, with why (empty unless the page was read with
+    /// ``BadItemPolicy/skip``): a section without an `id` or `href`, or whose `href` is not a
+    /// valid URI template.
+    public var skippedSections: [SkippedItem] = []
     /// The resources the page embeds (`_embedded`) by relation, each a ``HALResource`` (a
     /// section's items, a page's blocks…).
     public var embedded: [String: [HALResource]]
@@ -249,7 +293,7 @@ public struct HALPage: Hashable, Sendable {
 
     private struct Links: Decodable {
         var selfLink: Link?
-        var sections: [RawSection]?
+        var sections: [LenientElement<RawSection>]?
 
         /// Any link relation's name.
         struct RelationKey: CodingKey {
@@ -274,7 +318,7 @@ public struct HALPage: Hashable, Sendable {
                         $1.stringValue != relation ? 1 : 0, $1.stringValue
                     )
                 }
-            sections = try matching.first.map { try container.decode([RawSection].self, forKey: $0) }
+            sections = try matching.first.map { try container.decode([LenientElement<RawSection>].self, forKey: $0) }
         }
 
     }
@@ -297,12 +341,14 @@ public struct HALPage: Hashable, Sendable {
     ///   - data: The page's JSON.
     ///   - sectionRelation: The link relation of the sections: `sections` matches `sections`
     ///     and any CURIE of it, such as `acme:sections`.
-    /// - Throws: ``CatalogDecodingError`` for a body that is not a HAL page or a section whose
-    ///   `href` is not a valid URI template.
+    ///   - policy: Whether a bad section refuses the page or is skipped and reported in
+    ///     ``skippedSections``.
+    /// - Throws: ``CatalogDecodingError`` for a body that is not a HAL page, or (when failing) a
+    ///   section without an `id` or `href` or whose `href` is not a valid URI template.
     /// - Complexity: O(*n*) in the body's size.
-    public static func decode(_ data: Data, sectionRelation: String = "sections") throws(CatalogDecodingError)
-        -> HALPage
-    {
+    public static func decode(
+        _ data: Data, sectionRelation: String = "sections", policy: BadItemPolicy = .fail
+    ) throws(CatalogDecodingError) -> HALPage {
         try CatalogJSONLimits.check(data, source: "HAL page")
         let body: Body
         do {
@@ -313,20 +359,29 @@ public struct HALPage: Hashable, Sendable {
             throw CatalogDecodingError(.invalidJSON(CatalogDecodingError.describe(error)), source: "HAL page")
         }
         var sections: [(offset: Int, section: Section)] = []
-        for (offset, raw) in (body.links?.sections ?? []).enumerated() {
-            let template: URITemplate
-            do throws(URITemplate.TemplateError) {
-                template = try URITemplate(raw.href)
-            } catch {
-                throw CatalogDecodingError(.invalidTemplate(section: raw.id, error), source: "HAL page")
+        var skipped: [SkippedItem] = []
+        for (offset, element) in (body.links?.sections ?? []).enumerated() {
+            let failure: CatalogDecodingError
+            switch element.outcome {
+            case .read(let raw):
+                do throws(URITemplate.TemplateError) {
+                    let template = try URITemplate(raw.href)
+                    sections.append(
+                        (
+                            offset,
+                            Section(
+                                id: raw.id, title: raw.title ?? raw.name ?? raw.id, name: raw.name, href: template,
+                                sectionSort: raw.sectionSort)
+                        ))
+                    continue
+                } catch {
+                    failure = CatalogDecodingError(.invalidTemplate(section: raw.id, error), source: "HAL page")
+                }
+            case .failed(let finding):
+                failure = CatalogDecodingError(.invalidJSON(finding), source: "HAL page")
             }
-            sections.append(
-                (
-                    offset,
-                    Section(
-                        id: raw.id, title: raw.title ?? raw.name ?? raw.id, name: raw.name, href: template,
-                        sectionSort: raw.sectionSort)
-                ))
+            guard policy == .skip else { throw failure }
+            skipped.append(SkippedItem(index: offset, id: element.id, reason: failure.reason))
         }
         sections.sort { lhs, rhs in
             switch (lhs.section.sectionSort, rhs.section.sectionSort) {
@@ -339,6 +394,6 @@ public struct HALPage: Hashable, Sendable {
         return HALPage(
             type: body.type, pageType: body.pageType, title: body.title, description: body.description,
             sections: sections.map(\.section), selfLink: body.links?.selfLink?.href,
-            embedded: (body.embedded ?? [:]).mapValues(\.values))
+            skippedSections: skipped, embedded: (body.embedded ?? [:]).mapValues(\.values))
     }
 }
