@@ -26,17 +26,18 @@ enum AsciiPlot {
     static var plots: [String: String] {
         let deceleration = Deceleration(position: 0, velocity: 1, rate: .normal)
         let rest = deceleration.restingPosition
-        // The README's throw: released at x = 270, 68 points from the right edge at 338.
-        let fast = GlideMotion(from: 270, to: 338, initialVelocity: 3_000, within: 52...338)
+        // The README's throw: released at x = 270, 68 points from the right edge at 338, at the
+        // speed the session measures from the README's samples.
+        let fast = GlideMotion(from: 270, to: 338, initialVelocity: ReadmeThrow.speed, within: 52...338)
         let slow = GlideMotion(from: 270, to: 338, initialVelocity: 100, within: 52...338)
         let spring = SpringMotion(
-            spring: Spring(response: 0.45, dampingFraction: 1), from: 270, to: 338, initialVelocity: 3_000)
+            spring: Spring(response: 0.45, dampingFraction: 1), from: 270, to: 338, initialVelocity: ReadmeThrow.speed)
         return [
             "ease-in-out": render(xRange: 0...1, yRange: 0...1) { CubicBezierTiming.easeInOut.value(at: $0) },
             "glide-fast": render(xRange: 0...fast.duration, yRange: 270...338) { fast.position(at: $0) },
             "glide-slow": render(xRange: 0...slow.duration, yRange: 270...338) { slow.position(at: $0) },
             "glide-slow-velocity": render(xRange: 0...slow.duration, yRange: 0...500) { slow.velocity(at: $0) },
-            "spring-overshoot": render(xRange: 0...0.6, yRange: 270...390) { spring.position(at: $0) },
+            "spring-overshoot": render(xRange: 0...0.6, yRange: 270...410) { spring.position(at: $0) },
             "deceleration": render(xRange: 0...3, yRange: 0...1) { deceleration.position(at: $0) / rest },
         ]
     }

@@ -334,3 +334,115 @@ struct PlayerObservationBridgeTests {
         await session.exit()
     }
 }
+
+@MainActor
+@Suite("PlayerObservationBridge: the learner's pauses, early ends and late jumps")
+struct PlayerObservationBridgeEdgeTests {
+    let store = ProgressStore(directory: temporaryFolder("bridge-edges"))
+    let clock = ManualClock()
+
+    func make() -> (SimulatedAVPlayer, PlayerObservationBridge, VideoPlaybackSession) {
+        let player = SimulatedAVPlayer(duration: 100)
+        let bridge = PlayerObservationBridge(player: player, clock: clock)
+        let session = VideoPlaybackSession(
+            lessonID: "kizomba-1", engine: bridge, store: store, deviceID: "iphone",
+            now: { Date(timeIntervalSince1970: 1_763_700_000) })
+        return (player, bridge, session)
+    }
+
+    @Test(
+        "a pause through the player's own controls is never resumed by an interruption that follows at once, whichever report comes first",
+        arguments: [true, false])
+    func learnerPauseThenInterruption(reasonFirst: Bool) async {
+        let (player, _, session) = make()
+        await session.start()
+        player.advance(to: 10)
+        if reasonFirst { player.send(.rateChangeReason(.setRateCalled, rate: 0)) }
+        player.stop()
+        if !reasonFirst { player.send(.rateChangeReason(.setRateCalled, rate: 0)) }
+        clock.advance(by: .milliseconds(300))
+        player.send(.interruptionBegan)
+        player.send(.interruptionEnded(shouldResume: true))
+        #expect(player.playCalls == 1)
+        #expect(!session.isPlaying)
+    }
+
+    @Test("a stop the system attributes to the interruption resumes, however late the interruption's report")
+    func interruptionReason() async {
+        let (player, _, session) = make()
+        await session.start()
+        player.advance(to: 10)
+        player.send(.rateChangeReason(.audioSessionInterrupted, rate: 0))
+        player.stop()
+        clock.advance(by: .seconds(5))
+        player.send(.interruptionBegan)
+        player.send(.interruptionEnded(shouldResume: true))
+        #expect(player.playCalls == 2)
+        #expect(session.isPlaying)
+    }
+
+    @Test("a pause while a stall waits for media cancels the resume")
+    func pauseDuringStall() async {
+        let (player, _, session) = make()
+        await session.start()
+        player.advance(to: 10)
+        player.send(.playbackStalled)
+        player.stop()
+        #expect(session.isPlaying)
+        // The learner presses pause in the player's controls: a further stop.
+        player.send(.timeControlStatus(.paused))
+        #expect(!session.isPlaying)
+        player.send(.likelyToKeepUp)
+        #expect(player.playCalls == 1)
+    }
+
+    @Test("an end reported short of the item's end (a buffer run dry) is a pause, not the end")
+    func earlyEnd() async throws {
+        let (player, _, session) = make()
+        await session.start()
+        player.advance(to: 40)
+        player.send(.playedToEnd)
+        #expect(!session.isPlaying)
+        await session.waitUntilSettled()
+        let saved = try #require(try await store.progress(for: "kizomba-1"))
+        #expect(!saved.isCompleted)
+        #expect(saved.watched.intervals == [0..<40])
+    }
+
+    @Test("a scrub back near the session's earlier seek target, once playback moved on, is a seek")
+    func lateJumpNearLanding() async throws {
+        let (player, _, session) = make()
+        await session.start()
+        player.advance(to: 5)
+        session.seek(to: 50)
+        await session.waitUntilSettled()
+        // The seek's own jump never came before playback went on.
+        player.advance(to: 60)
+        await session.waitUntilSettled()
+        let savesBefore = session.saveCount
+        player.scrub(to: 50.3, steps: 1)
+        await session.waitUntilSettled()
+        // The session saves at a seek, never at a tick: the jump was taken as the scrub it is.
+        #expect(session.saveCount == savesBefore + 1)
+        player.advance(to: 52)
+        await session.exit()
+        let saved = try #require(try await store.progress(for: "kizomba-1"))
+        #expect(saved.watched.intervals == [0..<5, 50..<60])
+    }
+
+    @Test("a play ends an interruption whose end never came: a later stall resumes by itself")
+    func interruptionWithoutEnd() async {
+        let (player, _, session) = make()
+        await session.start()
+        player.advance(to: 10)
+        player.send(.interruptionBegan)
+        player.stop()
+        session.play()
+        player.advance(to: 12)
+        player.send(.playbackStalled)
+        player.stop()
+        player.send(.likelyToKeepUp)
+        #expect(player.playCalls == 3)
+        #expect(session.isPlaying)
+    }
+}

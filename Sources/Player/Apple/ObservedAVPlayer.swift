@@ -7,8 +7,9 @@
     ///
     /// It reports the periodic time observer, key-value observation of `rate`,
     /// `timeControlStatus`, the current item's `duration` and `isPlaybackLikelyToKeepUp`, the
-    /// item's time-jumped, stalled, played-to-end and failed-to-play-to-end notifications and,
-    /// where `AVAudioSession` exists, its interruptions. Every report reaches the bridge on the
+    /// item's time-jumped, stalled, played-to-end and failed-to-play-to-end notifications, the
+    /// player's rate changes with their reason and, where `AVAudioSession` exists, its
+    /// interruptions. Every report reaches the bridge on the
     /// main queue in the order the player made it. It observes the item that is current when
     /// reporting starts: one lesson per session.
     @MainActor
@@ -96,17 +97,32 @@
                     notificationObservers.append(
                         center.addObserver(forName: name, object: item, queue: nil) { _ in deliver(observation) })
                 }
+                // Registered on the main queue, so the item's time is read there, as the jump lands.
                 notificationObservers.append(
-                    center.addObserver(forName: AVPlayerItem.timeJumpedNotification, object: item, queue: nil) {
-                        [weak self] _ in
-                        DispatchQueue.main.async {
-                            MainActor.assumeIsolated {
-                                guard let self else { return }
-                                report(.timeJumped(to: self.currentTime))
-                            }
+                    center.addObserver(forName: AVPlayerItem.timeJumpedNotification, object: item, queue: .main) {
+                        notification in
+                        let seconds = MainActor.assumeIsolated {
+                            (notification.object as? AVPlayerItem)?.currentTime().seconds ?? .nan
                         }
+                        deliver(.timeJumped(to: seconds))
                     })
             }
+            notificationObservers.append(
+                center.addObserver(forName: AVPlayer.rateDidChangeNotification, object: player, queue: .main) {
+                    notification in
+                    let key = AVPlayer.rateDidChangeReasonKey
+                    guard let raw = notification.userInfo?[key] as? AVPlayer.RateDidChangeReason else { return }
+                    let rate = MainActor.assumeIsolated { Double((notification.object as? AVPlayer)?.rate ?? 0) }
+                    let reason: RateChangeReason? =
+                        switch raw {
+                        case .setRateCalled: .setRateCalled
+                        case .setRateFailed: .setRateFailed
+                        case .audioSessionInterrupted: .audioSessionInterrupted
+                        case .appBackgrounded: .appBackgrounded
+                        default: nil
+                        }
+                    if let reason { deliver(.rateChangeReason(reason, rate: rate)) }
+                })
             #if !os(macOS)
                 notificationObservers.append(
                     center.addObserver(forName: AVAudioSession.interruptionNotification, object: nil, queue: nil) {

@@ -38,6 +38,21 @@ public enum PlayerObservation: Sendable, Hashable {
     case interruptionBegan
     /// The interruption ended; `shouldResume` is the system's advice to resume playback.
     case interruptionEnded(shouldResume: Bool)
+    /// Why the rate last changed, and to what (`AVPlayer.rateDidChangeNotification` with its
+    /// `rateDidChangeReasonKey`): it tells a learner's pause from the system's.
+    case rateChangeReason(RateChangeReason, rate: Double)
+}
+
+/// Why a player's rate changed (`AVPlayer.RateDidChangeReason`).
+public enum RateChangeReason: Sendable, Hashable {
+    /// The app or the learner (through the player's controls) set the rate.
+    case setRateCalled
+    /// Setting the rate failed.
+    case setRateFailed
+    /// The audio session was interrupted.
+    case audioSessionInterrupted
+    /// The app went to the background.
+    case appBackgrounded
 }
 
 /// A system video player as the bridge drives it: its controls, and a stream of raw reports.
@@ -85,13 +100,17 @@ public protocol ObservableVideoPlayer: AnyObject {
 ///   that another seek interrupted is followed by a jump to wherever the player landed.
 /// - **Stalls.** A `.waitingToPlayAtSpecifiedRate` status is a stall; so is a rate of 0 around
 ///   a ``PlayerObservation/playbackStalled`` report, in either order. After a stall that stopped
-///   the player, the bridge plays again when ``PlayerObservation/likelyToKeepUp`` arrives.
+///   the player, the bridge plays again when ``PlayerObservation/likelyToKeepUp`` arrives,
+///   unless the learner paused meanwhile (a further stop, or a pause through the session).
 /// - **The end.** A stop at the item's end (within `endTolerance`) is the end, whether the
-///   stop or ``PlayerObservation/playedToEnd`` comes first; the end is reported once.
+///   stop or ``PlayerObservation/playedToEnd`` comes first; the end is reported once. An end
+///   reported short of the item's end (a buffer run dry on a lost network) is a pause.
 /// - **Interruptions.** The system's pause is reported as a pause (the session saves); when the
 ///   interruption ends with `shouldResume`, the bridge resumes playback if the learner was
-///   playing when it began (a stop within `interruptionWindow` before the report counts as the
-///   interruption's own), and leaves a learner's earlier pause alone.
+///   playing when it began, and leaves a learner's earlier pause alone. The rate change's
+///   reason (``PlayerObservation/rateChangeReason(_:rate:)``) says whose stop it was; without
+///   it, a stop within `interruptionWindow` before the interruption's report counts as its own.
+///   A play (the session's or the player's) ends an interruption whose end never came.
 /// - Everything else passes through: a stop is a pause, `.playing` is play, a new non-zero
 ///   rate is a rate change, and a failure to play to the end is a pause.
 ///
@@ -123,6 +142,13 @@ public final class PlayerObservationBridge: PlaybackEngine {
     private var interruptedLanding: Double?
     private var stalled = false
     private var resumeWhenReady = false
+    /// The stop signals (rate, status) already taken as the stall's own stop.
+    private var stallStopSignals: Set<StopSignal> = []
+    /// The player reported that it was set to stop on purpose (a learner's pause through its
+    /// controls): the stop is never an interruption's or a stall's.
+    private var deliberateStop = false
+    /// The player reported that the audio session's interruption stopped it.
+    private var interruptionStop = false
     private var interrupted = false
     private var resumeAfterInterruption = false
     private var hasEnded = false
@@ -187,6 +213,8 @@ public final class PlayerObservationBridge: PlaybackEngine {
         wantsToPlay = true
         unaskedStopAt = nil
         resumeWhenReady = false
+        interrupted = false
+        deliberateStop = false
         player.play()
     }
 
@@ -194,6 +222,7 @@ public final class PlayerObservationBridge: PlaybackEngine {
     public func pause() {
         wantsToPlay = false
         unaskedStopAt = nil
+        interruptionStop = false
         resumeWhenReady = false
         resumeAfterInterruption = false
         player.pause()
@@ -246,19 +275,23 @@ public final class PlayerObservationBridge: PlaybackEngine {
                 if rate != lastRate { forward(.rateChanged(rate)) }
                 lastRate = rate
             } else {
-                playerStopped()
+                playerStopped(.rate)
             }
         case .timeControlStatus(.playing):
             wantsToPlay = true
             unaskedStopAt = nil
             stalled = false
             resumeWhenReady = false
+            stallStopSignals = []
+            interrupted = false
+            deliberateStop = false
+            interruptionStop = false
             hasEnded = false
             forward(.statusChanged(.playing, at: player.currentTime))
         case .timeControlStatus(.waiting):
             forward(.statusChanged(.waiting, at: player.currentTime))
         case .timeControlStatus(.paused):
-            playerStopped()
+            playerStopped(.status)
         case .seekRequested:
             otherSeeks += 1
             hasEnded = false
@@ -272,7 +305,8 @@ public final class PlayerObservationBridge: PlaybackEngine {
             forward(.durationChanged(duration))
         case .playbackStalled:
             stalled = true
-            resumeWhenReady = wantsToPlay || stoppedJustNow
+            stallStopSignals = []
+            resumeWhenReady = !deliberateStop && (wantsToPlay || stoppedJustNow)
             forward(.stalled(player.currentTime))
         case .likelyToKeepUp:
             guard stalled, resumeWhenReady, !interrupted else { return }
@@ -280,21 +314,44 @@ public final class PlayerObservationBridge: PlaybackEngine {
             wantsToPlay = true
             player.play()
         case .playedToEnd:
-            reachedEnd()
+            // The item can report its end early when its buffer runs dry on a lost network:
+            // short of the end, that is a stop (saved), not the end.
+            if isAtEnd || player.duration == nil {
+                reachedEnd()
+            } else {
+                wantsToPlay = false
+                forward(.statusChanged(.paused, at: player.currentTime))
+            }
         case .failedToPlayToEnd:
             wantsToPlay = false
             resumeWhenReady = false
             forward(.statusChanged(.paused, at: player.currentTime))
         case .interruptionBegan:
             interrupted = true
-            resumeAfterInterruption = wantsToPlay || stoppedJustNow
+            resumeAfterInterruption = !deliberateStop && (wantsToPlay || stoppedJustNow || interruptionStop)
             wantsToPlay = false
             forward(.statusChanged(.paused, at: player.currentTime))
         case .interruptionEnded(let shouldResume):
             interrupted = false
             let resume = shouldResume && resumeAfterInterruption && resumesAfterInterruption
             resumeAfterInterruption = false
+            interruptionStop = false
             if resume { play() }
+        case .rateChangeReason(let reason, let rate):
+            guard rate.isFinite, rate <= 0 else { return }
+            switch reason {
+            case .setRateCalled:
+                // A pause through the player's own controls: never resumed by a stall or an
+                // interruption, whichever report came first.
+                deliberateStop = true
+                unaskedStopAt = nil
+                resumeWhenReady = false
+                resumeAfterInterruption = false
+            case .audioSessionInterrupted:
+                interruptionStop = wantsToPlay || stoppedJustNow
+            case .setRateFailed, .appBackgrounded:
+                break
+            }
         }
     }
 
@@ -318,6 +375,8 @@ public final class PlayerObservationBridge: PlaybackEngine {
 
     private func receiveTime(_ time: Double) {
         guard time.isFinite, ownSeeks == 0, otherSeeks == 0 else { return }
+        // Playback moved on from the session's seek: a jump from now on is someone else's.
+        if let landing = ownLanding, abs(time - landing) > Self.landingTolerance { ownLanding = nil }
         if let landing = interruptedLanding {
             jumped(to: landing.isFinite ? landing : time)
         }
@@ -344,10 +403,20 @@ public final class PlayerObservationBridge: PlaybackEngine {
         forward(.seekFinished(at: time))
     }
 
+    /// A signal that the player stopped.
+    private enum StopSignal: Hashable {
+        case rate
+        case status
+    }
+
     /// The player stopped (a rate of 0 or a paused status): a stall, the end, or a pause.
-    private func playerStopped() {
+    ///
+    /// While a stall that stopped the player is waiting for media, its own stop (one rate of 0,
+    /// one paused status) is the stall's; a further stop is a pause, which cancels the resume.
+    private func playerStopped(_ signal: StopSignal) {
         if stalled, resumeWhenReady {
-            return
+            if stallStopSignals.insert(signal).inserted { return }
+            resumeWhenReady = false
         }
         if isAtEnd {
             reachedEnd()
@@ -355,7 +424,7 @@ public final class PlayerObservationBridge: PlaybackEngine {
         }
         if wantsToPlay {
             wantsToPlay = false
-            unaskedStopAt = elapsed()
+            unaskedStopAt = deliberateStop ? nil : elapsed()
         }
         forward(.statusChanged(.paused, at: player.currentTime))
     }
