@@ -43,7 +43,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// - Complexity: O(1).
     public func delay(beforeRetry retry: Int, unit: Double) -> Duration {
         let exponent = Double(max(retry - 1, 0))
-        let base = initialDelay.secondsValue * pow(multiplier, exponent)
+        let base = initialDelay.secondsValue * wholePower(multiplier, exponent)
         let capped = min(base, maximumDelay.secondsValue)
         let factor = 1 - jitter * min(max(unit.isFinite ? unit : 0, 0), 1)
         return .nanoseconds(Int64((capped * factor * 1e9).rounded()))
@@ -104,15 +104,16 @@ extension RetryPolicy {
 }
 
 extension Duration {
-    /// The duration in seconds as a floating-point number.
-    public var secondsValue: Double {
+    /// The duration in seconds as a floating-point number (for the package's modules).
+    package var secondsValue: Double {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
     }
 }
 
-/// `base` raised to a non-negative whole-number `exponent`, without Foundation's `pow`.
-func pow(_ base: Double, _ exponent: Double) -> Double {
+/// `base` raised to a non-negative whole-number `exponent` (at most 64), by repeated
+/// multiplication. O(`exponent`).
+func wholePower(_ base: Double, _ exponent: Double) -> Double {
     var result = 1.0
     var remaining = Int(min(exponent, 64))
     while remaining > 0 {

@@ -83,6 +83,68 @@ struct CatalogScreenModelTests {
         #expect(error.kind == .httpStatus(503))
     }
 
+    @Test(
+        "a dead network the app was not told about shows the cached copy with an error whose category is offline",
+        arguments: [URLError.Code.notConnectedToInternet, .networkConnectionLost, .cannotFindHost, .timedOut])
+    func deadNetworkIsOffline(code: URLError.Code) async throws {
+        serve("salsa")
+        let repository = repository()
+        await CatalogScreenModel(repository: repository, resource: resource).load()
+        transport.stub(url, reply: .failure(URLError(code)))
+        let model = CatalogScreenModel(repository: repository, resource: resource)
+        await model.load()
+        guard case .showingCache(_, let error) = model.phase else {
+            Issue.record("\(model.phase)")
+            return
+        }
+        #expect(error.category == .offline)
+        // Without a cached copy, the same failure is a failed screen, still offline.
+        let never = CatalogScreenModel(
+            repository: repository,
+            resource: CatalogResource<[String]>(key: "other", url: URL(literal: "https://catalog.example/other")) {
+                _ in []
+            })
+        transport.stub(URL(literal: "https://catalog.example/other"), reply: .failure(URLError(code)))
+        await never.load()
+        guard case .failed(let failure) = never.phase else {
+            Issue.record("\(never.phase)")
+            return
+        }
+        #expect(failure.category == .offline)
+    }
+
+    @Test(
+        "each failure has the category a screen chooses its words by",
+        arguments: [
+            (503, CatalogError.Category.server), (500, .server), (404, .notFound), (410, .notFound),
+            (401, .accessDenied), (403, .accessDenied),
+        ])
+    func statusCategories(status: Int, category: CatalogError.Category) async {
+        serve("", status: status)
+        let model = CatalogScreenModel(repository: repository(), resource: resource)
+        await model.load()
+        guard case .failed(let error) = model.phase else {
+            Issue.record("\(model.phase)")
+            return
+        }
+        #expect(error.category == category)
+    }
+
+    @Test("the other kinds' categories: offline by the app, never loaded, not a catalog, a certificate, a wait")
+    func kindCategories() {
+        let cases: [(CatalogError.Kind, CatalogError.Category)] = [
+            (.offline, .offline), (.neverLoaded, .neverLoaded),
+            (.decoding(CatalogDecodingError(.invalidJSON("expected String"), source: "videos API")), .notCatalog),
+            (.transport(HTTPTransportError(.network(URLError(.serverCertificateUntrusted)), url: nil)), .server),
+            (.transport(HTTPTransportError(.network(URLError(.userAuthenticationRequired)), url: nil)), .accessDenied),
+            (.transport(HTTPTransportError(.timedOut(after: .seconds(60)), url: nil)), .offline),
+            (.serverAskedToWait(remaining: .seconds(30)), .server),
+        ]
+        for (kind, category) in cases {
+            #expect(CatalogError(kind, key: "k", url: nil).category == category, "\(kind)")
+        }
+    }
+
     @Test("offline: the cached copy with its age; never loaded offline is a failure, and retry recovers")
     func offline() async {
         let repository = repository()

@@ -46,6 +46,58 @@ public struct CatalogError: Error, Hashable, Sendable, CustomStringConvertible {
         self.retryAfter = retryAfter
     }
 
+    /// What a catalog screen tells the learner, whatever the details: a small set to switch on
+    /// for words and an action.
+    public enum Category: String, Hashable, Sendable, CaseIterable {
+        /// No working connection: the app said it is offline (``CatalogRepository/setOffline(_:)``),
+        /// or the request failed for want of one (not connected, the connection lost, a host not
+        /// reached, a timeout). "You're offline"; retry when back online.
+        case offline
+        /// The server failed, answered wrongly or asked to wait (a 5xx, a `Retry-After`, a
+        /// certificate that cannot be trusted): "The catalog is unavailable", retry later.
+        case server
+        /// The catalog is not there (404, 410).
+        case notFound
+        /// The server refused access (401, 403, authentication or a client certificate
+        /// required): sign in again.
+        case accessDenied
+        /// The answer is not a catalog of the expected shape (a captive portal's page, a
+        /// changed API, a body past the limits).
+        case notCatalog
+        /// Offline, and this catalog was never loaded: nothing to show until online.
+        case neverLoaded
+        /// The catalog was served, but the device could not keep a copy (a full disk).
+        case storage
+    }
+
+    /// The error's ``Category``.
+    public var category: Category {
+        switch kind {
+        case .offline: return .offline
+        case .neverLoaded: return .neverLoaded
+        case .serverAskedToWait: return .server
+        case .decoding: return .notCatalog
+        case .store: return .storage
+        case .httpStatus(let status):
+            switch status {
+            case 404, 410: return .notFound
+            case 401, 403, 407, 451: return .accessDenied
+            default: return .server
+            }
+        case .transport(let error):
+            if error.isConnectivity { return .offline }
+            if let code = error.code,
+                [
+                    .userAuthenticationRequired, .userCancelledAuthentication, .clientCertificateRequired,
+                    .clientCertificateRejected,
+                ].contains(code)
+            {
+                return .accessDenied
+            }
+            return .server
+        }
+    }
+
     /// A sentence for logs, naming the resource; apps show their own wording.
     public var description: String {
         let place = url?.absoluteString ?? key

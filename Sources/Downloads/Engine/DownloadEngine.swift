@@ -71,13 +71,25 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     ///   - idleTimeout: The longest a transfer may go without a byte; `nil` (the default here)
     ///     leaves timing to the transport.
     ///   - clock: The clock backoff delays and timeouts are measured on.
-    ///   - randomUnit: A random number in `0..<1` for backoff jitter.
     ///   - allowedSchemes: The URL schemes fetched (`http` and `https`); others only by opting in.
     ///   - maximumPartByteCount: The most bytes a part without a byte range may have (512 MiB).
     ///   - transport: Sends the requests (`URLSessionTransport` in the convenience initializer).
     public init(
         concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), idleTimeout: Duration? = nil, clock: C,
-        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        allowedSchemes: Set<String> = ["http", "https"], maximumPartByteCount: UInt64 = 512 << 20,
+        transport: any HTTPTransport
+    ) {
+        self.init(
+            concurrency: concurrency, retry: retry, idleTimeout: idleTimeout, clock: clock,
+            randomUnit: { Double.random(in: 0..<1) }, allowedSchemes: allowedSchemes,
+            maximumPartByteCount: maximumPartByteCount, transport: transport)
+    }
+
+    /// Creates an engine whose backoff jitter comes from `randomUnit` (a number in `0..<1`), so
+    /// that the package's tests know every delay.
+    package init(
+        concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), idleTimeout: Duration? = nil, clock: C,
+        randomUnit: @escaping @Sendable () -> Double,
         allowedSchemes: Set<String> = ["http", "https"], maximumPartByteCount: UInt64 = 512 << 20,
         transport: any HTTPTransport
     ) {

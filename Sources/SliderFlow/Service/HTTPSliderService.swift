@@ -32,14 +32,27 @@ public struct HTTPSliderService<C: Clock>: SliderService where C.Duration == Dur
     ///   - timeout: The longest one request may take.
     ///   - startRetry: How `test_start` is retried; choices are never retried.
     ///   - clock: Measures timeouts and backoff delays.
-    ///   - randomUnit: A random number in `0..<1` for backoff jitter.
     ///   - transport: Sends the requests (`URLSessionTransport` in the convenience initializer).
     public init(
         baseURL: URL,
         timeout: Duration = .seconds(15),
         startRetry: RetryPolicy = RetryPolicy(),
         clock: C,
-        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        transport: any HTTPTransport
+    ) {
+        self.init(
+            baseURL: baseURL, timeout: timeout, startRetry: startRetry, clock: clock,
+            randomUnit: { Double.random(in: 0..<1) }, transport: transport)
+    }
+
+    /// Creates a service whose backoff jitter comes from `randomUnit` (a number in `0..<1`), so
+    /// that the package's tests know every delay.
+    package init(
+        baseURL: URL,
+        timeout: Duration = .seconds(15),
+        startRetry: RetryPolicy = RetryPolicy(),
+        clock: C,
+        randomUnit: @escaping @Sendable () -> Double,
         transport: any HTTPTransport
     ) {
         self.baseURL = baseURL
