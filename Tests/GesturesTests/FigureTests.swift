@@ -1,0 +1,134 @@
+import Foundation
+import Gestures
+import TestSupport
+import Testing
+
+/// The article *The floating player* shows throws on a phone screen, drawn from the session's
+/// own flights: each throw's path sampled every 10 ms from the release, and where it lands.
+@Suite("Figures of the Gestures catalog")
+struct GesturesFigureTests {
+    /// A throw: where the finger lifts, and its velocity (points per second).
+    struct Throw {
+        var label: String
+        var release: CGPoint
+        var velocity: CGVector
+    }
+
+    static let throwsShown: [Throw] = [
+        Throw(label: "fast, right", release: CGPoint(x: 200, y: 300), velocity: CGVector(dx: 4_000, dy: 150)),
+        Throw(label: "slow, left", release: CGPoint(x: 220, y: 420), velocity: CGVector(dx: -300, dy: 0)),
+        Throw(label: "up and left", release: CGPoint(x: 250, y: 560), velocity: CGVector(dx: -1_200, dy: -2_400)),
+        Throw(label: "down, right", release: CGPoint(x: 120, y: 600), velocity: CGVector(dx: 900, dy: 2_800)),
+        Throw(label: "a drop", release: CGPoint(x: 110, y: 200), velocity: CGVector(dx: 0, dy: 0)),
+    ]
+
+    /// The session's flight for `thrown`: the finger moves at the velocity for 24 ms, then lifts.
+    static func flight(_ thrown: Throw, layout: FloatingLayout) -> (path: [CGPoint], landing: CGPoint) {
+        var session = FloatingPlayerSession(layout: layout)
+        let start = session.center(at: 0)
+        let step = 0.008
+        // Grab the player where it rests, then drag it to the release point and throw.
+        session.touchBegan(at: start, time: 1)
+        let approach = CGPoint(
+            x: thrown.release.x - thrown.velocity.dx * step * 3, y: thrown.release.y - thrown.velocity.dy * step * 3)
+        session.touchMoved(to: approach, time: 1.2)
+        for index in 1...2 {
+            let t = Double(index) * step
+            session.touchMoved(
+                to: CGPoint(x: approach.x + thrown.velocity.dx * t, y: approach.y + thrown.velocity.dy * t),
+                time: 1.2 + t)
+        }
+        let releaseTime = 1.2 + 3 * step
+        let end = session.touchEnded(at: thrown.release, time: releaseTime)
+        let path = (0...80).map { session.center(at: releaseTime + Double($0) * 0.01) }
+        return (path, end?.decision?.target ?? path.last ?? thrown.release)
+    }
+
+    static func throwsFigure() -> SVGFigure {
+        let layout = FloatingLayout(
+            bounds: CGRect(x: 0, y: 0, width: 390, height: 844),
+            safeArea: LayoutInsets(top: 47, left: 0, bottom: 34, right: 0), playerSize: CGSize(width: 72, height: 72))
+        let scale = 0.6
+        let origin = (x: 40.0, y: 30.0)
+        func point(_ p: CGPoint) -> (Double, Double) {
+            (origin.x + Double(p.x) * scale, origin.y + Double(p.y) * scale)
+        }
+        let flights = throwsShown.map { ($0, flight($0, layout: layout)) }
+        var figure = SVGFigure(
+            width: 560, height: 580,
+            description:
+                "Five throws of the floating player on a 390 by 844 point phone screen: "
+                + flights.map { thrown, flight in
+                    "\(thrown.label) from (\(Int(thrown.release.x)), \(Int(thrown.release.y))) lands at "
+                        + "(\(Int(flight.landing.x.rounded())), \(Int(flight.landing.y.rounded())))"
+                }
+                .joined(separator: "; ") + ". Every path stays inside the safe area.")
+        // The phone, its safe area, and the region a resting player's centre keeps to.
+        figure.rect(
+            x: origin.x, y: origin.y, width: 390 * scale, height: 844 * scale, radius: 24, fill: nil, stroke: .text)
+        let insets = layout.safeArea
+        let safe = CGRect(
+            x: insets.left, y: insets.top, width: layout.bounds.width - insets.left - insets.right,
+            height: layout.bounds.height - insets.top - insets.bottom)
+        let region = layout.restingRegion
+        figure.rect(
+            x: point(safe.origin).0, y: point(safe.origin).1, width: Double(safe.width) * scale,
+            height: Double(safe.height) * scale, fill: nil, stroke: .muted)
+        figure.rect(
+            x: point(region.origin).0, y: point(region.origin).1, width: Double(region.width) * scale,
+            height: Double(region.height) * scale, fill: nil, stroke: .muted)
+        for (index, (thrown, flight)) in flights.enumerated() {
+            figure.polyline(flight.path.map(point), ink: .accent, width: 2)
+            let release = point(thrown.release)
+            figure.circle(x: release.0, y: release.1, radius: 4, fill: .highlight)
+            let landing = point(flight.landing)
+            let half = Double(layout.playerSize.width) * scale / 2
+            figure.rect(
+                x: landing.0 - half, y: landing.1 - half, width: half * 2, height: half * 2, radius: half, fill: nil,
+                stroke: .accent)
+            figure.text("\(index + 1)", x: release.0 + 7, y: release.1 - 6, size: 12, ink: .highlight, bold: true)
+        }
+        // The legend, beside the phone.
+        let legendX = origin.x + 390 * scale + 30
+        figure.text("Throws", x: legendX, y: 60, size: 14, bold: true)
+        for (index, (thrown, flight)) in flights.enumerated() {
+            let y = 88 + Double(index) * 40
+            figure.text("\(index + 1). \(thrown.label)", x: legendX, y: y, size: 13)
+            let speed = Int(
+                (Double(thrown.velocity.dx * thrown.velocity.dx + thrown.velocity.dy * thrown.velocity.dy))
+                    .squareRoot().rounded())
+            figure.text(
+                "\(speed) pt/s → (\(Int(flight.landing.x.rounded())), \(Int(flight.landing.y.rounded())))",
+                x: legendX + 16, y: y + 17, size: 12, ink: .muted)
+        }
+        figure.circle(x: legendX + 4, y: 310, radius: 4, fill: .highlight)
+        figure.text("release", x: legendX + 16, y: 314, size: 12, ink: .muted)
+        figure.line(from: (legendX - 2, 334), to: (legendX + 10, 334), ink: .accent, width: 2)
+        figure.text("path, every 10 ms", x: legendX + 16, y: 338, size: 12, ink: .muted)
+        figure.circle(x: legendX + 4, y: 358, radius: 6, fill: nil, stroke: .accent)
+        figure.text("where it rests", x: legendX + 16, y: 362, size: 12, ink: .muted)
+        figure.rect(x: legendX - 2, y: 376, width: 12, height: 10, fill: nil, stroke: .muted)
+        figure.text("safe area; resting region", x: legendX + 16, y: 386, size: 12, ink: .muted)
+        return figure
+    }
+
+    @Test("throws.svg (light and dark) is the session's own flights, and every flight stays inside the safe area")
+    func throwsFigureMatches() {
+        #expect(
+            CommittedFigure.isShown(
+                Self.throwsFigure().description, name: "throws",
+                inArticle: "Sources/Gestures/Gestures.docc/FloatingPlayer.md"),
+            "the article should show ![\(Self.throwsFigure().description)](throws.svg)")
+        // What the description claims: every centre stays where the player is wholly inside the safe area.
+        let layout = FloatingLayout(
+            bounds: CGRect(x: 0, y: 0, width: 390, height: 844),
+            safeArea: LayoutInsets(top: 47, left: 0, bottom: 34, right: 0), playerSize: CGSize(width: 72, height: 72))
+        for thrown in Self.throwsShown {
+            for center in Self.flight(thrown, layout: layout).path {
+                #expect(center.x >= 36 && center.x <= 354 && center.y >= 83 && center.y <= 774, "\(thrown.label)")
+            }
+        }
+        let differences = CommittedFigure.differences(Self.throwsFigure(), name: "throws", module: "Gestures")
+        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+    }
+}

@@ -1,0 +1,226 @@
+public import Foundation
+
+/// A small SVG writer for the documentation's figures: lines, boxes, circles, arrows and text,
+/// in a light and a dark palette, written byte for byte the same on every run so that a test can
+/// compare a figure with the committed one.
+///
+/// Coordinates are points in the figure's own box (the `viewBox`); numbers are written with at
+/// most two decimals. Text is escaped. Linear in the number of elements.
+public struct SVGFigure: Sendable {
+    /// A colour by its role, so that one drawing renders in either palette.
+    public enum Ink: Sendable, Hashable {
+        /// Text and outlines.
+        case text
+        /// Secondary text, axes and grid lines.
+        case muted
+        /// The main data (a played interval, a chosen path).
+        case accent
+        /// A second series (the union, a highlighted state).
+        case highlight
+        /// A box's fill.
+        case surface
+        /// The figure's background.
+        case background
+    }
+
+    /// The two palettes DocC shows: `name.svg` in light mode and `name~dark.svg` in dark mode.
+    public enum Palette: String, Sendable, CaseIterable {
+        /// Dark ink on a light page.
+        case light
+        /// Light ink on a dark page.
+        case dark
+
+        /// The colour of `ink` in this palette.
+        public func color(_ ink: Ink) -> String {
+            switch (self, ink) {
+            case (.light, .text): "#1d1d1f"
+            case (.light, .muted): "#6e6e73"
+            case (.light, .accent): "#0066cc"
+            case (.light, .highlight): "#c2410c"
+            case (.light, .surface): "#f2f2f7"
+            case (.light, .background): "#ffffff"
+            case (.dark, .text): "#f5f5f7"
+            case (.dark, .muted): "#a1a1a6"
+            case (.dark, .accent): "#4da3ff"
+            case (.dark, .highlight): "#ff9f5a"
+            case (.dark, .surface): "#2c2c2e"
+            case (.dark, .background): "#1c1c1e"
+            }
+        }
+    }
+
+    private enum Element: Sendable {
+        case line(x1: Double, y1: Double, x2: Double, y2: Double, ink: Ink, width: Double, dashed: Bool, arrow: Bool)
+        case path(String, ink: Ink, width: Double, dashed: Bool, arrow: Bool)
+        case rect(x: Double, y: Double, width: Double, height: Double, radius: Double, fill: Ink?, stroke: Ink?)
+        case circle(x: Double, y: Double, radius: Double, fill: Ink?, stroke: Ink?)
+        case text(x: Double, y: Double, String, size: Double, ink: Ink, anchor: String, bold: Bool)
+    }
+
+    /// The figure's width and height, in points.
+    public let width: Double
+    /// The figure's height, in points.
+    public let height: Double
+    /// What the figure shows, for readers who cannot see it (its `<title>` and `aria-label`).
+    public let description: String
+    private var elements: [Element] = []
+
+    /// Creates an empty figure of `width` × `height` points described by `description`.
+    public init(width: Double, height: Double, description: String) {
+        self.width = width
+        self.height = height
+        self.description = description
+    }
+
+    /// A straight line, optionally dashed or ending in an arrowhead.
+    public mutating func line(
+        from start: (Double, Double), to end: (Double, Double), ink: Ink = .muted, width: Double = 1,
+        dashed: Bool = false, arrow: Bool = false
+    ) {
+        elements.append(
+            .line(x1: start.0, y1: start.1, x2: end.0, y2: end.1, ink: ink, width: width, dashed: dashed, arrow: arrow))
+    }
+
+    /// A polyline through `points`.
+    public mutating func polyline(_ points: [(Double, Double)], ink: Ink = .accent, width: Double = 2) {
+        guard let first = points.first else { return }
+        let path =
+            "M\(Self.number(first.0)) \(Self.number(first.1))"
+            + points.dropFirst().map { " L\(Self.number($0.0)) \(Self.number($0.1))" }.joined()
+        elements.append(.path(path, ink: ink, width: width, dashed: false, arrow: false))
+    }
+
+    /// A quadratic curve from `start` to `end` bending towards `control`, optionally with an
+    /// arrowhead at its end.
+    public mutating func curve(
+        from start: (Double, Double), control: (Double, Double), to end: (Double, Double), ink: Ink = .muted,
+        width: Double = 1.25, dashed: Bool = false, arrow: Bool = true
+    ) {
+        let path =
+            "M\(Self.number(start.0)) \(Self.number(start.1)) Q\(Self.number(control.0)) \(Self.number(control.1))"
+            + " \(Self.number(end.0)) \(Self.number(end.1))"
+        elements.append(.path(path, ink: ink, width: width, dashed: dashed, arrow: arrow))
+    }
+
+    /// A rectangle, rounded by `radius`, filled and outlined as given.
+    public mutating func rect(
+        x: Double, y: Double, width: Double, height: Double, radius: Double = 0, fill: Ink? = .surface,
+        stroke: Ink? = .text
+    ) {
+        elements.append(.rect(x: x, y: y, width: width, height: height, radius: radius, fill: fill, stroke: stroke))
+    }
+
+    /// A circle.
+    public mutating func circle(x: Double, y: Double, radius: Double, fill: Ink? = .accent, stroke: Ink? = nil) {
+        elements.append(.circle(x: x, y: y, radius: radius, fill: fill, stroke: stroke))
+    }
+
+    /// Text whose baseline starts (`anchor` `start`), centres (`middle`) or ends (`end`) at `x`.
+    public mutating func text(
+        _ string: String, x: Double, y: Double, size: Double = 13, ink: Ink = .text, anchor: String = "start",
+        bold: Bool = false
+    ) {
+        elements.append(.text(x: x, y: y, string, size: size, ink: ink, anchor: anchor, bold: bold))
+    }
+
+    /// The figure as an SVG document in `palette`.
+    public func svg(_ palette: Palette) -> String {
+        var out = """
+            <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \(Self.number(width)) \(Self.number(height))" \
+            width="\(Self.number(width))" height="\(Self.number(height))" role="img" \
+            aria-label="\(Self.escaped(description))">
+            <title>\(Self.escaped(description))</title>
+            <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" \
+            orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="\(palette.color(.muted))"/></marker></defs>
+            <rect x="0" y="0" width="\(Self.number(width))" height="\(Self.number(height))" \
+            fill="\(palette.color(.background))"/>
+
+            """
+        for element in elements {
+            out += render(element, palette) + "\n"
+        }
+        return out + "</svg>\n"
+    }
+
+    private func render(_ element: Element, _ palette: Palette) -> String {
+        func paint(_ ink: Ink?) -> String { ink.map { palette.color($0) } ?? "none" }
+        switch element {
+        case .line(let x1, let y1, let x2, let y2, let ink, let width, let dashed, let arrow):
+            return "<line x1=\"\(Self.number(x1))\" y1=\"\(Self.number(y1))\" x2=\"\(Self.number(x2))\" "
+                + "y2=\"\(Self.number(y2))\" stroke=\"\(paint(ink))\" stroke-width=\"\(Self.number(width))\""
+                + (dashed ? " stroke-dasharray=\"4 3\"" : "") + (arrow ? " marker-end=\"url(#arrow)\"" : "") + "/>"
+        case .path(let data, let ink, let width, let dashed, let arrow):
+            return "<path d=\"\(data)\" fill=\"none\" stroke=\"\(paint(ink))\" stroke-width=\"\(Self.number(width))\" "
+                + "stroke-linejoin=\"round\" stroke-linecap=\"round\""
+                + (dashed ? " stroke-dasharray=\"4 3\"" : "") + (arrow ? " marker-end=\"url(#arrow)\"" : "") + "/>"
+        case .rect(let x, let y, let width, let height, let radius, let fill, let stroke):
+            return "<rect x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" width=\"\(Self.number(width))\" "
+                + "height=\"\(Self.number(height))\" rx=\"\(Self.number(radius))\" fill=\"\(paint(fill))\" "
+                + "stroke=\"\(paint(stroke))\"/>"
+        case .circle(let x, let y, let radius, let fill, let stroke):
+            return "<circle cx=\"\(Self.number(x))\" cy=\"\(Self.number(y))\" r=\"\(Self.number(radius))\" "
+                + "fill=\"\(paint(fill))\" stroke=\"\(paint(stroke))\"/>"
+        case .text(let x, let y, let string, let size, let ink, let anchor, let bold):
+            return "<text x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-family=\"-apple-system, "
+                + "'Helvetica Neue', Helvetica, Arial, sans-serif\" font-size=\"\(Self.number(size))\" "
+                + "fill=\"\(paint(ink))\" text-anchor=\"\(anchor)\"" + (bold ? " font-weight=\"600\"" : "")
+                + ">\(Self.escaped(string))</text>"
+        }
+    }
+
+    /// `value` with at most two decimals and no trailing zeros.
+    static func number(_ value: Double) -> String {
+        let rounded = (value * 100).rounded() / 100
+        if rounded == rounded.rounded() { return String(Int(rounded)) }
+        var text = String(format: "%.2f", rounded)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text
+    }
+
+    static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}
+
+/// The committed figures of a DocC catalog: each is compared with what the code draws now, and
+/// rewritten when the environment variable `MEDIACORE_WRITE_FIGURES` is set (then the test
+/// still fails, so that a regenerated figure is looked at before it is committed).
+public enum CommittedFigure {
+    /// The repository's root, found from this file's path.
+    public static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    /// The differences between `figure` and the committed `name.svg` and `name~dark.svg` in
+    /// `Sources/<module>/<module>.docc/Resources`, one sentence each; empty when they agree.
+    public static func differences(_ figure: SVGFigure, name: String, module: String) -> [String] {
+        let folder = root.appendingPathComponent("Sources/\(module)/\(module).docc/Resources")
+        var found: [String] = []
+        let rewrite = ProcessInfo.processInfo.environment["MEDIACORE_WRITE_FIGURES"] != nil
+        for palette in SVGFigure.Palette.allCases {
+            let file = folder.appendingPathComponent(palette == .light ? "\(name).svg" : "\(name)~dark.svg")
+            let drawn = figure.svg(palette)
+            let committed = try? String(contentsOf: file, encoding: .utf8)
+            guard committed != drawn else { continue }
+            found.append(
+                "\(file.lastPathComponent) differs from what the code draws"
+                    + (rewrite
+                        ? " (rewritten: look at it, then commit it)" : "; run the tests with MEDIACORE_WRITE_FIGURES=1")
+            )
+            if rewrite {
+                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try? Data(drawn.utf8).write(to: file)
+            }
+        }
+        return found
+    }
+
+    /// Whether the article at `path` (from the repository's root) shows the figure with its
+    /// description as the alternative text: `![description](name.svg)`.
+    public static func isShown(_ description: String, name: String, inArticle path: String) -> Bool {
+        let text = (try? String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)) ?? ""
+        return text.contains("![\(description)](\(name).svg)")
+    }
+}
