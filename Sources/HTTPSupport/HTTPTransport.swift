@@ -130,6 +130,19 @@ public struct HTTPTransportError: Error, Hashable, Sendable, CustomStringConvert
         }
     }
 
+    /// Whether the failure asks for credentials or a client certificate the request did not
+    /// carry (or the learner refused): a screen shows it as "sign in again".
+    public var isAuthenticationFailure: Bool {
+        guard case .network(let error) = kind else { return false }
+        return Self.authenticationCodes.contains(error.code)
+    }
+
+    /// `URLError` codes that ask for credentials or a client certificate.
+    static let authenticationCodes: Set<URLError.Code> = [
+        .userAuthenticationRequired, .userCancelledAuthentication, .clientCertificateRequired,
+        .clientCertificateRejected,
+    ]
+
     /// `URLError` codes that sending the request again cannot change.
     static let permanentCodes: Set<URLError.Code> = [
         .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,

@@ -24,17 +24,6 @@ struct EncryptedLessonTests {
         MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
     }
 
-    /// The packets ffprobe counted per kind over the lesson's segments (decrypted first).
-    func sourcePackets(_ name: String) throws -> [String: Int] {
-        var packets: [String: Int] = [:]
-        for playlist in try Lessons.playlists(name) {
-            for segment in try Lessons.facts(playlist) {
-                for stream in segment { packets[stream.kind, default: 0] += stream.packets }
-            }
-        }
-        return packets
-    }
-
     func keyRequests() -> [String] {
         transport.requests.compactMap(\.url?.lastPathComponent).filter { $0.hasSuffix(".key") }
     }
@@ -52,7 +41,7 @@ struct EncryptedLessonTests {
         .result()
         #expect(result.file.lastPathComponent == "lesson.mp4")
         let file = try MP4Inspector(url: result.file)
-        let packets = try sourcePackets(name)
+        let packets = try Lessons.sourcePackets(name)
         #expect(file.tracks("vide").reduce(0) { $0 + $1.samples.count } == packets["video", default: 0])
         #expect(file.tracks("soun").reduce(0) { $0 + $1.samples.count } == packets["audio", default: 0])
         #expect(packets["video", default: 0] > 0 && packets["audio", default: 0] > 0)

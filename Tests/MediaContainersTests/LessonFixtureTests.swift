@@ -13,18 +13,6 @@ struct LessonFixtureTests {
         "ts-hevc-cra", "ts-mp3", "ts-opengop",
     ]
 
-    /// The packets ffprobe counted per kind (`video`, `audio`) over every segment of the lesson's
-    /// media playlists.
-    func sourcePackets(_ name: String) throws -> [String: Int] {
-        var packets: [String: Int] = [:]
-        for playlist in try Lessons.playlists(name) {
-            for segment in try Lessons.facts(playlist) {
-                for stream in segment { packets[stream.kind, default: 0] += stream.packets }
-            }
-        }
-        return packets
-    }
-
     @Test(
         "ISO/IEC 14496-12 §8.6/§8.7: every frame ffprobe counts is a sample, and sound and picture end within a frame of each other",
         arguments: lessons)
@@ -32,7 +20,7 @@ struct LessonFixtureTests {
         let result = try Remux.lesson(name)
         let file = result.file
         #expect(file.topLevel == ["ftyp", "mdat", "moov"])
-        let packets = try sourcePackets(name)
+        let packets = try Lessons.sourcePackets(name)
         let video = file.tracks("vide")
         let audio = file.tracks("soun")
         #expect(video.reduce(0) { $0 + $1.samples.count } == packets["video", default: 0], "\(name)")

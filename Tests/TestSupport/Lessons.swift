@@ -129,6 +129,18 @@ extension Lessons {
         public var duration: Double
     }
 
+    /// The packets ffprobe counted per kind (`video`, `audio`) over every segment of the lesson's
+    /// media playlists (decrypted first, for an encrypted lesson).
+    public static func sourcePackets(_ name: String) throws -> [String: Int] {
+        var packets: [String: Int] = [:]
+        for playlist in try playlists(name) {
+            for segment in try facts(playlist) {
+                for stream in segment { packets[stream.kind, default: 0] += stream.packets }
+            }
+        }
+        return packets
+    }
+
     /// The streams ffprobe reported for each segment of `playlist` (a path inside the lessons'
     /// folder), in playlist order.
     public static func facts(_ playlist: String) throws -> [[StreamFacts]] {

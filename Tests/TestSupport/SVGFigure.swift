@@ -223,4 +223,15 @@ public enum CommittedFigure {
         let text = (try? String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)) ?? ""
         return text.contains("![\(description)](\(name).svg)")
     }
+
+    /// Everything wrong with `figure` in the documentation, one sentence each: the committed
+    /// files that differ (``differences(_:name:module:)``) and, when the article at `article`
+    /// does not show it with its description as alt text (``isShown(_:name:inArticle:)``), that.
+    public static func problems(_ figure: SVGFigure, name: String, module: String, article: String) -> [String] {
+        var found = differences(figure, name: name, module: module)
+        if !isShown(figure.description, name: name, inArticle: article) {
+            found.append("\(article) should show ![\(figure.description)](\(name).svg)")
+        }
+        return found
+    }
 }

@@ -79,22 +79,14 @@ public struct CatalogError: Error, Hashable, Sendable, CustomStringConvertible {
         case .decoding: return .notCatalog
         case .store: return .storage
         case .httpStatus(let status):
-            switch status {
-            case 404, 410: return .notFound
-            case 401, 403, 407, 451: return .accessDenied
-            default: return .server
+            switch FailingStatus(status) {
+            case .notFound: return .notFound
+            case .accessDenied: return .accessDenied
+            case .server: return .server
             }
         case .transport(let error):
             if error.isConnectivity { return .offline }
-            if let code = error.code,
-                [
-                    .userAuthenticationRequired, .userCancelledAuthentication, .clientCertificateRequired,
-                    .clientCertificateRejected,
-                ].contains(code)
-            {
-                return .accessDenied
-            }
-            return .server
+            return error.isAuthenticationFailure ? .accessDenied : .server
         }
     }
 

@@ -30,13 +30,13 @@ public struct SkippedItem: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// One element of a JSON list decoded on its own: what it held, or why it could not be read,
-/// with its id when that much could be read. Decoding it never throws, so a list of them reads
+/// One element of a JSON list decoded on its own: what it held, or why it could not be read
+/// and its id when that much could be read. Decoding it never throws, so a list of them reads
 /// every element however many are bad.
 struct LenientElement<Element: Decodable>: Decodable {
     enum Outcome {
         case read(Element)
-        case failed(String)
+        case failed(reason: String, id: String?)
     }
 
     private struct IDKey: CodingKey {
@@ -48,19 +48,17 @@ struct LenientElement<Element: Decodable>: Decodable {
     }
 
     var outcome: Outcome
-    var id: String?
 
     init(from decoder: any Decoder) {
         do {
             outcome = .read(try Element(from: decoder))
         } catch {
-            outcome = .failed(CatalogDecodingError.describe(error))
-        }
-        let container = try? decoder.container(keyedBy: IDKey.self)
-        if let text = try? container?.decode(String.self, forKey: IDKey()) {
-            id = text
-        } else if let number = try? container?.decode(Int64.self, forKey: IDKey()) {
-            id = String(number)
+            // Only a bad element needs its id read apart: a good one carries it.
+            let container = try? decoder.container(keyedBy: IDKey.self)
+            let text = try? container?.decode(String.self, forKey: IDKey())
+            let number = try? container?.decode(Int64.self, forKey: IDKey())
+            let id = text ?? number.map { String($0) }
+            outcome = .failed(reason: CatalogDecodingError.describe(error), id: id)
         }
     }
 }

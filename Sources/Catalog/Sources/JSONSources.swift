@@ -203,10 +203,12 @@ public enum VideosAPI {
         var firstIndex: [String: Int] = [:]
         for (index, element) in body.videos.enumerated() {
             let reason: String
+            let id: String?
             switch element.outcome {
             case .read(let video):
                 if let first = firstIndex[video.id.text] {
                     reason = "id \(video.id.text) repeats videos.\(first)'s at videos.\(index)"
+                    id = video.id.text
                 } else {
                     firstIndex[video.id.text] = index
                     lessons.append(
@@ -215,11 +217,12 @@ public enum VideosAPI {
                             mediaURL: video.videoLink.flatMap(URL.init(string:)), thumbnail: video.thumbnail))
                     continue
                 }
-            case .failed(let finding):
+            case .failed(let finding, let readID):
                 reason = finding
+                id = readID
             }
             guard policy == .skip else { throw CatalogDecodingError(.invalidJSON(reason), source: source) }
-            skipped.append(SkippedItem(index: index, id: element.id, reason: reason))
+            skipped.append(SkippedItem(index: index, id: id, reason: reason))
         }
         return ImportResult(lessons: lessons, skipped: skipped)
     }
@@ -362,8 +365,10 @@ public struct HALPage: Hashable, Sendable {
         var skipped: [SkippedItem] = []
         for (offset, element) in (body.links?.sections ?? []).enumerated() {
             let failure: CatalogDecodingError
+            let id: String?
             switch element.outcome {
             case .read(let raw):
+                id = raw.id
                 do throws(URITemplate.TemplateError) {
                     let template = try URITemplate(raw.href)
                     sections.append(
@@ -377,11 +382,12 @@ public struct HALPage: Hashable, Sendable {
                 } catch {
                     failure = CatalogDecodingError(.invalidTemplate(section: raw.id, error), source: "HAL page")
                 }
-            case .failed(let finding):
+            case .failed(let finding, let readID):
                 failure = CatalogDecodingError(.invalidJSON(finding), source: "HAL page")
+                id = readID
             }
             guard policy == .skip else { throw failure }
-            skipped.append(SkippedItem(index: offset, id: element.id, reason: failure.reason))
+            skipped.append(SkippedItem(index: offset, id: id, reason: failure.reason))
         }
         sections.sort { lhs, rhs in
             switch (lhs.section.sectionSort, rhs.section.sectionSort) {

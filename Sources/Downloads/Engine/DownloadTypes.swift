@@ -282,22 +282,17 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     public var category: Category {
         switch kind {
         case .httpStatus(let status):
-            switch status {
-            case 404, 410: .notFound
-            case 401, 403, 407, 451: .accessDenied
-            default: .server
+            switch FailingStatus(status) {
+            case .notFound: .notFound
+            case .accessDenied: .accessDenied
+            case .server: .server
             }
         case .transport(let error):
             if error.isConnectivity {
                 .offline
             } else if case .cancelled = error.kind {
                 .cancelled
-            } else if let code = error.code,
-                [
-                    .userAuthenticationRequired, .userCancelledAuthentication, .clientCertificateRequired,
-                    .clientCertificateRejected,
-                ].contains(code)
-            {
+            } else if error.isAuthenticationFailure {
                 .accessDenied
             } else {
                 // Untrusted certificates, TLS failures, bad answers: the server's side.

@@ -310,9 +310,7 @@ public final class PlayerObservationBridge: PlaybackEngine {
             forward(.stalled(player.currentTime))
         case .likelyToKeepUp:
             guard stalled, resumeWhenReady, !interrupted else { return }
-            resumeWhenReady = false
-            wantsToPlay = true
-            player.play()
+            play()
         case .playedToEnd:
             // The item can report its end early when its buffer runs dry on a lost network:
             // short of the end, that is a stop (saved), not the end.
