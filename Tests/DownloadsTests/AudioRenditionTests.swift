@@ -3,6 +3,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The `multi-audio` lesson (English `DEFAULT=YES`, Spanish `DEFAULT=NO`, each its own TS
 /// rendition beside a video-only variant) downloaded keeping one or several audio renditions.
 @Suite("Audio renditions kept as languages of one file")
@@ -60,5 +64,56 @@ struct AudioRenditionTests {
         #expect(audio.map(\.language) == expected)
         #expect(audio.first.map { $0.flags & 1 } == 1)
         #expect(audio.dropFirst().allSatisfy { $0.flags & 1 == 0 })
+    }
+
+    /// A master over the `multi-audio` renditions whose higher-ranked group (`best`: more
+    /// BANDWIDTH, Spanish) declares `codec`, beside an AAC group (`aac`: English), or alone.
+    func master(bestCodec codec: String, withAAC: Bool) -> Data {
+        var lines = [
+            "#EXTM3U",
+            "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"best\",NAME=\"Best\",DEFAULT=YES,URI=\"audio_es/index.m3u8\"",
+            "#EXT-X-STREAM-INF:BANDWIDTH=900000,CODECS=\"avc1.64000b,\(codec)\",AUDIO=\"best\"",
+            "video/index.m3u8",
+        ]
+        if withAAC {
+            lines += [
+                "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"aac\",NAME=\"AAC\",DEFAULT=YES,URI=\"audio_en/index.m3u8\"",
+                "#EXT-X-STREAM-INF:BANDWIDTH=100000,CODECS=\"avc1.64000b,mp4a.40.2\",AUDIO=\"aac\"",
+                "video/index.m3u8",
+            ]
+        }
+        return Data(lines.joined(separator: "\n").utf8)
+    }
+
+    @Test(
+        "RFC 8216 §4.4.6.2: an audio lesson skips a group whose CODECS the file cannot hold (Opus, AC-4, FLAC, ALAC) for the best one it can",
+        arguments: ["opus", "ac-4.02.01.01", "fLaC", "alac"])
+    func audioLessonSkipsUnwritableGroup(codec: String) async throws {
+        let lesson = try ServedLesson("multi-audio")
+        lesson.serve(on: transport)
+        let entry = lesson.base.appendingPathComponent("choice.m3u8")
+        transport.stub(entry, reply: .resource(master(bestCodec: codec, withAAC: true)))
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let folder = temporaryFolder("audio-choice")
+        let result = try await downloader.downloadHLSAudio(from: entry, to: folder.appendingPathComponent("lesson.m4a"))
+            .result()
+        let file = try MP4Inspector(url: result.file)
+        #expect(file.tracks("soun").first?.samples.count == (try audioPackets("audio_en")))
+        let paths = transport.requests.compactMap(\.url?.path)
+        #expect(!paths.contains { $0.contains("audio_es") }, "fetched the refused group: \(paths)")
+    }
+
+    @Test("an audio lesson whose every group declares a codec the file cannot hold fails before any segment is fetched")
+    func audioLessonRefusesOnlyUnwritableGroups() async throws {
+        let lesson = try ServedLesson("multi-audio")
+        lesson.serve(on: transport)
+        let entry = lesson.base.appendingPathComponent("choice.m3u8")
+        transport.stub(entry, reply: .resource(master(bestCodec: "opus", withAAC: false)))
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let folder = temporaryFolder("audio-refused")
+        await #expect(throws: DownloadError(.unsupportedCodec("opus"), url: entry)) {
+            try await downloader.downloadHLSAudio(from: entry, to: folder.appendingPathComponent("lesson.m4a")).result()
+        }
+        #expect(transport.requests.compactMap(\.url?.lastPathComponent) == ["choice.m3u8"])
     }
 }

@@ -24,7 +24,7 @@ struct ServedLesson: Sendable {
         let enumerator = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
         for case let file as URL in enumerator where !file.hasDirectoryPath {
             let relative = String(file.standardizedFileURL.path.dropFirst(folder.standardizedFileURL.path.count + 1))
-            guard relative != "facts.json" else { continue }
+            guard relative != "facts.json", relative != "packets.json" else { continue }
             files[relative] = try Data(contentsOf: file)
         }
         self.files = files

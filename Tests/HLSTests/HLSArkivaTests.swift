@@ -136,4 +136,53 @@ struct HLSArkivaTests {
             #expect(String(kind) == expected, "\(error)")
         }
     }
+
+    /// A master with an Opus group that ranks first (more BANDWIDTH), an AAC group, and a group
+    /// that declares no codecs, in that order.
+    static let codecChoice = """
+        #EXTM3U
+        #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="opus",NAME="Opus",URI="opus.m3u8"
+        #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aac",NAME="AAC",URI="aac.m3u8"
+        #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="plain",NAME="Plain",URI="plain.m3u8"
+        #EXT-X-STREAM-INF:BANDWIDTH=900000,CODECS="avc1.64001f,opus",AUDIO="opus"
+        v.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=500000,CODECS="avc1.64001f,mp4a.40.2",AUDIO="aac"
+        v.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=100000,AUDIO="plain"
+        v.m3u8
+        """
+
+    @Test(
+        "RFC 8216 §4.4.6.2: groups whose variants declare an audio codec the app refuses are left out before ranking; one declaring none stays",
+        arguments: [
+            (["avc1.64001f", "opus", "mp4a.40.2"], "opus"), (["avc1.64001f", "mp4a.40.2"], "aac"),
+            (["avc1.64001f"], "plain"),
+        ] as [([String], String)])
+    func supportedCodecs(supported: [String], expected: String) throws {
+        guard case .multivariant(let master) = try HLSParser().parse(Data(Self.codecChoice.utf8)).playlist else {
+            Issue.record("not a multivariant playlist")
+            return
+        }
+        let selection = master.highestQualityAudio(supporting: { supported.contains($0) })
+        #expect(selection?.groupID == expected)
+        #expect(selection?.ranking.contains("opus") == supported.contains("opus"))
+    }
+
+    @Test("muxed audio: the best variant whose codecs are all supported, or none")
+    func supportedMuxedVariants() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=900000,CODECS="avc1.64001f,opus"
+            high.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=500000,CODECS="avc1.64001f,mp4a.40.2"
+            low.m3u8
+            """
+        guard case .multivariant(let master) = try HLSParser().parse(Data(text.utf8)).playlist else {
+            Issue.record("not a multivariant playlist")
+            return
+        }
+        #expect(master.highestQualityAudio()?.uri == "high.m3u8")
+        #expect(master.highestQualityAudio(supporting: { $0 != "opus" })?.uri == "low.m3u8")
+        #expect(master.highestQualityAudio(supporting: { _ in false }) == nil)
+    }
 }

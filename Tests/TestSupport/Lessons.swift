@@ -161,3 +161,221 @@ extension Lessons {
         }
     }
 }
+
+extension Lessons {
+    /// One coded frame of a lesson's source as ffmpeg's demuxer delivered it (`packets.json`, made
+    /// by `tools/packets.py`, whose header says how each digest is made).
+    public struct SourceFrame: Sendable, Hashable {
+        /// The decode time, in the stream's time base.
+        public var decodeTime: Int64
+        /// The presentation time, in the stream's time base.
+        public var presentationTime: Int64
+        /// The duration, in the stream's time base.
+        public var duration: Int64
+        /// Whether ffmpeg flagged the frame as a key frame.
+        public var isKey: Bool
+        /// FNV-1a 64 of the payload in the shape an MP4 sample carries it.
+        public var payload: String
+        /// FNV-1a 64 of the parameter sets in effect (video), or `nil`.
+        public var parameterSets: String?
+    }
+
+    /// One stream of one source segment.
+    public struct SourceStream: Sendable {
+        /// `video` or `audio`.
+        public var kind: String
+        /// ffmpeg's codec name.
+        public var codec: String
+        /// Seconds per tick of the stream's time base.
+        public var tick: Double
+        /// The frames in decode order.
+        public var frames: [SourceFrame]
+
+        /// Where the stream's presentation ends, in seconds on the segment's own clock.
+        public var end: Double {
+            Double(frames.map { $0.presentationTime + $0.duration }.max() ?? 0) * tick
+        }
+    }
+
+    /// One source segment's streams and its discontinuity number in the playlist.
+    public struct SourceSegment: Sendable {
+        /// The segment's URI in the playlist.
+        public var uri: String
+        /// How many `EXT-X-DISCONTINUITY` tags come before it.
+        public var discontinuity: Int
+        /// Its audio and video streams.
+        public var streams: [SourceStream]
+        /// Where its clock starts on the lesson's timeline, in seconds: a packed-audio segment's
+        /// ID3 timestamp (ffmpeg reads such a file from 0), else 0.
+        public var clock: Double
+    }
+
+    /// The coded frames of every segment of `playlist` (a path inside the lessons' folder), in
+    /// playlist order.
+    public static func sourceSegments(_ playlist: String) throws -> [SourceSegment] {
+        let lesson = String(playlist.prefix { $0 != "/" })
+        let name = String(playlist.dropFirst(lesson.count + 1))
+        let json = try JSONSerialization.jsonObject(with: try data("\(lesson)/packets.json"))
+        guard let root = json as? [String: Any], let playlists = root["playlists"] as? [String: Any],
+            let segments = playlists[name] as? [[String: Any]]
+        else { throw FixtureError.missing("\(lesson)/packets.json: \(name)") }
+        var discontinuity = 0
+        return segments.map { segment in
+            if segment["discontinuity_before"] as? Bool == true { discontinuity += 1 }
+            let streams = ((segment["streams"] as? [[String: Any]]) ?? []).map { stream in
+                let base = (stream["time_base"] as? String ?? "1/1").split(separator: "/").compactMap { Double($0) }
+                let frames = ((stream["packets"] as? [[Any]]) ?? []).map { packet in
+                    SourceFrame(
+                        decodeTime: (packet[0] as? NSNumber)?.int64Value ?? 0,
+                        presentationTime: (packet[1] as? NSNumber)?.int64Value ?? 0,
+                        duration: (packet[2] as? NSNumber)?.int64Value ?? 0,
+                        isKey: (packet[3] as? NSNumber)?.intValue == 1, payload: packet[4] as? String ?? "",
+                        parameterSets: packet[5] as? String)
+                }
+                return SourceStream(
+                    kind: stream["codec_type"] as? String ?? "", codec: stream["codec_name"] as? String ?? "",
+                    tick: base.count == 2 && base[1] != 0 ? base[0] / base[1] : 1, frames: frames)
+            }
+            return SourceSegment(
+                uri: segment["uri"] as? String ?? "", discontinuity: discontinuity, streams: streams,
+                clock: ((segment["clock_90k"] as? NSNumber)?.doubleValue ?? 0) / 90_000)
+        }
+    }
+
+    /// A fixture file the tests need is missing or incomplete.
+    public enum FixtureError: Error {
+        /// What is missing.
+        case missing(String)
+    }
+}
+
+/// Digests of an MP4 file's samples in the shape `tools/packets.py` digests a source's frames, so
+/// that a remuxed file is compared frame by frame with its source without a decoder.
+public enum SampleDigest {
+    /// FNV-1a 64 of `bytes`, as 16 lowercase hex digits.
+    ///
+    /// - Complexity: O(*n*).
+    public static func fnv1a<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// The NAL unit type of `unit` in `format` (`avc1`/`avc3` or `hvc1`/`hev1`).
+    static func type(_ unit: ArraySlice<UInt8>, hevc: Bool) -> Int {
+        guard let first = unit.first else { return -1 }
+        return hevc ? Int((first >> 1) & 0x3F) : Int(first & 0x1F)
+    }
+
+    /// Whether `type` is a parameter set's NAL type.
+    static func isParameterSet(_ type: Int, hevc: Bool) -> Bool {
+        hevc ? (32...34).contains(type) : type == 7 || type == 8
+    }
+
+    /// `units`, each prefixed by its 4-byte big-endian length.
+    static func prefixed(_ units: [ArraySlice<UInt8>]) -> [UInt8] {
+        var out: [UInt8] = []
+        for unit in units {
+            let count = UInt32(unit.count)
+            out += [UInt8(count >> 24), UInt8((count >> 16) & 0xFF), UInt8((count >> 8) & 0xFF), UInt8(count & 0xFF)]
+            out += unit
+        }
+        return out
+    }
+
+    /// The NAL units of a length-prefixed sample.
+    static func units(_ sample: [UInt8], lengthSize: Int) -> [ArraySlice<UInt8>] {
+        var units: [ArraySlice<UInt8>] = []
+        var offset = 0
+        while offset + lengthSize <= sample.count {
+            let length = sample[offset..<(offset + lengthSize)].reduce(0) { $0 << 8 | Int($1) }
+            let end = min(offset + lengthSize + length, sample.count)
+            units.append(sample[(offset + lengthSize)..<end])
+            offset = end
+        }
+        return units
+    }
+
+    /// The parameter sets of a video sample entry's `avcC` or `hvcC`, and its NAL length size.
+    static func configuration(_ entry: [UInt8]) -> (units: [ArraySlice<UInt8>], lengthSize: Int, hevc: Bool)? {
+        // A visual sample entry: 8-byte header, 78 bytes of fields, then its boxes.
+        var offset = 86
+        while offset + 8 <= entry.count {
+            let size = entry[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let type = String(decoding: entry[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            guard size >= 8, offset + size <= entry.count else { return nil }
+            let body = Array(entry[(offset + 8)..<(offset + size)])
+            if type == "avcC", body.count >= 7 {
+                var units: [ArraySlice<UInt8>] = []
+                var at = 6
+                var count = Int(body[5] & 0x1F)
+                for index in 0..<2 {
+                    if index == 1 {
+                        guard at < body.count else { break }
+                        count = Int(body[at])
+                        at += 1
+                    }
+                    for _ in 0..<count where at + 2 <= body.count {
+                        let length = Int(body[at]) << 8 | Int(body[at + 1])
+                        units.append(body[(at + 2)..<min(at + 2 + length, body.count)])
+                        at += 2 + length
+                    }
+                }
+                return (units, Int(body[4] & 3) + 1, false)
+            }
+            if type == "hvcC", body.count >= 23 {
+                var units: [ArraySlice<UInt8>] = []
+                var at = 23
+                for _ in 0..<Int(body[22]) where at + 3 <= body.count {
+                    let count = Int(body[at + 1]) << 8 | Int(body[at + 2])
+                    at += 3
+                    for _ in 0..<count where at + 2 <= body.count {
+                        let length = Int(body[at]) << 8 | Int(body[at + 1])
+                        units.append(body[(at + 2)..<min(at + 2 + length, body.count)])
+                        at += 2 + length
+                    }
+                }
+                return (units, Int(body[21] & 3) + 1, true)
+            }
+            offset += size
+        }
+        return nil
+    }
+
+    /// Each sample of `track` as a ``Lessons/SourceFrame`` with digests made as
+    /// `tools/packets.py` makes the source's (times are in the track's timescale, without edits).
+    public static func frames(of track: MP4Inspector.Track, in file: MP4Inspector) -> [Lessons.SourceFrame] {
+        var parameterSets: [Int: ArraySlice<UInt8>] = [:]
+        var lastEntry = -1
+        return track.samples.map { sample in
+            let bytes = file.data(of: sample)
+            let entry = sample.description - 1
+            var payload = bytes
+            var digestOfParameterSets: String?
+            if track.entries.indices.contains(entry), let configuration = configuration(track.entries[entry]) {
+                let hevc = configuration.hevc
+                if entry != lastEntry {
+                    parameterSets = [:]
+                    for unit in configuration.units { parameterSets[type(unit, hevc: hevc)] = unit }
+                    lastEntry = entry
+                }
+                var kept: [ArraySlice<UInt8>] = []
+                for unit in units(bytes, lengthSize: configuration.lengthSize) {
+                    let kind = type(unit, hevc: hevc)
+                    if isParameterSet(kind, hevc: hevc) {
+                        parameterSets[kind] = unit
+                    } else if kind != (hevc ? 35 : 9) {
+                        kept.append(unit)
+                    }
+                }
+                payload = prefixed(kept)
+                digestOfParameterSets = fnv1a(prefixed(parameterSets.keys.sorted().compactMap { parameterSets[$0] }))
+            }
+            return Lessons.SourceFrame(
+                decodeTime: sample.decodeTime, presentationTime: sample.decodeTime + sample.compositionOffset,
+                duration: sample.duration, isKey: sample.isSync, payload: fnv1a(payload),
+                parameterSets: digestOfParameterSets)
+        }
+    }
+}

@@ -129,7 +129,7 @@ public struct SubtitleHandling: OptionSet, Sendable, Hashable {
 /// media-selection menu, offline.
 public enum AudioRenditionSelection: Sendable, Hashable {
     /// The one that suits the learner best: the preferred languages, then the default, then
-    /// quality (`HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:)`).
+    /// quality (`HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:supporting:)`).
     case best
     /// Every rendition of the group.
     case all
@@ -141,7 +141,7 @@ public enum AudioRenditionSelection: Sendable, Hashable {
 extension MediaDownloader {
     /// Works out what ``downloadHLSVideo(from:to:policy:preferredLanguages:audioRenditions:decryptor:subtitles:)``
     /// fetches: the variant the policy chooses, its media playlist's parts, its separate audio
-    /// rendition (the best one, by `HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:)`
+    /// rendition (the best one, by `HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:supporting:)`
     /// among the variant's group), and its subtitle renditions.
     ///
     /// - Throws: ``DownloadError`` for a playlist that cannot be fetched, parsed or downloaded.

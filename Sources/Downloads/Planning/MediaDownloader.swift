@@ -37,8 +37,11 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// Downloads the highest-quality audio track of the HLS stream at `masterURL` into one MPEG-4
     /// audio file (name it `.m4a`) that `AVAudioPlayer` and `AVPlayer` open and seek in.
     ///
-    /// The master playlist is fetched and parsed, the best audio rendition chosen (see
-    /// `HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:)`), its media playlist
+    /// The master playlist is fetched and parsed, the best audio rendition chosen among the groups
+    /// whose declared codecs the file can hold (AAC, MP3, AC-3, E-AC-3; see
+    /// `HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:supporting:)`; when every
+    /// group declares another codec, the download fails with `unsupportedCodec` before any
+    /// segment is fetched), its media playlist
     /// fetched, and its segments (transport streams, packed audio or fragmented MP4) downloaded
     /// and remuxed in one pass: each segment's frames go straight into the file, which appears
     /// at `destination` only when complete. A pause keeps what was done; downloading again
@@ -91,10 +94,15 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             mediaURL = masterFinalURL
         case .multivariant(let master):
             let engine = engine
+            // Only groups whose declared codecs the writer supports are ranked.
             let chosen = try await master.highestQualityAudio(
                 playlistURL: masterFinalURL, preferredLanguages: preferredLanguages,
+                supporting: CodecSupport.isWritable,
                 measuringWith: { url in try await MediaDownloader.get(url, with: engine).0 })
             guard let chosen else {
+                if let codec = master.variants.lazy.flatMap(\.codecs).first(where: { !CodecSupport.isWritable($0) }) {
+                    throw DownloadError(.unsupportedCodec(codec), url: masterURL)
+                }
                 throw DownloadError(.unusablePlaylist(reason: "it has no audio and no variants"), url: masterURL)
             }
             selection = chosen

@@ -92,12 +92,20 @@ extension HLSMultivariantPlaylist {
     /// preferred language wins, then DEFAULT, then AUTOSELECT. Names and file names are never
     /// used: both arkiva renditions are called "Default".
     ///
-    /// - Parameter preferredLanguages: Language tags in order of preference (`["fr", "en"]`);
-    ///   a tag matches itself and its subtags (`en` matches `en-US`).
-    /// - Returns: The choice, or `nil` when the playlist has neither audio renditions nor variants.
+    /// - Parameters:
+    ///   - preferredLanguages: Language tags in order of preference (`["fr", "en"]`); a tag
+    ///     matches itself and its subtags (`en` matches `en-US`).
+    ///   - isSupported: Whether the app can use a `CODECS` entry (`"mp4a.40.2"`). A group whose
+    ///     variants declare an audio codec it refuses is left out before ranking, as is a muxed
+    ///     variant with any codec it refuses; a group or variant that declares no codecs stays.
+    ///     Everything is supported by default.
+    /// - Returns: The choice, or `nil` when the playlist has neither audio renditions nor
+    ///   variants (or none with supported codecs).
     /// - Complexity: O(*v* · *r*) for *v* variants and *r* renditions.
-    public func highestQualityAudio(preferredLanguages: [String] = []) -> AudioSelection? {
-        rankAudio(preferredLanguages: preferredLanguages, measured: [:])
+    public func highestQualityAudio(
+        preferredLanguages: [String] = [], supporting isSupported: (String) -> Bool = { _ in true }
+    ) -> AudioSelection? {
+        rankAudio(preferredLanguages: preferredLanguages, measured: [:], isSupported: isSupported)
     }
 
     /// Chooses the highest-quality audio, measuring the candidates' media playlists when the
@@ -106,12 +114,16 @@ extension HLSMultivariantPlaylist {
     /// - Parameters:
     ///   - playlistURL: The multivariant playlist's URL, to resolve the renditions' URIs.
     ///   - preferredLanguages: Language tags in order of preference.
+    ///   - isSupported: Whether the app can use a `CODECS` entry, as in
+    ///     ``highestQualityAudio(preferredLanguages:supporting:)``.
     ///   - load: Fetches a media playlist's bytes.
     /// - Throws: Whatever `load` throws, an ``HLSParseError`` or an ``HLSURIError``.
     public func highestQualityAudio(
-        playlistURL: URL, preferredLanguages: [String] = [], measuringWith load: (URL) async throws -> Data
+        playlistURL: URL, preferredLanguages: [String] = [], supporting isSupported: (String) -> Bool = { _ in true },
+        measuringWith load: (URL) async throws -> Data
     ) async throws -> AudioSelection? {
-        guard let selection = rankAudio(preferredLanguages: preferredLanguages, measured: [:]) else { return nil }
+        guard let selection = rankAudio(preferredLanguages: preferredLanguages, measured: [:], isSupported: isSupported)
+        else { return nil }
         guard selection.decidedBy == .documentOrder else { return selection }
         var measured: [String: Double] = [:]
         for group in selection.ranking {
@@ -124,14 +136,24 @@ extension HLSMultivariantPlaylist {
                 measured[group] = bitrate
             }
         }
-        return rankAudio(preferredLanguages: preferredLanguages, measured: measured)
+        return rankAudio(preferredLanguages: preferredLanguages, measured: measured, isSupported: isSupported)
     }
 
-    func rankAudio(preferredLanguages: [String], measured: [String: Double]) -> AudioSelection? {
-        let withURI = audioRenditions.filter { $0.uri != nil }
+    func rankAudio(
+        preferredLanguages: [String], measured: [String: Double], isSupported: (String) -> Bool = { _ in true }
+    ) -> AudioSelection? {
+        let allWithURI = audioRenditions.filter { $0.uri != nil }
+        let refused = Set(
+            allWithURI.map(\.groupID).filter { group in
+                variants.contains {
+                    $0.audioGroup == group && $0.codecs.filter(HLSCodec.isAudio).contains { !isSupported($0) }
+                }
+            })
+        let withURI = allWithURI.filter { !refused.contains($0.groupID) }
         guard !withURI.isEmpty else {
+            guard allWithURI.isEmpty else { return nil }
             guard
-                let best = variants.enumerated().max(by: { lhs, rhs in
+                let best = variants.filter({ $0.codecs.allSatisfy(isSupported) }).enumerated().max(by: { lhs, rhs in
                     lhs.element.bandwidth != rhs.element.bandwidth
                         ? lhs.element.bandwidth < rhs.element.bandwidth : lhs.offset > rhs.offset
                 })?.element

@@ -51,7 +51,10 @@ vsrc() { echo "$1=size=$2:rate=25:duration=$DUR"; }                  # vsrc test
 asrc() { echo "sine=frequency=$1:sample_rate=48000:duration=$ADUR"; } # asrc 440
 
 fresh() { rm -rf "$MEDIA/$1"; mkdir -p "$MEDIA/$1"; echo "== $1" >&2; }
-facts() { python3 "$TOOLS/facts.py" "$MEDIA/$1" --name "$1" --desc "$2" --made-with "$3" "${@:4}"; }
+facts() {
+  python3 "$TOOLS/facts.py" "$MEDIA/$1" --name "$1" --desc "$2" --made-with "$3" "${@:4}"
+  python3 "$TOOLS/packets.py" "$MEDIA/$1"
+}
 
 # one muxed H.264+AAC TS encode -> <dir>/<prefix>%d.ts + <dir>/<prefix>.m3u8
 ts_encode() { # dir prefix videosrc audiofreq [extra ffmpeg output options...]
