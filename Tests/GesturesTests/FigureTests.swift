@@ -124,4 +124,135 @@ struct GesturesFigureTests {
             article: "Sources/Gestures/Gestures.docc/FloatingPlayer.md")
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
+
+    // MARK: Motion against time
+
+    /// The README's throw released at x = 270 towards the edge anchor at 338: fast (the speed
+    /// the session measures), a slow push, and the critically damped spring earlier versions used.
+    static let fast = GlideMotion(from: 270, to: 338, initialVelocity: ReadmeThrow.speed, within: 52...338)
+    static let slow = GlideMotion(from: 270, to: 338, initialVelocity: 100, within: 52...338)
+    static let spring = SpringMotion(
+        spring: Spring(response: 0.45, dampingFraction: 1), from: 270, to: 338, initialVelocity: ReadmeThrow.speed)
+
+    /// Progress (0 to 1) and its rate on a motion's own clock (0 to 1), for the normalized charts.
+    static func normalized(_ progress: @escaping (Double) -> Double) -> (
+        progress: (Double) -> Double, speed: (Double) -> Double
+    ) {
+        let step = 0.000_1
+        return (
+            progress,
+            { u in (progress(min(u + step, 1)) - progress(max(u - step, 0))) / (min(u + step, 1) - max(u - step, 0)) }
+        )
+    }
+
+    /// `value` rounded, with a comma between thousands (4,063).
+    static func grouped(_ value: Double) -> String {
+        let digits = String(Int(value.rounded()))
+        guard digits.count > 3 else { return digits }
+        return digits.dropLast(3) + "," + digits.suffix(3)
+    }
+
+    static func glideFigure() -> SVGFigure {
+        let fastCurve = normalized { (fast.position(at: $0 * fast.duration) - 270) / 68 }
+        let slowCurve = normalized { (slow.position(at: $0 * slow.duration) - 270) / 68 }
+        let easeCurve = normalized { CubicBezierTiming.easeInOut.value(at: $0) }
+        func series(_ progress: Bool) -> [SVGFigure.Series] {
+            [
+                .init(
+                    "fast throw, \(grouped(ReadmeThrow.speed)) pt/s: \(Int((fast.duration * 1_000).rounded())) ms",
+                    ink: .accent, domain: 0...1, value: progress ? fastCurve.progress : fastCurve.speed),
+                .init(
+                    "slow push, 100 pt/s: \(Int((slow.duration * 1_000).rounded())) ms", ink: .highlight, domain: 0...1,
+                    value: progress ? slowCurve.progress : slowCurve.speed),
+                .init(
+                    "ease in and out (a drop)", ink: .muted, dashed: true, domain: 0...1,
+                    value: progress ? easeCurve.progress : easeCurve.speed),
+            ]
+        }
+        let fastStart = fastCurve.speed(0)
+        var figure = SVGFigure(
+            width: 700, height: 330,
+            description:
+                "Two charts over each motion's own duration, from the release at x = 270 to the edge at 338. "
+                + "Progress: the fast throw's glide (\(grouped(ReadmeThrow.speed)) points per second, "
+                + "\(Int((fast.duration * 1_000).rounded())) ms) is pure deceleration, the slow push's glide "
+                + "(100 points per second, \(Int((slow.duration * 1_000).rounded())) ms) speeds up then slows down, "
+                + "and the ease-in-out curve starts at rest. Speed, relative to the average: the fast glide "
+                + "leaves at \(SVGFigure.number(fastStart)) times the average and falls to 0, the slow one leaves at "
+                + "\(SVGFigure.number(slowCurve.speed(0))) and peaks before settling, ease-in-out starts and ends at 0."
+        )
+        figure.chart(
+            x: 50, y: 30, width: 260, height: 200, xRange: 0...1, yRange: 0...1.05, xTicks: [0, 0.25, 0.5, 0.75, 1],
+            yTicks: [0, 0.5, 1], xTitle: "fraction of the motion's duration", yTitle: "progress to the edge",
+            series: series(true))
+        figure.chart(
+            x: 400, y: 30, width: 260, height: 200, xRange: 0...1, yRange: 0...3.15, xTicks: [0, 0.25, 0.5, 0.75, 1],
+            yTicks: [0, 1, 2, 3], xTitle: "fraction of the motion's duration", yTitle: "speed ÷ average speed",
+            series: series(false))
+        figure.legend(series(true), x: 60, y: 290)
+        return figure
+    }
+
+    static func springFigure() -> SVGFigure {
+        let series: [SVGFigure.Series] = [
+            .init("glide, fast throw", ink: .accent, domain: 0...fast.duration) { fast.position(at: $0) },
+            .init("glide, slow push", ink: .highlight, domain: 0...slow.duration) { slow.position(at: $0) },
+            .init("critically damped spring (response 0.45 s)", ink: .muted, dashed: true, domain: 0...0.6) {
+                spring.position(at: $0)
+            },
+        ]
+        var figure = SVGFigure(
+            width: 560, height: 330,
+            description:
+                "Position against time for 0.6 s after a release at x = 270 towards the edge at 338: the fast "
+                + "throw's glide reaches the edge in \(Int((fast.duration * 1_000).rounded())) ms and stops there, "
+                + "the slow push's in \(Int((slow.duration * 1_000).rounded())) ms; the spring started at the fast "
+                + "throw's speed passes the edge and peaks 60 points beyond it before it comes back.")
+        figure.chart(
+            x: 60, y: 30, width: 460, height: 200, xRange: 0...0.6, yRange: 260...410,
+            xTicks: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], yTicks: [270, 300, 338, 400],
+            xTitle: "time after the release (s)",
+            yTitle: "x (points)", guides: [(338, "the edge anchor")], series: series)
+        figure.legend(series, x: 70, y: 290)
+        return figure
+    }
+
+    static func decelerationFigure() -> SVGFigure {
+        let deceleration = Deceleration(position: 0, velocity: 1, rate: .normal)
+        let rest = deceleration.restingPosition
+        let series: [SVGFigure.Series] = [
+            .init("scroll-view deceleration, rate 0.998 per ms", ink: .accent, domain: 0...3) {
+                deceleration.position(at: $0) / rest
+            }
+        ]
+        let half = deceleration.time(toReach: rest / 2) ?? 0
+        var figure = SVGFigure(
+            width: 560, height: 300,
+            description:
+                "The deceleration the projection assumes, position as a fraction of the resting distance over three "
+                + "seconds: half the distance is covered in \(SVGFigure.number(half)) s, 95 percent in "
+                + "\(SVGFigure.number(deceleration.time(toReach: rest * 0.95) ?? 0)) s.")
+        figure.chart(
+            x: 60, y: 30, width: 460, height: 200, xRange: 0...3, yRange: 0...1.05,
+            xTicks: [0, 0.5, 1, 1.5, 2, 2.5, 3],
+            yTicks: [0, 0.5, 1], xTitle: "time after the release (s)", yTitle: "fraction of the projected distance",
+            guides: [(1, "where it rests")], series: series)
+        figure.legend(series, x: 70, y: 285)
+        return figure
+    }
+
+    @Test(
+        "glide.svg, spring.svg and deceleration.svg (light and dark) are the motions the code computes",
+        arguments: ["glide", "spring", "deceleration"])
+    func motionFigureMatches(name: String) {
+        let figure =
+            switch name {
+            case "glide": Self.glideFigure()
+            case "spring": Self.springFigure()
+            default: Self.decelerationFigure()
+            }
+        let problems = CommittedFigure.problems(
+            figure, name: name, module: "Gestures", article: "Sources/Gestures/Gestures.docc/FloatingPlayer.md")
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
 }

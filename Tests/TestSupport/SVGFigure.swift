@@ -81,13 +81,15 @@ public struct SVGFigure: Sendable {
             .line(x1: start.0, y1: start.1, x2: end.0, y2: end.1, ink: ink, width: width, dashed: dashed, arrow: arrow))
     }
 
-    /// A polyline through `points`.
-    public mutating func polyline(_ points: [(Double, Double)], ink: Ink = .accent, width: Double = 2) {
+    /// A polyline through `points`, optionally dashed.
+    public mutating func polyline(
+        _ points: [(Double, Double)], ink: Ink = .accent, width: Double = 2, dashed: Bool = false
+    ) {
         guard let first = points.first else { return }
         let path =
             "M\(Self.number(first.0)) \(Self.number(first.1))"
             + points.dropFirst().map { " L\(Self.number($0.0)) \(Self.number($0.1))" }.joined()
-        elements.append(.path(path, ink: ink, width: width, dashed: false, arrow: false))
+        elements.append(.path(path, ink: ink, width: width, dashed: dashed, arrow: false))
     }
 
     /// A quadratic curve from `start` to `end` bending towards `control`, optionally with an
@@ -169,7 +171,7 @@ public struct SVGFigure: Sendable {
     }
 
     /// `value` with at most two decimals and no trailing zeros.
-    static func number(_ value: Double) -> String {
+    public static func number(_ value: Double) -> String {
         let rounded = (value * 100).rounded() / 100
         if rounded == rounded.rounded() { return String(Int(rounded)) }
         var text = String(format: "%.2f", rounded)
@@ -180,6 +182,98 @@ public struct SVGFigure: Sendable {
     static func escaped(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}
+
+extension SVGFigure {
+    /// One curve of a chart: a function sampled over the chart's time axis.
+    public struct Series {
+        /// Its name in the legend.
+        public var label: String
+        /// Its ink.
+        public var ink: Ink
+        /// Whether it is dashed.
+        public var dashed: Bool
+        /// Where it is defined (it is drawn only there).
+        public var domain: ClosedRange<Double>
+        /// Its value at a time.
+        public var value: (Double) -> Double
+
+        /// A series named `label` drawn in `ink`, defined over `domain`.
+        public init(
+            _ label: String, ink: Ink, dashed: Bool = false, domain: ClosedRange<Double>,
+            value: @escaping (Double) -> Double
+        ) {
+            self.label = label
+            self.ink = ink
+            self.dashed = dashed
+            self.domain = domain
+            self.value = value
+        }
+    }
+
+    /// A line chart in the box at (`x`, `y`) of `width` × `height` points: axes with the ticks
+    /// given (labelled by `format`), the axis titles, a dashed reference line at each of
+    /// `guides`, and each series sampled at 200 points of its domain, clipped to `yRange`.
+    ///
+    /// - Complexity: O(*s*) samples for *s* series.
+    public mutating func chart(
+        x: Double, y: Double, width: Double, height: Double, xRange: ClosedRange<Double>,
+        yRange: ClosedRange<Double>, xTicks: [Double], yTicks: [Double], xTitle: String, yTitle: String,
+        format: (Double) -> String = { SVGFigure.number($0) }, guides: [(value: Double, label: String)] = [],
+        series: [Series]
+    ) {
+        func px(_ value: Double) -> Double {
+            x + (value - xRange.lowerBound) / (xRange.upperBound - xRange.lowerBound) * width
+        }
+        func py(_ value: Double) -> Double {
+            y + height - (value - yRange.lowerBound) / (yRange.upperBound - yRange.lowerBound) * height
+        }
+        line(from: (x, y + height), to: (x + width, y + height), ink: .muted)
+        line(from: (x, y), to: (x, y + height), ink: .muted)
+        for tick in xTicks {
+            line(from: (px(tick), y + height), to: (px(tick), y + height + 4), ink: .muted)
+            text(format(tick), x: px(tick), y: y + height + 17, size: 11, ink: .muted, anchor: "middle")
+        }
+        for tick in yTicks {
+            line(from: (x - 4, py(tick)), to: (x, py(tick)), ink: .muted)
+            text(SVGFigure.number(tick), x: x - 7, y: py(tick) + 4, size: 11, ink: .muted, anchor: "end")
+        }
+        text(xTitle, x: x + width / 2, y: y + height + 34, size: 12, ink: .muted, anchor: "middle")
+        text(yTitle, x: x, y: y - 10, size: 12, ink: .muted, anchor: "start")
+        for guide in guides {
+            line(from: (x, py(guide.value)), to: (x + width, py(guide.value)), ink: .muted, dashed: true)
+            text(guide.label, x: x + width - 2, y: py(guide.value) - 5, size: 11, ink: .muted, anchor: "end")
+        }
+        for item in series {
+            let samples = 200
+            var run: [(Double, Double)] = []
+            var runs: [[(Double, Double)]] = []
+            for index in 0...samples {
+                let time =
+                    item.domain.lowerBound + (item.domain.upperBound - item.domain.lowerBound) * Double(index)
+                    / Double(samples)
+                guard xRange.contains(time) else { continue }
+                let value = item.value(time)
+                if yRange.contains(value) {
+                    run.append((px(time), py(value)))
+                } else if !run.isEmpty {
+                    runs.append(run)
+                    run = []
+                }
+            }
+            if !run.isEmpty { runs.append(run) }
+            for part in runs { polyline(part, ink: item.ink, width: 2, dashed: item.dashed) }
+        }
+    }
+
+    /// A legend of `series` from (`x`, `y`), one line each, `spacing` points apart.
+    public mutating func legend(_ series: [Series], x: Double, y: Double, spacing: Double = 18) {
+        for (index, item) in series.enumerated() {
+            let rowY = y + Double(index) * spacing
+            line(from: (x, rowY - 4), to: (x + 22, rowY - 4), ink: item.ink, width: 2, dashed: item.dashed)
+            text(item.label, x: x + 28, y: rowY, size: 12)
+        }
     }
 }
 
