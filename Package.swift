@@ -117,7 +117,7 @@ let package = Package(
             dependencies: ["HTTPSupport", "TestSupport"],
             swiftSettings: upcomingFeatures
         ),
-        .testTarget(name: "ArchitectureTests", swiftSettings: upcomingFeatures),
+        .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"], swiftSettings: upcomingFeatures),
         .testTarget(
             name: "BenchmarkHarnessTests",
             dependencies: ["BenchmarkHarness"],

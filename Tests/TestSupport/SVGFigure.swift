@@ -81,15 +81,15 @@ public struct SVGFigure: Sendable {
             .line(x1: start.0, y1: start.1, x2: end.0, y2: end.1, ink: ink, width: width, dashed: dashed, arrow: arrow))
     }
 
-    /// A polyline through `points`, optionally dashed.
+    /// A polyline through `points`, optionally dashed or ending in an arrowhead.
     public mutating func polyline(
-        _ points: [(Double, Double)], ink: Ink = .accent, width: Double = 2, dashed: Bool = false
+        _ points: [(Double, Double)], ink: Ink = .accent, width: Double = 2, dashed: Bool = false, arrow: Bool = false
     ) {
         guard let first = points.first else { return }
         let path =
             "M\(Self.number(first.0)) \(Self.number(first.1))"
             + points.dropFirst().map { " L\(Self.number($0.0)) \(Self.number($0.1))" }.joined()
-        elements.append(.path(path, ink: ink, width: width, dashed: dashed, arrow: false))
+        elements.append(.path(path, ink: ink, width: width, dashed: dashed, arrow: arrow))
     }
 
     /// A quadratic curve from `start` to `end` bending towards `control`, optionally with an
@@ -290,7 +290,13 @@ public enum CommittedFigure {
     /// The differences between `figure` and the committed `name.svg` and `name~dark.svg` in
     /// `Sources/<module>/<module>.docc/Resources`, one sentence each; empty when they agree.
     public static func differences(_ figure: SVGFigure, name: String, module: String) -> [String] {
-        let folder = root.appendingPathComponent("Sources/\(module)/\(module).docc/Resources")
+        differences(figure, name: name, folder: "Sources/\(module)/\(module).docc/Resources")
+    }
+
+    /// The differences between `figure` and the committed `name.svg` and `name~dark.svg` in
+    /// `folder` (from the repository's root), one sentence each; empty when they agree.
+    public static func differences(_ figure: SVGFigure, name: String, folder path: String) -> [String] {
+        let folder = root.appendingPathComponent(path)
         var found: [String] = []
         let rewrite = ProcessInfo.processInfo.environment["MEDIACORE_WRITE_FIGURES"] != nil
         for palette in SVGFigure.Palette.allCases {

@@ -1,0 +1,187 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The README's module graph, drawn from `Package.swift`'s library targets and their
+/// dependencies, and checked against the import rules of ``ModuleGraphTests``.
+@Suite("The module graph figure")
+struct ModuleGraphFigureTests {
+    /// A library target of the manifest: its name, its dependencies, and whether a product
+    /// exports it.
+    struct Target: Equatable {
+        var name: String
+        var dependencies: [String]
+        var isProduct: Bool
+    }
+
+    /// The library targets of `Package.swift` (those before its test targets), in order.
+    static func targets() throws -> [Target] {
+        let manifest = try String(
+            contentsOf: CommittedFigure.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let libraries = manifest.components(separatedBy: "// MARK: Tests").first ?? manifest
+        let products = Set(
+            libraries.matches(of: #/\.library\(name: "(\w+)"/#).map { String($0.output.1) })
+        return libraries.matches(of: #/\.target\(\s*name: "(\w+)"(?:,\s*dependencies: \[([^\]]*)\])?/#).map { match in
+            let dependencies = (match.output.2.map(String.init) ?? "").matches(of: #/"(\w+)"/#).map {
+                String($0.output.1)
+            }
+            return Target(
+                name: String(match.output.1), dependencies: dependencies,
+                isProduct: products.contains(String(match.output.1)))
+        }
+    }
+
+    /// Each target's layer: 0 for a target that depends on nothing, else one more than its
+    /// deepest dependency. O(*t* + *d*) with memoization, for *t* targets and *d* dependencies.
+    static func layers(_ targets: [Target]) -> [String: Int] {
+        var layer: [String: Int] = [:]
+        let byName = Dictionary(uniqueKeysWithValues: targets.map { ($0.name, $0) })
+        func depth(_ name: String) -> Int {
+            if let known = layer[name] { return known }
+            let value = (byName[name]?.dependencies.map { depth($0) + 1 }.max()) ?? 0
+            layer[name] = value
+            return value
+        }
+        for target in targets { _ = depth(target.name) }
+        return layer
+    }
+
+    /// A slot in a row of the drawing: a module, or a point an arrow passes through on its way
+    /// to a module more than one row below (so that no arrow crosses a box).
+    struct Slot {
+        var name: String
+        var isModule: Bool
+        var width: Double
+    }
+
+    /// The figure: modules in rows by layer (a module above what it imports), ordered within a
+    /// row by the mean position of what points at them, then of what they point at (the
+    /// barycenter heuristic, one sweep down and one up), and each
+    /// import an arrow that passes between the boxes of the rows it crosses.
+    ///
+    /// - Complexity: O(*t*² + *d*·*r*) for *t* targets, *d* dependencies and *r* rows.
+    static func figure(_ targets: [Target]) -> SVGFigure {
+        let layer = layers(targets)
+        let top = layer.values.max() ?? 0
+        let boxWidth = 150.0
+        let boxHeight = 36.0
+        let rowGap = 64.0
+        let gap = 24.0
+        let edges = targets.flatMap { target in target.dependencies.map { (from: target.name, to: $0) } }
+        // Rows from the top; a long arrow gets a pass-through slot in every row between its ends.
+        var rows: [[Slot]] = (0...top).reversed().map { level in
+            targets.filter { layer[$0.name] == level }.map(\.name).sorted().map {
+                Slot(name: $0, isModule: true, width: boxWidth)
+            }
+        }
+        // Each arrow's slots from its source down to its target.
+        var routes: [String: [String]] = [:]
+        for edge in edges {
+            guard let from = layer[edge.from], let to = layer[edge.to] else { continue }
+            var route = [edge.from]
+            for level in stride(from: from - 1, to: to, by: -1) {
+                let name = "\(edge.from)→\(edge.to)@\(level)"
+                rows[top - level].append(Slot(name: name, isModule: false, width: 8))
+                route.append(name)
+            }
+            routes["\(edge.from)→\(edge.to)"] = route + [edge.to]
+        }
+        // Order each row by the barycenter of the slots above that lead into it.
+        var order: [String: Double] = [:]
+        for (index, slot) in rows[0].enumerated() { order[slot.name] = Double(index) }
+        for row in rows.indices.dropFirst() {
+            let keyed = rows[row].map { slot -> (Slot, Double) in
+                let above = routes.values.compactMap { route -> Double? in
+                    guard let index = route.firstIndex(of: slot.name), index > 0 else { return nil }
+                    return order[route[index - 1]]
+                }
+                return (slot, above.isEmpty ? 999 : above.reduce(0, +) / Double(above.count))
+            }
+            rows[row] = keyed.sorted { ($0.1, $0.0.name) < ($1.1, $1.0.name) }.map(\.0)
+            for (index, slot) in rows[row].enumerated() { order[slot.name] = Double(index) }
+        }
+        // Then upwards, by the barycenter of the slots each leads to (ties keep the order above).
+        for row in rows.indices.dropLast().reversed() {
+            let keyed = rows[row].enumerated().map { index, slot -> (Slot, Double, Int) in
+                let below = routes.values.compactMap { route -> Double? in
+                    guard let at = route.firstIndex(of: slot.name), at + 1 < route.count else { return nil }
+                    return order[route[at + 1]]
+                }
+                return (slot, below.isEmpty ? 999 : below.reduce(0, +) / Double(below.count), index)
+            }
+            rows[row] = keyed.sorted { ($0.1, $0.2) < ($1.1, $1.2) }.map(\.0)
+            for (index, slot) in rows[row].enumerated() { order[slot.name] = Double(index) }
+        }
+        let rowWidths = rows.map { row in row.reduce(0) { $0 + $1.width } + Double(max(row.count - 1, 0)) * gap }
+        let width = (rowWidths.max() ?? 0) + 40
+        let height = Double(rows.count) * boxHeight + Double(rows.count - 1) * rowGap + 70
+        var centers: [String: (Double, Double)] = [:]
+        for (row, slots) in rows.enumerated() {
+            var x = (width - rowWidths[row]) / 2
+            for slot in slots {
+                centers[slot.name] = (x + slot.width / 2, 20 + Double(row) * (boxHeight + rowGap) + boxHeight / 2)
+                x += slot.width + gap
+            }
+        }
+        let internalTargets = targets.filter { !$0.isProduct }.map(\.name)
+        var figure = SVGFigure(
+            width: width, height: height,
+            description:
+                "MediaCore's modules and what each imports, from Package.swift: "
+                + targets.map { target in
+                    target.dependencies.isEmpty
+                        ? "\(target.name) imports no other module"
+                        : "\(target.name) imports \(target.dependencies.joined(separator: ", "))"
+                }.joined(separator: "; ")
+                + ". \(internalTargets.joined(separator: ", ")) is package-internal, not a product. No cycle.")
+        for edge in edges {
+            guard let route = routes["\(edge.from)→\(edge.to)"] else { continue }
+            var points: [(Double, Double)] = []
+            for (index, name) in route.enumerated() {
+                guard let center = centers[name] else { continue }
+                if index == 0 {
+                    points.append((center.0, center.1 + boxHeight / 2))
+                } else if index == route.count - 1 {
+                    points.append((center.0, center.1 - boxHeight / 2 - 2))
+                } else {
+                    points += [(center.0, center.1 - boxHeight / 2), (center.0, center.1 + boxHeight / 2)]
+                }
+            }
+            figure.polyline(points, ink: .muted, width: 1.25, arrow: true)
+        }
+        for target in targets {
+            guard let center = centers[target.name] else { continue }
+            figure.rect(
+                x: center.0 - boxWidth / 2, y: center.1 - boxHeight / 2, width: boxWidth, height: boxHeight, radius: 8,
+                fill: target.isProduct ? .surface : nil, stroke: target.isProduct ? .text : .muted)
+            figure.text(
+                target.name, x: center.0, y: center.1 + 5, size: 14, ink: target.isProduct ? .text : .muted,
+                anchor: "middle", bold: target.isProduct)
+        }
+        figure.text(
+            "An arrow from A to B: A imports B. Outlined in grey: package-internal, not a product.", x: 20,
+            y: height - 16, size: 12, ink: .muted)
+        return figure
+    }
+
+    @Test("Package.swift's library targets are the modules, with the dependencies the import rules allow")
+    func manifestMatchesImportRules() throws {
+        let targets = try Self.targets()
+        #expect(targets.count == ModuleGraphTests.allowed.count)
+        for target in targets {
+            #expect(Set(target.dependencies) == ModuleGraphTests.allowed[target.name], "\(target.name)")
+        }
+    }
+
+    @Test("Docs/Figures/modules.svg (light and dark) is drawn from Package.swift, and the README shows it")
+    func figureMatches() throws {
+        let figure = Self.figure(try Self.targets())
+        let problems = CommittedFigure.differences(figure, name: "modules", folder: "Docs/Figures")
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+        let readme = try String(contentsOf: CommittedFigure.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains("srcset=\"Docs/Figures/modules~dark.svg\""))
+        #expect(
+            readme.contains("<img alt=\"\(figure.description)\" src=\"Docs/Figures/modules.svg\""),
+            "README.md should show <img alt=\"\(figure.description)\" src=\"Docs/Figures/modules.svg\">")
+    }
+}
