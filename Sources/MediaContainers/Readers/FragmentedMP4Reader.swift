@@ -45,6 +45,8 @@ public struct FragmentedMP4Reader: Sendable {
 
     /// The largest top-level box accepted: 1 GiB.
     static let maximumBoxLength = 1 << 30
+    /// The most samples one `trun` may hold.
+    static let maximumSamplesPerRun: UInt32 = 1 << 20
 
     /// Reads the initialisation section (`ftyp` and `moov`).
     ///
@@ -295,8 +297,11 @@ public struct FragmentedMP4Reader: Sendable {
                 time = Int64(Int32(bitPattern: value))
             }
             guard cursor.skip(4) else { break }
+            // Times beyond any real lesson (and sums that would overflow) void the edit list.
+            guard time <= Int64.max / 4, duration <= Int64.max / 4 else { return (0, 0) }
             if time >= 0 { return (time, delay) }
             delay += duration
+            guard delay <= Int64.max / 4 else { return (0, 0) }
         }
         return (0, 0)
     }
@@ -489,6 +494,14 @@ public struct FragmentedMP4Reader: Sendable {
                 let perSample =
                     (runFlags & 0x100 != 0 ? 4 : 0) + (runFlags & 0x200 != 0 ? 4 : 0) + (runFlags & 0x400 != 0 ? 4 : 0)
                     + (runFlags & 0x800 != 0 ? 4 : 0)
+                // A run of more than a million samples (over six hours of 48 kHz AAC frames in
+                // one fragment) is refused before anything is reserved or looped over: with no
+                // per-sample fields, the box's size does not bound the count.
+                guard count <= Self.maximumSamplesPerRun else {
+                    throw ContainerError(
+                        .malformedBox(box: "trun", reason: "\(count) samples in one run"), offset: consumed + trun.start
+                    )
+                }
                 guard UInt64(count) * UInt64(perSample) <= UInt64(run.remaining) else {
                     throw ContainerError(
                         .malformedBox(box: "trun", reason: "\(count) samples do not fit in the box"),
@@ -541,7 +554,12 @@ public struct FragmentedMP4Reader: Sendable {
                     offset: consumed + mdat.start)
             }
             let data = Data(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + sample.size)]))
-            let decode = time - track.editShift
+            let (decode, overflow) = time.subtractingReportingOverflow(track.editShift)
+            guard !overflow, abs(decode) <= Int64.max / 4 else {
+                throw ContainerError(
+                    .timestampOutOfRange(reason: "a decode time of \(time) less an edit of \(track.editShift)"),
+                    offset: consumed + mdat.start)
+            }
             samples.append(
                 MediaSample(
                     stream: slot, description: description, data: data, decodeTime: decode,

@@ -1,0 +1,105 @@
+import Foundation
+import MediaContainers
+import TestSupport
+import Testing
+
+/// Fragmented MP4 made hostile from the CMAF lesson's real audio rendition: every case ends in
+/// samples or a typed ``ContainerError``, never a trap, a hang or a huge allocation.
+@Suite("Hostile fragmented MP4 (ISO/IEC 14496-12 §8.6.6, §8.8.8)")
+struct HostileFragmentTests {
+    /// Container boxes whose children `rewriting` walks.
+    static let containers: Set<String> = ["moov", "trak", "edts", "mdia", "minf", "stbl", "moof", "traf"]
+
+    /// `bytes[range]`'s boxes with each box `body` returns new bytes for replaced, and every
+    /// container's size recomputed.
+    static func rewriting(
+        _ bytes: [UInt8], _ range: Range<Int>? = nil, _ body: (String, [UInt8]) -> [UInt8]?
+    ) -> [UInt8] {
+        var out: [UInt8] = []
+        var at = range?.lowerBound ?? 0
+        let end = range?.upperBound ?? bytes.count
+        while at + 8 <= end {
+            let size = bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
+            guard size >= 8, at + size <= end else { break }
+            let type = String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self)
+            var box: [UInt8]
+            if let replaced = body(type, Array(bytes[at..<(at + size)])) {
+                box = replaced
+            } else if containers.contains(type) {
+                box = Array(bytes[(at + 4)..<(at + 8)]) + rewriting(bytes, (at + 8)..<(at + size), body)
+                box = bigEndian(UInt32(box.count + 4), bytes: 4) + box
+            } else {
+                box = Array(bytes[at..<(at + size)])
+            }
+            out += box
+            at += size
+        }
+        return out
+    }
+
+    static func bigEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
+        (0..<bytes).map { UInt8((value >> (8 * UInt64(bytes - 1 - $0))) & 0xFF) }
+    }
+
+    static func bigEndian(_ value: UInt32, bytes: Int) -> [UInt8] { bigEndian(UInt64(value), bytes: bytes) }
+
+    /// A version-1 `elst` with `edits` (segment duration, media time).
+    static func editList(_ edits: [(UInt64, Int64)]) -> [UInt8] {
+        var body: [UInt8] = [1, 0, 0, 0] + bigEndian(UInt32(edits.count), bytes: 4)
+        for (duration, time) in edits {
+            body += bigEndian(duration, bytes: 8) + bigEndian(UInt64(bitPattern: time), bytes: 8) + [0, 1, 0, 0]
+        }
+        return bigEndian(UInt32(body.count + 8), bytes: 4) + Array("elst".utf8) + body
+    }
+
+    func read(_ initialization: [UInt8], _ segment: [UInt8]) throws -> [MediaSample] {
+        var reader = try FragmentedMP4Reader(initialization: Data(initialization))
+        return try reader.read(Data(segment)) + reader.finish()
+    }
+
+    let initialization = [UInt8]((try? Lessons.data("cmaf/audio_en/init_1.mp4")) ?? Data())
+    let segment = [UInt8]((try? Lessons.data("cmaf/audio_en/seg0.m4s")) ?? Data())
+
+    @Test("§8.6.6: empty edits whose durations sum past 2⁶³ void the edit list instead of overflowing")
+    func editDurationsOverflow() throws {
+        let hostile = Self.rewriting(initialization) { type, _ in
+            type == "elst" ? Self.editList([(UInt64(Int64.max), -1), (UInt64(Int64.max), -1), (100, 0)]) : nil
+        }
+        // Two v0 entries (24 bytes) become three v1 entries (60 bytes).
+        #expect(hostile.count == initialization.count + 36)
+        let samples = try read(hostile, segment)
+        #expect(samples.count == 47)
+        #expect(samples.first?.decodeTime == 0)
+    }
+
+    @Test(
+        "§8.6.6: one empty edit of centuries is a typed timestamp error, not an overflow",
+        arguments: [Int64.max / 4, 1 << 61])
+    func editShiftOverflow(delay: Int64) throws {
+        let hostile = Self.rewriting(initialization) { type, _ in
+            type == "elst" ? Self.editList([(UInt64(delay), -1), (100, 0)]) : nil
+        }
+        do {
+            let samples = try read(hostile, segment)
+            // Accepted only if every time stayed in range.
+            #expect(samples.allSatisfy { abs($0.decodeTime) <= Int64.max / 4 })
+        } catch let error as ContainerError {
+            guard case .timestampOutOfRange = error.kind else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+        }
+    }
+
+    @Test(
+        "§8.8.8: a trun with no per-sample fields and a huge sample_count is refused before any allocation",
+        arguments: [UInt32.max, 1 << 21])
+    func hugeSampleCount(count: UInt32) throws {
+        let hostile = Self.rewriting(segment) { type, box in
+            guard type == "trun" else { return nil }
+            // Flags: data offset only; the per-sample fields stay in the box, unread.
+            return Array(box[0..<9]) + [0, 0, 1] + Self.bigEndian(count, bytes: 4) + Array(box[16...])
+        }
+        #expect(throws: ContainerError.self) { try read(initialization, hostile) }
+    }
+}
