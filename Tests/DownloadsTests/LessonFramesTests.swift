@@ -42,4 +42,58 @@ struct LessonFramesTests {
             abs(drift.seconds * 1_000_000 - Double(stated.keepingTimestamps)) < 1,
             "\(name): drift \(drift.seconds * 1_000_000) µs, stated \(stated.keepingTimestamps) µs")
     }
+
+    @Test(
+        "ISO/IEC 13818-1 §2.4.4.9: a lesson whose program map declares DTS audio fails as unsupported, with nothing written"
+    )
+    func declaredDTSIsRefused() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let lesson = try ServedLesson("ts-ac3")
+        lesson.serve(on: transport)
+        // The same segments, their program maps declaring DTS (0x82) where they declare AC-3 (0x81).
+        for path in lesson.files.keys where path.hasSuffix(".ts") {
+            let (bytes, patched) = Self.declaringDTS(try #require(lesson.files[path]))
+            #expect(patched > 0, "\(path): no AC-3 entry found")
+            transport.stub(lesson.base.appendingPathComponent(path), reply: .resource(bytes))
+        }
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let folder = temporaryFolder("frames-dts")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        do {
+            _ = try await downloader.downloadLesson(from: lesson.entry, to: folder.appendingPathComponent("lesson"))
+                .result()
+            Issue.record("a lesson with DTS audio was downloaded")
+        } catch {
+            #expect(error.category == .unsupported, "\(error)")
+            #expect("\(error)".contains("0x82") || "\(error)".lowercased().contains("dts"), "\(error)")
+        }
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        #expect(left.filter { !$0.hasPrefix(".") }.isEmpty, "\(left)")
+    }
+
+    /// `segment` with every program map entry of stream type 0x81 (AC-3) changed to 0x82 (DTS),
+    /// and how many were changed.
+    static func declaringDTS(_ segment: Data) -> (Data, Int) {
+        var bytes = [UInt8](segment)
+        let starts = stride(from: 0, through: bytes.count - 188, by: 188).filter {
+            // A PMT section at the start of the payload: table_id 2 after a zero pointer field.
+            bytes[$0 + 1] & 0x40 != 0 && bytes[$0 + 3] & 0x30 == 0x10 && bytes[$0 + 4] == 0 && bytes[$0 + 5] == 0x02
+        }
+        var patched = 0
+        for start in starts {
+            let sectionLength = Int(bytes[start + 6] & 0x0F) << 8 | Int(bytes[start + 7])
+            let entriesEnd = min(start + 8 + sectionLength - 4, start + 188)
+            let programInfo = Int(bytes[start + 15] & 0x0F) << 8 | Int(bytes[start + 16])
+            var entry = start + 17 + programInfo
+            while entry + 5 <= entriesEnd {
+                if bytes[entry] == 0x81 {
+                    bytes[entry] = 0x82
+                    patched += 1
+                }
+                entry += 5 + (Int(bytes[entry + 3] & 0x0F) << 8 | Int(bytes[entry + 4]))
+            }
+        }
+        return (Data(bytes), patched)
+    }
 }

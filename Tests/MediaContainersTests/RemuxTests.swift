@@ -80,6 +80,44 @@ struct RemuxTests {
     }
 }
 
+/// Audio placed by its own timestamps (RFC 8216 §6.3.3 leaves a lesson's timestamps to the
+/// source): overlaps trimmed, gaps kept or filled, and the report counting each.
+@Suite("Audio gaps and overlaps")
+struct AudioGapTests {
+    @Test(
+        "an overlap is trimmed by whole frames, a gap kept in the timestamps or filled with silent frames, and the report counts each",
+        arguments: [SegmentRemuxer.GapPolicy.keepTimestamps, .fillWithSilence])
+    func gapsAndOverlaps(gaps: SegmentRemuxer.GapPolicy) throws {
+        var builder = TransportStreamBuilder()
+        let frame = 1_024.0 * 90_000 / 44_100
+        func pts(_ frames: Double) -> Int64 { 126_000 + Int64((frames * frame).rounded()) }
+        var bytes = builder.tables()
+        bytes += builder.audioPES(pts: pts(0), frameCount: 4)
+        // Frames 2 to 5: the first two overlap frames 2 and 3 already written.
+        bytes += builder.audioPES(pts: pts(2), frameCount: 4)
+        // Frames 10 and 11: four frames missing after frame 5.
+        bytes += builder.audioPES(pts: pts(10), frameCount: 2)
+        let result = try Remux.run(
+            [[SegmentRemuxer.Segment(data: Data(bytes), discontinuity: 0, index: 0)]], gaps: gaps)
+        #expect(result.report.framesTrimmed == 2)
+        let sound = try #require(result.file.tracks("soun").first)
+        let times = sound.presentationTimes()
+        let seconds = 1_024.0 / 44_100
+        switch gaps {
+        case .keepTimestamps:
+            #expect(result.report.gapsKept == 1 && result.report.silentFramesInserted == 0)
+            #expect(sound.samples.count == 8)
+        case .fillWithSilence:
+            #expect(result.report.gapsKept == 0 && result.report.silentFramesInserted == 4)
+            #expect(sound.samples.count == 12)
+        }
+        // Either way, the last frame is presented where its timestamp puts it: frame 11.
+        let last = try #require(times.last)
+        let first = try #require(times.first)
+        #expect(abs((last - first) - 11 * seconds) < 0.000_1)
+    }
+}
+
 @Suite("Fragmented MP4 segments read in pieces (ISO/IEC 14496-12 §8.8)")
 struct FragmentedMP4PieceTests {
     /// The CMAF lesson's audio initialisation section and first segment.

@@ -66,14 +66,19 @@ struct VideoRemuxTests {
         #expect(try Remux.run(segments, pieces: parts).bytes == Remux.run(segments).bytes)
     }
 
-    @Test("a stream in a codec MP4 remuxing does not take (MPEG-2 video) is a typed error naming the codec and segment")
-    func unsupportedCodec() throws {
-        // The builder's stream, its PMT announcing stream type 0x02 (MPEG-2 video) instead of AAC.
+    @Test(
+        "ISO/IEC 13818-1 §2.4.4.9: a declared stream in a codec MP4 remuxing does not take is a typed error naming the codec and segment, never dropped",
+        arguments: [
+            // MPEG-2 video, LATM AAC, MPEG-H 3D audio, VVC, DTS, TrueHD, DTS-HD, DTS secondary.
+            0x02, 0x11, 0x2D, 0x33, 0x82, 0x83, 0x85, 0xA2,
+        ] as [UInt8])
+    func unsupportedCodec(streamType: UInt8) throws {
+        // The builder's stream, its PMT announcing `streamType` instead of AAC.
         var stream = TransportStreamBuilder.audioStream(pesCount: 5)
         let pmt = try #require((188..<376).first { stream[$0] == 0x02 && stream[$0 + 1] == 0xB0 })
         #expect(stream[pmt + 12] == 0x0F)
-        stream[pmt + 12] = 0x02
-        #expect(throws: ContainerError(.unsupportedCodec(StreamType(rawValue: 0x02)), segment: 0)) {
+        stream[pmt + 12] = streamType
+        #expect(throws: ContainerError(.unsupportedCodec(StreamType(rawValue: streamType)), segment: 0)) {
             _ = try Remux.run([Data(stream)])
         }
     }

@@ -301,7 +301,13 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .wrongLength, .wrongRange, .remoteChanged, .playlist, .uri, .unusablePlaylist, .tooLarge, .rangeTooLarge:
             .server
         case .keyRefused: .accessDenied
-        case .invalidKey, .decryptionFailed, .notMedia, .container: .notMedia
+        case .container(let error):
+            switch error.kind {
+            // A stream the file cannot hold, declared by a segment's program map: not bad media.
+            case .unsupportedCodec, .encrypted: .unsupported
+            default: .notMedia
+            }
+        case .invalidKey, .decryptionFailed, .notMedia: .notMedia
         case .encrypted, .liveStream, .unsupportedCodec: .unsupported
         case .insufficientStorage: .storageFull
         case .file(_, let reason): Self.saysDiskFull(reason) ? .storageFull : .other

@@ -100,7 +100,8 @@ public struct SegmentRemuxer: Sendable {
         /// Silent audio frames inserted where the source left a gap (with
         /// ``GapPolicy/fillWithSilence``).
         public var silentFramesInserted = 0
-        /// Gaps of a frame or more kept in audio timestamps (with ``GapPolicy/keepTimestamps``).
+        /// Gaps of a frame or more kept in audio timestamps (with ``GapPolicy/keepTimestamps``, or
+        /// with ``GapPolicy/fillWithSilence`` for a codec other than AAC LC).
         public var gapsKept = 0
         /// Audio frames left out where the source overlapped what came before.
         public var framesTrimmed = 0
@@ -751,6 +752,9 @@ public struct SegmentRemuxer: Sendable {
                     }
                     report.silentFramesInserted += Int(count)
                     present = expected + count * frame
+                } else {
+                    // No silent frame for this codec: the gap stays, as with keepTimestamps.
+                    report.gapsKept += 1
                 }
             }
             decode = present

@@ -112,9 +112,23 @@ public struct DeclaredStream: Hashable, Sendable, Codable {
                 return .media(.audio, .ac3)
             }
             if registration == "HEVC" { return .media(.video, .hevc) }
+            // Audio this module cannot write, declared in private data (ETSI EN 300 468 DTS and
+            // extension descriptors: AC-4, DTS-HD, DTS-UHD; registrations for DTS and Opus): a
+            // typed refusal, never a silent drop.
+            if descriptors.contains(where: { $0.tag == 0x7B || $0.tag == 0x73 })
+                || descriptors.contains(where: { $0.tag == 0x7F && [0x0E, 0x15, 0x21].contains($0.body.first ?? 0) })
+                || ["DTS1", "DTS2", "DTS3", "Opus", "AC-4", "BSSD"].contains(registration ?? "")
+            {
+                return .unsupported
+            }
             return .data
         case 0xDB, 0xCF, 0xC1, 0xC2: return .encrypted("SAMPLE-AES")
-        case 0x01, 0x02, 0x10, 0x11, 0x1C, 0x1E, 0x1F, 0x20, 0x21, 0x42, 0xD1, 0xEA: return .unsupported
+        // Video and audio this module cannot write: MPEG-1/2 and MPEG-4 part 2 video, LATM and
+        // raw MPEG-4 audio, SVC/MVC, JPEG 2000, MPEG-H 3D audio, VVC, AVS, VC-1, and the
+        // ATSC/Blu-ray audio types (LPCM, DTS, TrueHD, DTS-HD, secondary E-AC-3 and DTS).
+        case 0x01, 0x02, 0x10, 0x11, 0x1C, 0x1E, 0x1F, 0x20, 0x21, 0x2D, 0x2E, 0x33, 0x42, 0xD1, 0xEA, 0x82,
+            0x83, 0x84, 0x85, 0x8A, 0xA1, 0xA2:
+            return .unsupported
         default: return .data
         }
     }
