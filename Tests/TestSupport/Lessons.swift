@@ -297,6 +297,18 @@ public enum SampleDigest {
         return units
     }
 
+    /// `count` units each preceded by a 16-bit length, read from `body` at `at` (which moves past
+    /// them), as `avcC` and `hvcC` list parameter sets.
+    static func units(count: Int, in body: [UInt8], at: inout Int) -> [ArraySlice<UInt8>] {
+        var units: [ArraySlice<UInt8>] = []
+        for _ in 0..<count where at + 2 <= body.count {
+            let length = Int(body[at]) << 8 | Int(body[at + 1])
+            units.append(body[(at + 2)..<min(at + 2 + length, body.count)])
+            at += 2 + length
+        }
+        return units
+    }
+
     /// The parameter sets of a video sample entry's `avcC` or `hvcC`, and its NAL length size.
     static func configuration(_ entry: [UInt8]) -> (units: [ArraySlice<UInt8>], lengthSize: Int, hevc: Bool)? {
         // A visual sample entry: 8-byte header, 78 bytes of fields, then its boxes.
@@ -307,34 +319,24 @@ public enum SampleDigest {
             guard size >= 8, offset + size <= entry.count else { return nil }
             let body = Array(entry[(offset + 8)..<(offset + size)])
             if type == "avcC", body.count >= 7 {
-                var units: [ArraySlice<UInt8>] = []
+                // The SPS count's low 5 bits, the SPSs, the PPS count, the PPSs.
                 var at = 6
-                var count = Int(body[5] & 0x1F)
-                for index in 0..<2 {
-                    if index == 1 {
-                        guard at < body.count else { break }
-                        count = Int(body[at])
-                        at += 1
-                    }
-                    for _ in 0..<count where at + 2 <= body.count {
-                        let length = Int(body[at]) << 8 | Int(body[at + 1])
-                        units.append(body[(at + 2)..<min(at + 2 + length, body.count)])
-                        at += 2 + length
-                    }
+                var units = Self.units(count: Int(body[5] & 0x1F), in: body, at: &at)
+                if at < body.count {
+                    let count = Int(body[at])
+                    at += 1
+                    units += Self.units(count: count, in: body, at: &at)
                 }
                 return (units, Int(body[4] & 3) + 1, false)
             }
             if type == "hvcC", body.count >= 23 {
+                // Arrays of one NAL type each: type, a 16-bit count, the units.
                 var units: [ArraySlice<UInt8>] = []
                 var at = 23
                 for _ in 0..<Int(body[22]) where at + 3 <= body.count {
                     let count = Int(body[at + 1]) << 8 | Int(body[at + 2])
                     at += 3
-                    for _ in 0..<count where at + 2 <= body.count {
-                        let length = Int(body[at]) << 8 | Int(body[at + 1])
-                        units.append(body[(at + 2)..<min(at + 2 + length, body.count)])
-                        at += 2 + length
-                    }
+                    units += Self.units(count: count, in: body, at: &at)
                 }
                 return (units, Int(body[21] & 3) + 1, true)
             }

@@ -17,15 +17,16 @@ public struct TransportStreamBuilder {
         generator = SplitMix64(seed: seed)
     }
 
-    /// The PAT and PMT announcing one AAC (ADTS) stream.
-    public mutating func tables() -> [UInt8] {
+    /// The PAT and PMT announcing one stream of `streamType` (AAC in ADTS by default) on
+    /// ``audioPID``.
+    public mutating func tables(streamType: UInt8 = 0x0F) -> [UInt8] {
         let pat: [UInt8] = [
             0x00, 0xB0, 0x0D, 0x00, 0x01, 0xC1, 0x00, 0x00, 0x00, 0x01,
             0xE0 | UInt8(mapPID >> 8), UInt8(mapPID & 0xFF), 0, 0, 0, 0,
         ]
         let pmt: [UInt8] = [
             0x02, 0xB0, 0x12, 0x00, 0x01, 0xC1, 0x00, 0x00, 0xE0 | UInt8(audioPID >> 8), UInt8(audioPID & 0xFF),
-            0xF0, 0x00, 0x0F, 0xE0 | UInt8(audioPID >> 8), UInt8(audioPID & 0xFF), 0xF0, 0x00, 0, 0, 0, 0,
+            0xF0, 0x00, streamType, 0xE0 | UInt8(audioPID >> 8), UInt8(audioPID & 0xFF), 0xF0, 0x00, 0, 0, 0, 0,
         ]
         return packets(pid: 0, payload: [0] + pat) + packets(pid: mapPID, payload: [0] + pmt)
     }
@@ -66,17 +67,18 @@ public struct TransportStreamBuilder {
         return bytes
     }
 
-    /// `payload` as transport packets of `pid`, the first marked as a unit start, the last
-    /// filled out with an adaptation field of stuffing.
-    private mutating func packets(pid: UInt16, payload: [UInt8]) -> [UInt8] {
+    /// `payload` as transport packets of `pid` with continuity counters that never skip, the
+    /// first marked as a unit start (unless `unitStart` is false), the last filled out with an
+    /// adaptation field of stuffing.
+    public mutating func packets(pid: UInt16, payload: [UInt8], unitStart: Bool = true) -> [UInt8] {
         var bytes: [UInt8] = []
         var start = 0
         while start < payload.count {
             let chunk = min(184, payload.count - start)
             let counter = (counters[pid, default: 15] &+ 1) & 0x0F
             counters[pid] = counter
-            let unitStart: UInt8 = start == 0 ? 0x40 : 0
-            bytes += [0x47, unitStart | UInt8(pid >> 8), UInt8(pid & 0xFF)]
+            let startFlag: UInt8 = start == 0 && unitStart ? 0x40 : 0
+            bytes += [0x47, startFlag | UInt8(pid >> 8), UInt8(pid & 0xFF)]
             if chunk == 184 {
                 bytes.append(0x10 | counter)
             } else {

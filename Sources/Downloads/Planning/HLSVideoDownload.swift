@@ -58,6 +58,11 @@ enum CodecSupport {
     /// `hvc1`/`hev1` (HEVC), `mp4a.40.*` (AAC), `mp4a.69`/`mp4a.6B`/`mp4a.40.34` (MP3), `ac-3`,
     /// `ec-3`; subtitle and caption codecs (`wvtt`, `stpp`, `c608`) are not media of the file and
     /// count as writable.
+    /// The first `CODECS` entry of `variants` the writer cannot hold, for the error that names it.
+    static func firstUnwritable(in variants: [HLSVariant]) -> String? {
+        variants.lazy.flatMap(\.codecs).first { !isWritable($0) }
+    }
+
     static func isWritable(_ codec: String) -> Bool {
         let lower = codec.lowercased().trimmingCharacters(in: .whitespaces)
         for prefix in ["avc1", "avc3", "hvc1", "hev1", "mp4a.40.", "ac-3", "ec-3", "wvtt", "stpp", "c608", "tx3g"]
@@ -238,7 +243,7 @@ extension MediaDownloader {
             return PlannedVideo(plan: plan, videoURL: finalURL)
         case .multivariant(let master):
             guard let variant = policy.choose(from: master.variants) else {
-                if let codec = master.variants.lazy.flatMap(\.codecs).first(where: { !CodecSupport.isWritable($0) }) {
+                if let codec = CodecSupport.firstUnwritable(in: master.variants) {
                     throw DownloadError(.unsupportedCodec(codec), url: url)
                 }
                 throw DownloadError(.unusablePlaylist(reason: "it has no variants"), url: url)

@@ -100,7 +100,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 supporting: CodecSupport.isWritable,
                 measuringWith: { url in try await MediaDownloader.get(url, with: engine).0 })
             guard let chosen else {
-                if let codec = master.variants.lazy.flatMap(\.codecs).first(where: { !CodecSupport.isWritable($0) }) {
+                if let codec = CodecSupport.firstUnwritable(in: master.variants) {
                     throw DownloadError(.unsupportedCodec(codec), url: masterURL)
                 }
                 throw DownloadError(.unusablePlaylist(reason: "it has no audio and no variants"), url: masterURL)
