@@ -7,11 +7,11 @@ import Testing
 /// the file back.
 enum Remux {
     struct Result {
-        var url: URL
         var file: MP4Inspector
         var report: SegmentRemuxer.Report
         var summary: MP4Writer.Summary
-        var bytes: Data { (try? Data(contentsOf: url)) ?? Data() }
+        /// The file's bytes (the file itself is removed once read).
+        var bytes: Data { Data(file.bytes) }
     }
 
     /// Remuxes `steps` (groups of segments remuxed together) into a new file. With `pieces`, each
@@ -22,6 +22,7 @@ enum Remux {
     ) throws -> Result {
         let folder = temporaryFolder("remux")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent(brand == .audio ? "lesson.m4a" : "lesson.mp4")
         var remuxer = try SegmentRemuxer(
             output: try MP4FileOutput(url: url), brand: brand,
@@ -45,7 +46,7 @@ enum Remux {
             }
         }
         let summary = try remuxer.finish()
-        return Result(url: url, file: try MP4Inspector(url: url), report: remuxer.report, summary: summary)
+        return Result(file: try MP4Inspector(url: url), report: remuxer.report, summary: summary)
     }
 
     /// Remuxes single segments, one after another, of one rendition and discontinuity number.

@@ -1,6 +1,7 @@
 import Foundation
 import Player
 import Progress
+import TestSupport
 import Testing
 
 /// A video player the test drives: it moves the playhead when told and reports like AVPlayer.
@@ -80,7 +81,7 @@ struct VideoPlaybackSessionTests {
     var clockTime = Date(timeIntervalSince1970: 1_763_700_000)
 
     init() {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("video-\(UUID().uuidString)")
+        folder = temporaryFolder("video-session")
         store = ProgressStore(directory: folder)
     }
 

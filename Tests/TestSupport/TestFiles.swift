@@ -1,9 +1,27 @@
 public import Foundation
 
-/// A fresh folder path for one test's files, under the system's temporary directory; `label`
-/// names the suite in the folder name.
+/// A fresh folder path for one test's files; `label` names the suite in the folder name.
+///
+/// Every folder lies in one folder per test process under the system's temporary directory,
+/// removed when the process exits, so a test run leaves nothing behind. A child process that a
+/// test starts has its own.
 public func temporaryFolder(_ label: String = "mediacore") -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+    testProcessFolder.appendingPathComponent("\(label)-\(UUID().uuidString)")
+}
+
+/// The folder of this process's test files, created and registered for removal at exit on
+/// first use.
+private let testProcessFolder: URL = {
+    let folder = processFolder(ProcessInfo.processInfo.processIdentifier)
+    try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    atexit {
+        try? FileManager.default.removeItem(at: processFolder(ProcessInfo.processInfo.processIdentifier))
+    }
+    return folder
+}()
+
+private func processFolder(_ process: Int32) -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("mediacore-tests-\(process)")
 }
 
 /// The names of the files in `folder`, hidden ones included, sorted; empty when it is missing.
