@@ -1,5 +1,6 @@
 import Downloads
 import Foundation
+import HLS
 import TestSupport
 import Testing
 
@@ -115,5 +116,79 @@ struct AudioRenditionTests {
             try await downloader.downloadHLSAudio(from: entry, to: folder.appendingPathComponent("lesson.m4a")).result()
         }
         #expect(transport.requests.compactMap(\.url?.lastPathComponent) == ["choice.m3u8"])
+    }
+}
+
+/// Video variants whose `CODECS` the file cannot hold (AV1, VP9, Dolby Vision, VVC) beside an
+/// H.264 one, over the `multi-audio` lesson: the policy passes over them, and a master with none
+/// other fails before any segment.
+@Suite("Video variants the file can hold (RFC 8216 §4.4.6.2)")
+struct VideoVariantCodecTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+    }
+
+    /// A master whose larger, richer variant declares `codec` (its playlist, `refused/`, is
+    /// never served), beside the lesson's H.264 variant unless `withH264` is false.
+    func master(refusedCodec codec: String, withH264: Bool) -> Data {
+        var lines = [
+            "#EXTM3U",
+            "#EXT-X-STREAM-INF:BANDWIDTH=4000000,RESOLUTION=1280x720,CODECS=\"\(codec),mp4a.40.2\"",
+            "refused/index.m3u8",
+        ]
+        if withH264 {
+            lines += ["#EXT-X-STREAM-INF:BANDWIDTH=105600,RESOLUTION=192x108,CODECS=\"avc1.64000b\"", "video/index.m3u8"]
+        }
+        return Data(lines.joined(separator: "\n").utf8)
+    }
+
+    static let refusedCodecs = ["av01.0.08M.08", "vp09.00.10.08", "dvh1.05.06", "vvc1.1.L123.CQA", "mjpg"]
+
+    @Test(
+        "the variant policies choose among the variants whose CODECS the file can hold, whatever the others' resolution or bandwidth",
+        arguments: refusedCodecs)
+    func policiesPassOverRefusedCodecs(codec: String) async throws {
+        let lesson = try ServedLesson("multi-audio")
+        lesson.serve(on: transport)
+        let entry = lesson.base.appendingPathComponent("choice.m3u8")
+        transport.stub(entry, reply: .resource(master(refusedCodec: codec, withH264: true)))
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        for policy in [VariantPolicy.default, .highestBandwidth(atMost: 10_000_000), .highestBandwidth(atMost: 1)] {
+            let plan = try await downloader.planHLSVideo(from: entry, policy: policy)
+            #expect(plan.variant?.codecs == ["avc1.64000b"], "\(policy)")
+        }
+        let folder = temporaryFolder("video-choice")
+        let result = try await downloader.downloadLesson(from: entry, to: folder.appendingPathComponent("lesson"))
+            .result()
+        #expect(try MP4Inspector(url: result.file).tracks("vide").count == 1)
+        let paths = transport.requests.compactMap(\.url?.path)
+        #expect(!paths.contains { $0.contains("refused") }, "fetched the refused variant: \(paths)")
+    }
+
+    @Test(
+        "a master whose every variant declares a video codec the file cannot hold fails with unsupportedCodec before any segment, on every entry point",
+        arguments: refusedCodecs)
+    func onlyRefusedCodecs(codec: String) async throws {
+        let lesson = try ServedLesson("multi-audio")
+        lesson.serve(on: transport)
+        let entry = lesson.base.appendingPathComponent("choice.m3u8")
+        transport.stub(entry, reply: .resource(master(refusedCodec: codec, withH264: false)))
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let folder = temporaryFolder("video-refused")
+        await #expect(throws: DownloadError(.unsupportedCodec(codec), url: entry)) {
+            try await downloader.downloadLesson(from: entry, to: folder.appendingPathComponent("lesson")).result()
+        }
+        await #expect(throws: DownloadError(.unsupportedCodec(codec), url: entry)) {
+            try await downloader.downloadHLSVideo(from: entry, to: folder.appendingPathComponent("lesson.mp4"))
+                .result()
+        }
+        await #expect(throws: DownloadError(.unsupportedCodec(codec), url: entry)) {
+            try await downloader.planHLSVideo(from: entry)
+        }
+        #expect(Set(transport.requests.compactMap(\.url?.lastPathComponent)) == ["choice.m3u8"])
+        #expect(files(in: folder).isEmpty)
     }
 }

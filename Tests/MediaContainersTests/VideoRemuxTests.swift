@@ -82,4 +82,24 @@ struct VideoRemuxTests {
             _ = try Remux.run([Data(stream)])
         }
     }
+
+    @Test(
+        "H.264 §D.2.8, ISO/IEC 14496-12 §8.6.2: IDR pictures and recovery points with recovery_frame_cnt 0 are sync samples; a recovery point with frames to recover is not"
+    )
+    func recoveryPointsAsSyncSamples() throws {
+        let sps = H264TestStream.sequenceParameterSet(columns: 40, rows: 23, crop: nil)
+        let pps: [UInt8] = [0, 0, 0, 1, 0x68, 0xCE, 0x38, 0x80]
+        let idr: [UInt8] = [0, 0, 0, 1, 0x65, 0x88, 0x84, 0x00]
+        let slice: [UInt8] = [0, 0, 0, 1, 0x41, 0x9A, 0x02, 0x00]
+        // SEI (§7.3.2.3) of one recovery point message (§D.1.8): recovery_frame_cnt,
+        // exact_match_flag 1, broken_link_flag 0, changing_slice_group_idc 0, then the trailing bits.
+        let recoverNow: [UInt8] = [0, 0, 0, 1, 0x06, 0x06, 0x01, 0b1100_0000, 0x80]  // ue(0) = 1
+        let recoverInThree: [UInt8] = [0, 0, 0, 1, 0x06, 0x06, 0x02, 0b0010_0100, 0x00, 0x80]  // ue(3) = 00100
+        let units: [[UInt8]] = [
+            [0, 0, 0, 1] + sps + pps + idr, slice, recoverNow + slice, slice, recoverInThree + slice, slice, idr,
+        ]
+        let result = try Remux.run([H264TestStream.segment(accessUnits: units)])
+        let video = try #require(result.file.tracks("vide").first)
+        #expect(video.samples.map(\.isSync) == [true, false, true, false, false, false, true])
+    }
 }

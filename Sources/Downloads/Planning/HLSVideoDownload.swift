@@ -11,7 +11,9 @@ import MediaContainers
 /// Only variants whose `CODECS` the download can write into its file are considered (H.264 and
 /// HEVC video; AAC, MP3, AC-3 and E-AC-3 audio; a variant without `CODECS` counts as writable);
 /// the policy chooses among those. When none is writable, the download fails with
-/// ``DownloadError/Kind/unsupportedCodec(_:)`` before fetching a segment.
+/// ``DownloadError/Kind/unsupportedCodec(_:)`` before fetching a segment. H.264 and HEVC are not
+/// ranked against each other: among variants of one resolution, the higher `BANDWIDTH` wins,
+/// whatever its video codec.
 public enum VariantPolicy: Sendable, Hashable {
     /// The variant of the highest peak bandwidth at or under `bitsPerSecond`; the leanest one
     /// when none is that lean.
@@ -54,15 +56,15 @@ public enum VariantPolicy: Sendable, Hashable {
 
 /// The codecs, as `CODECS` names them (RFC 6381), that a lesson download writes into its file.
 enum CodecSupport {
-    /// Whether a `CODECS` entry names a codec the remuxer writes: `avc1`/`avc3` (H.264),
-    /// `hvc1`/`hev1` (HEVC), `mp4a.40.*` (AAC), `mp4a.69`/`mp4a.6B`/`mp4a.40.34` (MP3), `ac-3`,
-    /// `ec-3`; subtitle and caption codecs (`wvtt`, `stpp`, `c608`) are not media of the file and
-    /// count as writable.
     /// The first `CODECS` entry of `variants` the writer cannot hold, for the error that names it.
     static func firstUnwritable(in variants: [HLSVariant]) -> String? {
         variants.lazy.flatMap(\.codecs).first { !isWritable($0) }
     }
 
+    /// Whether a `CODECS` entry names a codec the remuxer writes: `avc1`/`avc3` (H.264),
+    /// `hvc1`/`hev1` (HEVC), `mp4a.40.*` (AAC), `mp4a.69`/`mp4a.6B`/`mp4a.40.34` (MP3), `ac-3`,
+    /// `ec-3`; subtitle and caption codecs (`wvtt`, `stpp`, `c608`) are not media of the file and
+    /// count as writable.
     static func isWritable(_ codec: String) -> Bool {
         let lower = codec.lowercased().trimmingCharacters(in: .whitespaces)
         for prefix in ["avc1", "avc3", "hvc1", "hev1", "mp4a.40.", "ac-3", "ec-3", "wvtt", "stpp", "c608", "tx3g"]
