@@ -140,7 +140,9 @@ struct VideoVariantCodecTests {
             "refused/index.m3u8",
         ]
         if withH264 {
-            lines += ["#EXT-X-STREAM-INF:BANDWIDTH=105600,RESOLUTION=192x108,CODECS=\"avc1.64000b\"", "video/index.m3u8"]
+            lines += [
+                "#EXT-X-STREAM-INF:BANDWIDTH=105600,RESOLUTION=192x108,CODECS=\"avc1.64000b\"", "video/index.m3u8",
+            ]
         }
         return Data(lines.joined(separator: "\n").utf8)
     }
