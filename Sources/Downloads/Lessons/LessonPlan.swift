@@ -6,7 +6,7 @@ import MediaContainers
 /// remuxed, grouped into steps that each end at a checkpoint.
 ///
 /// The segments of every rendition (the variant's, a separate audio rendition's) are merged by
-/// their start time in the playlists, so the file's media data interleaves them and one pass
+/// their discontinuity sequence number, then their start time in the playlists, so the file's media data interleaves them and one pass
 /// fetches everything: nothing is fetched twice, and a pause anywhere resumes at the step it
 /// stopped in. A step is one segment, with the initialisation section before it when its
 /// `EXT-X-MAP` changes, except where a discontinuity starts: there the first segment of every
@@ -99,7 +99,14 @@ struct LessonPlan: Sendable {
                 queue.append((entry.part, entry.start, rendition, position))
             }
         }
-        queue.sort { ($0.start, $0.rendition, $0.position) < ($1.start, $1.rendition, $1.position) }
+        // Every segment of one discontinuity number before the next number's: a rendition whose
+        // segment durations add up a little short must not open the next part while another
+        // rendition is still in the one before (RFC 8216 §6.2.2 gives matching segments of all
+        // renditions the same number).
+        queue.sort {
+            ($0.part.discontinuity, $0.start, $0.rendition, $0.position)
+                < ($1.part.discontinuity, $1.start, $1.rendition, $1.position)
+        }
         // Pull the first segment of each rendition after a discontinuity (and at the very start)
         // into the step of the first one.
         var groups: [[Int]] = []
