@@ -116,6 +116,64 @@ struct AudioGapTests {
         let first = try #require(times.first)
         #expect(abs((last - first) - 11 * seconds) < 0.000_1)
     }
+
+    /// `segment` (packed audio) with its ID3 `PRIV` timestamp moved by `ticks` of 90 kHz.
+    static func shifted(_ segment: Data, by ticks: Int64) throws -> Data {
+        var bytes = [UInt8](segment)
+        let owner = Array("com.apple.streaming.transportStreamTimestamp".utf8) + [0]
+        let start = try #require(
+            (0...(bytes.count - owner.count)).first { Array(bytes[$0..<($0 + owner.count)]) == owner })
+        let field = start + owner.count
+        let stamp = bytes[field..<(field + 8)].reduce(Int64(0)) { $0 << 8 | Int64($1) } + ticks
+        for index in 0..<8 { bytes[field + index] = UInt8((stamp >> (56 - 8 * Int64(index))) & 0xFF) }
+        return Data(bytes)
+    }
+
+    @Test(
+        "RFC 8216 §3.4: packed audio is placed by its ID3 PRIV timestamp: a later one leaves a gap, an earlier one an overlap trimmed by whole frames",
+        arguments: [
+            (9_000, SegmentRemuxer.GapPolicy.keepTimestamps), (9_000, .fillWithSilence), (-4_180, .keepTimestamps),
+            (0, .keepTimestamps),
+        ]
+            as [(Int64, SegmentRemuxer.GapPolicy)])
+    func packedAudioTimestamps(ticks: Int64, gaps: SegmentRemuxer.GapPolicy) throws {
+        let first = try Lessons.data("packed-aac/seg0.aac")
+        let second = try Lessons.data("packed-aac/seg1.aac")
+        func run(_ segments: [Data]) throws -> Remux.Result {
+            try Remux.run(
+                segments.enumerated().map { [SegmentRemuxer.Segment(data: $1, discontinuity: 0, index: $0)] },
+                brand: .audio, gaps: gaps)
+        }
+        let alone = try #require(try run([first]).file.tracks("soun").first)
+        let plain = try #require(try run([first, second]).file.tracks("soun").first)
+        let moved = try run([first, try Self.shifted(second, by: ticks)])
+        let track = try #require(moved.file.tracks("soun").first)
+        let frame = 1_024 / Double(track.timescale)
+        let shift = Double(ticks) / 90_000
+        let head = alone.samples.count
+        // Where the second segment's first frame is presented, against the unmoved remux.
+        let times = track.presentationTimes()
+        let plainTimes = plain.presentationTimes()
+        let tail = try #require(plainTimes.last)
+        if ticks > 0 {
+            let silent = gaps == .fillWithSilence ? moved.report.silentFramesInserted : 0
+            #expect(moved.report.gapsKept + (silent > 0 ? 1 : 0) == 1)
+            #expect(silent == (gaps == .fillWithSilence ? Int((shift / frame).rounded()) : 0))
+            #expect(track.samples.count == plain.samples.count + silent)
+            let resumed = times[head + silent]
+            #expect(abs(resumed - (plainTimes[head] + shift)) < frame / 2, "resumed at \(resumed) s")
+        } else if ticks < 0 {
+            // Whole frames: what is left under half a frame keeps the track continuous.
+            let overlap = Int((-shift / frame).rounded())
+            #expect(moved.report.framesTrimmed == overlap)
+            #expect(track.samples.count == plain.samples.count - overlap)
+        } else {
+            #expect(moved.bytes == (try run([first, second]).bytes))
+        }
+        // The last frame is presented where its timestamp puts it.
+        let last = try #require(times.last)
+        #expect(abs(last - (tail + shift)) < frame / 2, "last frame at \(last) s, expected \(tail + shift) s")
+    }
 }
 
 @Suite("Fragmented MP4 segments read in pieces (ISO/IEC 14496-12 §8.8)")
