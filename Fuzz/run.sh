@@ -86,6 +86,21 @@ case "$target" in
             first=$(ls "$root"/Tests/TestSupport/Lessons/$lesson/ | grep -E '\.(ts|aac|mp3)$' | head -1)
             { printf '\x00\x00'; head -c 60000 "$root/Tests/TestSupport/Lessons/$lesson/$first"; } > "$corpus/$lesson"
         done
+        # Fragmented MP4: one segment with an initialisation section (0x04), its two-byte length,
+        # the section, then the segment; and two segments, the second opening a discontinuity.
+        lessons="$root/Tests/TestSupport/Lessons"
+        python3 - "$lessons" "$corpus" <<'PY'
+import sys
+lessons, corpus = sys.argv[1], sys.argv[2]
+def read(path): return open(f"{lessons}/{path}", "rb").read()
+def seed(name, head, init, body):
+    open(f"{corpus}/{name}", "wb").write(bytes(head) + len(init).to_bytes(2, "big") + init + body)
+seed("cmaf-video", [0x04, 0], read("cmaf/video/init_0.mp4"), read("cmaf/video/seg0.m4s"))
+seed("cmaf-audio", [0x04, 0], read("cmaf/audio_en/init_1.mp4"), read("cmaf/audio_en/seg0.m4s"))
+seed("cmaf-hevc", [0x04, 0], read("cmaf-hevc/video/init_0.mp4"), read("cmaf-hevc/video/seg0.m4s")[:40000])
+a, b = read("cmaf-disc/a0.m4s"), read("cmaf-disc/b0.m4s")
+seed("cmaf-disc", [0x05, 0b10], read("cmaf-disc/initA.mp4"), a + b[:len(a)])
+PY
         max_len=65536 ;;
     webvtt) cp -n "$root"/Tests/TestSupport/Lessons/webvtt/subs_en/*.vtt "$corpus"/ 2>/dev/null || true
         printf 'WEBVTT\r\n\r\nNOTE x\r\n\r\nid\r\n1:00:00.000 --> 1:00:01.500 align:start\r\n<i>a</i> &amp;\r\n' > "$corpus/crlf" ;;
