@@ -69,14 +69,14 @@ enum H264TestStream {
     /// A complete Baseline-profile SPS NAL unit (4:2:0, frames only) of `columns` × `rows`
     /// macroblocks with the cropping window `crop` (left, right, top, bottom, in crop units).
     static func sequenceParameterSet(
-        columns: UInt64, rows: UInt64, crop: (UInt64, UInt64, UInt64, UInt64)?
+        id: UInt64 = 0, columns: UInt64, rows: UInt64, crop: (UInt64, UInt64, UInt64, UInt64)?
     ) -> [UInt8] {
         var bits = Bits()
         bits.put(0x67, 8)  // NAL header: SPS
         bits.put(66, 8)  // profile_idc: Baseline
         bits.put(0xC0, 8)  // constraint_set0/1
         bits.put(31, 8)  // level 3.1
-        bits.unsigned(0)  // seq_parameter_set_id
+        bits.unsigned(id)  // seq_parameter_set_id
         bits.unsigned(0)  // log2_max_frame_num_minus4
         bits.unsigned(2)  // pic_order_cnt_type
         bits.unsigned(1)  // max_num_ref_frames
@@ -120,6 +120,33 @@ enum H264TestStream {
             if case .malformedVideo(let why) = error.kind { return (why, nil) }
             return ("\(error)", nil)
         }
+    }
+
+    /// A PPS NAL unit (§7.3.2.2) numbered `id` that refers to SPS `sequence`: CAVLC, one slice
+    /// group, no reference index overrides, default quantisers.
+    static func pictureParameterSet(id: UInt64, sequence: UInt64) -> [UInt8] {
+        var bits = Bits()
+        bits.put(0x68, 8)  // NAL header: PPS
+        bits.unsigned(id)  // pic_parameter_set_id
+        bits.unsigned(sequence)  // seq_parameter_set_id
+        bits.put(0, 2)  // entropy_coding_mode_flag, bottom_field_pic_order_in_frame_present_flag
+        for _ in 0..<3 { bits.unsigned(0) }  // num_slice_groups_minus1, num_ref_idx_l0/l1_default_active_minus1
+        bits.put(0, 3)  // weighted_pred_flag, weighted_bipred_idc
+        for _ in 0..<3 { bits.unsigned(0) }  // pic_init_qp_minus26, pic_init_qs_minus26, chroma_qp_index_offset: se(0)
+        bits.put(0b100, 3)  // deblocking_filter_control_present_flag, constrained_intra_pred, redundant_pic_cnt_present
+        bits.put(1, 1)  // rbsp_stop_one_bit
+        return escaped(bits.bytes)
+    }
+
+    /// The start of an IDR slice NAL unit (§7.3.3) whose picture uses PPS `pps`.
+    static func idrSlice(pps: UInt64) -> [UInt8] {
+        var bits = Bits()
+        bits.put(0x65, 8)  // NAL header: IDR slice
+        bits.unsigned(0)  // first_mb_in_slice
+        bits.unsigned(7)  // slice_type: I, all slices
+        bits.unsigned(pps)  // pic_parameter_set_id
+        bits.put(0b1000_0100, 8)  // the rest of a header the remuxer does not read
+        return escaped(bits.bytes)
     }
 
     /// A transport stream of one PES per access unit in `units` (each Annex B bytes, without an

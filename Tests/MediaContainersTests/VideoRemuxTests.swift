@@ -102,4 +102,36 @@ struct VideoRemuxTests {
         let video = try #require(result.file.tracks("vide").first)
         #expect(video.samples.map(\.isSync) == [true, false, true, false, false, false, true])
     }
+
+    @Test(
+        "ISO/IEC 14496-15 §5.3.3, H.264 §7.4.1.2.1: after an encoder change that numbers its parameter sets anew, the sample description gives the new SPS's picture size, with or without a discontinuity",
+        arguments: [true, false])
+    func renumberedParameterSets(discontinuity: Bool) throws {
+        typealias Stream = H264TestStream
+        let start: [UInt8] = [0, 0, 0, 1]
+        // 640×368 with SPS 0 and PPS 0, then 1280×720 with SPS 1 and PPS 1: the old sets stay
+        // in force beside the new ones.
+        let small =
+            start + Stream.sequenceParameterSet(id: 0, columns: 40, rows: 23, crop: nil) + start
+            + Stream.pictureParameterSet(id: 0, sequence: 0) + start + Stream.idrSlice(pps: 0)
+        let large =
+            start + Stream.sequenceParameterSet(id: 1, columns: 80, rows: 45, crop: nil) + start
+            + Stream.pictureParameterSet(id: 1, sequence: 1) + start + Stream.idrSlice(pps: 1)
+        let first = Stream.segment(accessUnits: [small, start + Stream.idrSlice(pps: 0)])
+        let second = Stream.segment(accessUnits: [large, start + Stream.idrSlice(pps: 1)])
+        let result = try Remux.run([
+            [SegmentRemuxer.Segment(data: first, discontinuity: 0, index: 0)],
+            [SegmentRemuxer.Segment(data: second, discontinuity: discontinuity ? 1 : 0, index: 1)],
+        ])
+        let video = try #require(result.file.tracks("vide").first)
+        // VisualSampleEntry (ISO/IEC 14496-12 §12.1.3): width and height after 24 bytes of fields.
+        let sizes = video.entries.map { [Int($0[32]) << 8 | Int($0[33]), Int($0[34]) << 8 | Int($0[35])] }
+        #expect(sizes == [[640, 368], [1280, 720]])
+        #expect(video.samples.map(\.description) == [1, 1, 2, 2])
+        // The new record lists SPS 1 first: its profile and level bytes are the new stream's.
+        let record = video.entries[1][(86 + 8)...]
+        let firstSetLength = Int(record[record.startIndex + 6]) << 8 | Int(record[record.startIndex + 7])
+        let firstSet = Array(record[(record.startIndex + 8)..<(record.startIndex + 8 + firstSetLength)])
+        #expect(firstSet == Stream.sequenceParameterSet(id: 1, columns: 80, rows: 45, crop: nil))
+    }
 }

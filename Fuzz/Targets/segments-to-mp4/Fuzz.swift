@@ -188,7 +188,8 @@ func checkSampleTables(_ file: [UInt8], _ stbl: [(type: String, body: Range<Int>
     }
     if stbl.contains(where: { $0.type == "stss" }) {
         let syncs = entries(file, child("stss", of: stbl, in: "stbl"), width: 4, "stss").map { number(file, $0, 4) }
-        guard zip(syncs, syncs.dropFirst()).allSatisfy({ $0 < $1 }), syncs.allSatisfy({ (1...sampleCount).contains($0) })
+        guard zip(syncs, syncs.dropFirst()).allSatisfy({ $0 < $1 }),
+            syncs.allSatisfy({ (1...sampleCount).contains($0) })
         else { fatalError("stss lists samples that do not exist or out of order") }
     }
     // Chunks: co64 or stco.

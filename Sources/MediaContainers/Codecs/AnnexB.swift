@@ -18,6 +18,9 @@ struct AccessUnitConverter: Sendable {
     /// The description of the parameter sets in force, once they describe a picture.
     private(set) var description: SampleDescription?
     private var changed = true
+    /// The identifier of the sequence parameter set the last picture used (through its picture
+    /// parameter set): the one whose picture size and profile the description gives.
+    private var activeSequence: UInt32?
     /// Where this stream's samples are written.
     private var arenas = ArenaSet()
 
@@ -58,6 +61,7 @@ struct AccessUnitConverter: Sendable {
         var isSync = false
         var hasPicture = false
         var recoveryPoint = false
+        var picturePPS: UInt32?
         var failure: ContainerError?
         // Each three-byte start code becomes a four-byte length: at most a quarter more bytes.
         let bound = bytes.count + bytes.count / 4 + 16
@@ -76,6 +80,7 @@ struct AccessUnitConverter: Sendable {
                     return
                 case .kept(let sync, let picture, let recovery):
                     if sync { isSync = true }
+                    if picture, !hasPicture { picturePPS = converter.pictureParameterSetID(ofSlice: unit) }
                     if picture { hasPicture = true }
                     if recovery { recoveryPoint = true }
                 }
@@ -100,9 +105,17 @@ struct AccessUnitConverter: Sendable {
             if parameterSets.insert(Data(unit), kind: kind, codec: codec) { changed = true }
         }
         if let failure { throw failure }
+        // The picture's PPS names the SPS in force: after an encoder change that numbers its
+        // sets anew, the old sets stay listed, and the new picture size is the new SPS's.
+        if let picturePPS, let sequence = parameterSets.sequenceID(ofPicture: picturePPS, codec: codec),
+            sequence != activeSequence
+        {
+            activeSequence = sequence
+            changed = true
+        }
         if changed, hasPicture {
             changed = false
-            if let format = try VideoFormat(parameterSets, codec: codec) {
+            if let format = try VideoFormat(parameterSets, codec: codec, active: activeSequence) {
                 description = format.sampleDescription
             }
         }
@@ -161,6 +174,25 @@ struct AccessUnitConverter: Sendable {
             return .kept(
                 sync: type == 5, picture: (1...5).contains(type),
                 recovery: type == 6 && Self.hasRecoveryPointWithoutDelay(unit))
+        }
+    }
+
+    /// The picture parameter set a slice NAL unit refers to: `pic_parameter_set_id` after
+    /// `first_mb_in_slice` and `slice_type` (H.264 §7.3.3), or `slice_pic_parameter_set_id`
+    /// after the first-slice flag and, for IRAP pictures, `no_output_of_prior_pics_flag` (HEVC
+    /// §7.3.6.1); `nil` when the header is cut short.
+    func pictureParameterSetID(ofSlice unit: UnsafeRawBufferPointer) -> UInt32? {
+        guard let first = unit.first else { return nil }
+        switch codec {
+        case .hevc:
+            var bits = BitReader(nalUnit: unit, from: 2)
+            _ = bits.bits(1)  // first_slice_segment_in_pic_flag
+            if (16...23).contains((first >> 1) & 0x3F) { _ = bits.bits(1) }
+            return bits.unsigned()
+        default:
+            var bits = BitReader(nalUnit: unit, from: 1)
+            guard bits.unsigned() != nil, bits.unsigned() != nil else { return nil }
+            return bits.unsigned()
         }
     }
 
@@ -274,6 +306,16 @@ struct ParameterSets: Sendable, Hashable, Codable {
         case .sequence: return sequence.updateValue(unit, forKey: id) != unit
         case .picture: return picture.updateValue(unit, forKey: id) != unit
         }
+    }
+
+    /// The identifier of the sequence parameter set that picture parameter set `picture` refers
+    /// to (`seq_parameter_set_id` after `pic_parameter_set_id`, H.264 §7.3.2.2, HEVC §7.3.2.3),
+    /// when both are here.
+    func sequenceID(ofPicture picture: UInt32, codec: MediaCodec) -> UInt32? {
+        guard let set = self.picture[picture] else { return nil }
+        var bits = BitReader(nalUnit: set, from: codec == .hevc ? 2 : 1)
+        guard bits.unsigned() != nil, let sequence = bits.unsigned(), self.sequence[sequence] != nil else { return nil }
+        return sequence
     }
 
     /// The sets of `kind` in identifier order.

@@ -16,24 +16,29 @@ struct VideoFormat: Hashable, Sendable {
     /// §5.3.3.1) or `HEVCDecoderConfigurationRecord` (§8.3.3.1).
     var configuration: [UInt8]
 
-    /// Reads the format from the parameter sets in force.
+    /// Reads the format from the parameter sets in force: the picture size and profile of the
+    /// sequence parameter set `active` (the one the pictures use), or of the lowest-numbered one
+    /// when that is unknown; the configuration record lists every set, that one first.
     ///
     /// - Returns: `nil` while a needed parameter set is missing.
     /// - Throws: ``ContainerError/Kind/malformedVideo(reason:)`` for a sequence parameter set
     ///   that cannot be read or describes an impossible picture.
-    init?(_ sets: ParameterSets, codec: MediaCodec) throws(ContainerError) {
+    init?(_ sets: ParameterSets, codec: MediaCodec, active: UInt32? = nil) throws(ContainerError) {
         self.codec = codec
+        var sps = sets.ordered(.sequence)
+        if let active, let chosen = sets.sequence[active], let index = sps.firstIndex(of: chosen), index > 0 {
+            sps.remove(at: index)
+            sps.insert(chosen, at: 0)
+        }
         switch codec {
         case .hevc:
             let vps = sets.ordered(.video)
-            let sps = sets.ordered(.sequence)
             let pps = sets.ordered(.picture)
             guard let first = sps.first, !vps.isEmpty, !pps.isEmpty else { return nil }
             let info = try Self.hevc(first)
             (width, height) = (info.width, info.height)
             configuration = Self.hvcC(vps: vps, sps: sps, pps: pps, info: info)
         default:
-            let sps = sets.ordered(.sequence)
             let pps = sets.ordered(.picture)
             guard let first = sps.first, !pps.isEmpty else { return nil }
             let info = try Self.h264(first)
