@@ -61,3 +61,41 @@ struct LessonFixtureTests {
         #expect(abs(drift.seconds) < drift.audioFrame, "\(lesson.name): drift \(drift.seconds) s")
     }
 }
+
+extension LessonFixtureTests {
+    /// The drift at the end of each discontinuity part, stated in microseconds (as
+    /// ``LessonComparison/drifts`` states it at the end): the fMP4 parts keep the video edit
+    /// rounded to 1/12,800 s, the transport-stream parts their 90 kHz timestamps exactly.
+    static let partDrifts: [(name: String, microseconds: [Int])] = [
+        ("cmaf-disc", [-31, -21]), ("disc-encoders", [0, 0]), ("disc-same", [0, 0]),
+    ]
+
+    @Test(
+        "RFC 8216 §6.3.3: before every discontinuity too, sound and picture are where the source puts them (drift stated per part, under one audio frame)",
+        arguments: partDrifts)
+    func driftAtEveryDiscontinuity(lesson: (name: String, microseconds: [Int])) throws {
+        let file = try Remux.lesson(lesson.name).file
+        let drifts = try LessonComparison.partDrifts(file, as: lesson.name)
+        #expect(drifts.count == lesson.microseconds.count)
+        for (drift, stated) in zip(drifts, lesson.microseconds) {
+            #expect(abs(drift * 1_000_000 - Double(stated)) < 1, "\(lesson.name): \(drifts.map { $0 * 1_000_000 }) µs")
+        }
+        let frame = try LessonComparison.drift(file, as: lesson.name).audioFrame
+        #expect(drifts.allSatisfy { abs($0) < frame })
+    }
+}
+
+extension LessonFixtureTests {
+    @Test(
+        "ISO/IEC 14496-12 §8.5.2, §8.7.4: a discontinuity into another encoder's picture size adds a sample entry, and stsc points every sample of the new part at it"
+    )
+    func newEncoderNewSampleEntry() throws {
+        let file = try Remux.lesson("disc-encoders").file
+        let video = try #require(file.tracks("vide").first)
+        // VisualSampleEntry (§12.1.3): width and height after 24 bytes of fields.
+        let sizes = video.entries.map { [Int($0[32]) << 8 | Int($0[33]), Int($0[34]) << 8 | Int($0[35])] }
+        #expect(sizes == [[192, 108], [320, 180]])  // as ffprobe reports for parts A and B (facts.json)
+        let parts = try LessonComparison.sourceFrames("disc-encoders", kind: "video").map(\.part)
+        #expect(video.samples.map(\.description) == parts.map { $0 == parts.first ? 1 : 2 })
+    }
+}

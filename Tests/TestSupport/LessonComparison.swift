@@ -136,4 +136,30 @@ public enum LessonComparison {
         let seconds = (writtenAudio - writtenVideo) - (sourceAudio - sourceVideo)
         return Drift(seconds: seconds, audioFrame: frame)
     }
+    /// The drift at the end of each discontinuity part of `file` against lesson `name`'s source,
+    /// in part order: within each part, where the part's last audio frame is presented relative to
+    /// its last video frame, less the same in the source. Samples are matched to source frames by
+    /// their order, so the file must hold exactly the source's frames (a remux that keeps
+    /// timestamps, no silence inserted).
+    public static func partDrifts(_ file: MP4Inspector, as name: String) throws -> [Double] {
+        var ends: [Int: [String: (written: Double, source: Double)]] = [:]
+        for (kind, handler) in [("video", "vide"), ("audio", "soun")] {
+            let source = try sourceFrames(name, kind: kind)
+            guard let track = file.tracks(handler).first, track.samples.count == source.count else {
+                throw Lessons.FixtureError.missing("\(name): a \(kind) track of exactly the source's frames")
+            }
+            for (entry, written) in zip(source, track.presentationTimes()) {
+                let last = ends[entry.part]?[kind]
+                ends[entry.part, default: [:]][kind] = (
+                    max(last?.written ?? -.infinity, written), max(last?.source ?? -.infinity, entry.time)
+                )
+            }
+        }
+        return try ends.keys.sorted().map { part in
+            guard let video = ends[part]?["video"], let audio = ends[part]?["audio"] else {
+                throw Lessons.FixtureError.missing("\(name): sound and picture in part \(part)")
+            }
+            return (audio.written - video.written) - (audio.source - video.source)
+        }
+    }
 }
