@@ -37,7 +37,10 @@ struct DownloadFailureTests {
             (.notMedia(contentType: "text/html", found: "an HTML page"), .notMedia),
             (.decryptionFailed(reason: "bad padding"), .notMedia), (.keyRefused(status: 403), .accessDenied),
             (.liveStream, .unsupported), (.encrypted(method: "SAMPLE-AES"), .unsupported),
-            (.unsupportedCodec("dvh1"), .unsupported), (.cancelled, .cancelled), (.paused, .paused),
+            (.unsupportedCodec("dvh1"), .unsupported),
+            (.container(ContainerError(.unsupportedFormat("Opus"))), .unsupported),
+            (.container(ContainerError(.unsupportedCodec(StreamType(rawValue: 0x82)))), .unsupported),
+            (.container(ContainerError(.lostSync(found: 0))), .notMedia), (.cancelled, .cancelled), (.paused, .paused),
             (.destinationInUse, .other), (.wrongLength(expected: 10, received: 5), .server),
         ])
     func categories(kind: DownloadError.Kind, category: DownloadError.Category) {

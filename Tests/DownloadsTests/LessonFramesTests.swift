@@ -97,3 +97,58 @@ struct LessonFramesTests {
         return (Data(bytes), patched)
     }
 }
+
+extension LessonFramesTests {
+    /// `segment` split into its program tables (the first PAT and PMT packets) and its other
+    /// packets, every PAT and PMT left out.
+    static func splitTables(_ segment: Data) -> (tables: Data, rest: Data) {
+        let bytes = [UInt8](segment)
+        var tables: [UInt8] = []
+        var rest: [UInt8] = []
+        var mapPIDs: Set<Int> = []
+        for start in stride(from: 0, through: bytes.count - 188, by: 188) {
+            let packet = Array(bytes[start..<(start + 188)])
+            let pid = Int(packet[1] & 0x1F) << 8 | Int(packet[2])
+            if pid == 0 {
+                // The PAT's first program (ISO/IEC 13818-1 §2.4.4.3): its PMT's PID.
+                let section = 5 + Int(packet[4])
+                mapPIDs.insert(Int(packet[section + 10] & 0x1F) << 8 | Int(packet[section + 11]))
+            }
+            if pid == 0 || mapPIDs.contains(pid) {
+                if tables.count < 2 * 188 { tables += packet }
+            } else {
+                rest += packet
+            }
+        }
+        return (Data(tables), Data(rest))
+    }
+
+    @Test(
+        "RFC 8216 §3.2, §4.3.2.5: transport-stream segments whose PAT and PMT are only in an EXT-X-MAP download with every frame of the source"
+    )
+    func transportStreamTablesInMap() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let lesson = try ServedLesson("ts-ac3")
+        lesson.serve(on: transport)
+        let (tables, first) = Self.splitTables(try #require(lesson.files["seg0.ts"]))
+        let (_, second) = Self.splitTables(try #require(lesson.files["seg1.ts"]))
+        #expect(tables.count == 2 * 188)
+        let playlist = String(decoding: try #require(lesson.files["index.m3u8"]), as: UTF8.self)
+            .replacingOccurrences(
+                of: "#EXTINF:1.000000,\nseg0.ts", with: "#EXT-X-MAP:URI=\"tables.ts\"\n#EXTINF:1.000000,\nseg0.ts")
+        #expect(playlist.contains("EXT-X-MAP"))
+        for (path, bytes) in [
+            ("index.m3u8", Data(playlist.utf8)), ("tables.ts", tables), ("seg0.ts", first), ("seg1.ts", second),
+        ] {
+            transport.stub(lesson.base.appendingPathComponent(path), reply: .resource(bytes))
+        }
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let folder = temporaryFolder("frames-ts-map")
+        let result = try await downloader.downloadLesson(
+            from: lesson.entry, to: folder.appendingPathComponent("lesson")
+        )
+        .result()
+        try LessonComparison.expectSameFrames(try MP4Inspector(url: result.file), as: "ts-ac3")
+    }
+}

@@ -206,6 +206,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             }
             var timeout = timeval(tv_sec: Int(readTimeout.components.seconds), tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            // Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm
+            // holds the body until the client's delayed acknowledgement, 40 ms per answer.
+            var noDelay: Int32 = 1
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
             #if canImport(Darwin)
                 var noSignal: Int32 = 1
                 setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &noSignal, socklen_t(MemoryLayout<Int32>.size))

@@ -303,8 +303,9 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .keyRefused: .accessDenied
         case .container(let error):
             switch error.kind {
-            // A stream the file cannot hold, declared by a segment's program map: not bad media.
-            case .unsupportedCodec, .encrypted: .unsupported
+            // A stream the file cannot hold, declared by a segment's program map or an
+            // initialisation section's sample entry: not bad media.
+            case .unsupportedCodec, .unsupportedFormat, .encrypted: .unsupported
             default: .notMedia
             }
         case .invalidKey, .decryptionFailed, .notMedia: .notMedia

@@ -79,7 +79,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The audio lesson at `masterURL`: its best audio rendition (or, without separate audio, the
-    /// sound of its leanest variant), kept as sound alone.
+    /// sound of its highest-bandwidth variant whose codecs the file can hold), kept as sound alone.
     func planAudioLesson(from masterURL: URL, preferredLanguages: [String]) async throws -> (
         plan: LessonPlan, selection: AudioSelection?, mediaURL: URL
     ) {

@@ -492,6 +492,19 @@ public struct SegmentRemuxer: Sendable {
                     context?.started = []
                 }
             }
+            // RFC 8216 §3.2: an EXT-X-MAP of transport-stream segments holds their PAT and PMT,
+            // which the segments need not repeat; its tables are read first, and its continuity
+            // counters do not continue into the segment (a file of its own).
+            if let initialization = segment.initialization, !initialization.isEmpty {
+                var tables = context.map { TransportStreamReader(continuing: $0) } ?? TransportStreamReader()
+                let samples = try tables.read(initialization)
+                guard samples.isEmpty else {
+                    throw ContainerError(
+                        .unsupportedFormat("a transport-stream initialisation section that carries media"),
+                        segment: segment.index)
+                }
+                context = tables.context
+            }
             let arenas = arenas.removeValue(forKey: segment.rendition) ?? [:]
             return .transportStream(
                 context.map { TransportStreamReader(continuing: $0, arenas: arenas) } ?? TransportStreamReader())

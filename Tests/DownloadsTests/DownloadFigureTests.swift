@@ -1,0 +1,356 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The article *Downloading for offline use* shows how a lesson's segments arrive on two
+/// transfers and where they land in the one file, drawn from a run recorded against a loopback
+/// server (`Fixtures/download-run.json`). The recording's times are what that run measured; its
+/// file layout must stay what the code writes today, which a fresh download checks, so the
+/// figure cannot drift from the writer.
+@Suite("Figures of the Downloads catalog")
+struct DownloadFigureTests {
+    /// The lesson recorded: the `multi-audio` fixture with every audio rendition kept.
+    static let lesson = "multi-audio"
+
+    /// One request of the recorded run.
+    struct Transfer: Codable, Hashable {
+        /// Its path relative to the lesson's folder.
+        var path: String
+        /// When it was sent and when its last byte arrived, in seconds since the first request.
+        var start: Double
+        var end: Double
+        /// The bytes of its body.
+        var bytes: Int
+    }
+
+    /// Where a segment's samples lie in the file.
+    struct Placement: Codable, Hashable {
+        var path: String
+        var offset: Int
+        var length: Int
+    }
+
+    /// The file's layout: its size, its top-level boxes, each segment's bytes in the media data.
+    struct Layout: Codable, Hashable {
+        var size: Int
+        var boxes: [Placement]
+        var segments: [Placement]
+    }
+
+    /// A recorded run.
+    struct Recording: Codable, Hashable {
+        var transfers: [Transfer]
+        var layout: Layout
+    }
+
+    static var recordingURL: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/download-run.json")
+    }
+
+    /// The layout of the file `file` downloaded from the lesson: each track's samples grouped by
+    /// the segment ffmpeg's demuxer read them from (`packets.json`), in file order.
+    static func layout(of file: MP4Inspector) throws -> Layout {
+        var boxes: [Placement] = []
+        var at = 0
+        while at + 8 <= file.bytes.count {
+            var size = file.bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
+            if size == 1 { size = file.bytes[(at + 8)..<(at + 16)].reduce(0) { $0 << 8 | Int($1) } }
+            boxes.append(
+                Placement(
+                    path: String(decoding: file.bytes[(at + 4)..<(at + 8)], as: UTF8.self), offset: at, length: size))
+            guard size >= 8 else { break }
+            at += size
+        }
+        var segments: [Placement] = []
+        let renditions: [(folder: String, track: MP4Inspector.Track?, kind: String)] = [
+            ("video", file.tracks("vide").first, "video"),
+            ("audio_en", file.tracks("soun").first { $0.language == "eng" }, "audio"),
+            ("audio_es", file.tracks("soun").first { $0.language == "spa" }, "audio"),
+        ]
+        for rendition in renditions {
+            let track = try #require(rendition.track, "no \(rendition.folder) track")
+            var next = 0
+            for segment in try Lessons.sourceSegments("\(lesson)/\(rendition.folder)/index.m3u8") {
+                let count = segment.streams.filter { $0.kind == rendition.kind }.reduce(0) { $0 + $1.frames.count }
+                let samples = track.samples[next..<min(next + count, track.samples.count)]
+                next += count
+                guard let first = samples.map(\.offset).min(),
+                    let last = samples.map({ $0.offset + $0.size }).max()
+                else { continue }
+                segments.append(
+                    Placement(path: "\(rendition.folder)/\(segment.uri)", offset: first, length: last - first))
+            }
+        }
+        return Layout(size: file.bytes.count, boxes: boxes, segments: segments.sorted { $0.offset < $1.offset })
+    }
+
+    static func recording() throws -> Recording {
+        try JSONDecoder().decode(Recording.self, from: Data(contentsOf: recordingURL))
+    }
+
+    /// A transport that notes when each request goes out and when its last byte arrives.
+    final class RecordingTransport: HTTPTransport {
+        let inner: URLSessionTransport
+        let base: String
+        let log = LockedState<(origin: ContinuousClock.Instant?, transfers: [Transfer])>((nil, []))
+
+        init(inner: URLSessionTransport, base: String) {
+            self.inner = inner
+            self.base = base
+        }
+
+        func started() -> ContinuousClock.Instant {
+            let now = ContinuousClock.now
+            log.withLock { if $0.origin == nil { $0.origin = now } }
+            return now
+        }
+
+        func note(_ request: URLRequest, from start: ContinuousClock.Instant, bytes: Int) {
+            let end = ContinuousClock.now
+            let path = String((request.url?.path ?? "").dropFirst(base.count))
+            log.withLock { state in
+                guard let origin = state.origin else { return }
+                func seconds(_ instant: ContinuousClock.Instant) -> Double {
+                    let duration = origin.duration(to: instant)
+                    return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+                }
+                state.transfers.append(Transfer(path: path, start: seconds(start), end: seconds(end), bytes: bytes))
+            }
+        }
+
+        func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+            let start = started()
+            let (data, response) = try await inner.send(request)
+            note(request, from: start, bytes: data.count)
+            return (data, response)
+        }
+
+        func stream(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks) {
+            let start = started()
+            let (response, chunks) = try await inner.stream(request)
+            let (relay, continuation) = HTTPBodyChunks.makeStream()
+            let task = Task {
+                var bytes = 0
+                do {
+                    for try await chunk in chunks {
+                        bytes += chunk.count
+                        continuation.yield(chunk)
+                    }
+                    self.note(request, from: start, bytes: bytes)
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+            return (response, relay)
+        }
+    }
+
+    @Test(
+        "records a download of the lesson over loopback for the figure (run with MEDIACORE_RECORD_DOWNLOAD=1)",
+        .enabled(if: ProcessInfo.processInfo.environment["MEDIACORE_RECORD_DOWNLOAD"] != nil))
+    func record() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let served = try ServedLesson(Self.lesson)
+        for (path, bytes) in served.files { server.route("/\(Self.lesson)/\(path)", .file(bytes)) }
+        let transport = RecordingTransport(
+            inner: URLSessionTransport(session: URLSession(configuration: .ephemeral)), base: "/\(Self.lesson)/")
+        let engine = DownloadEngine(concurrency: 2, clock: ContinuousClock(), transport: transport)
+        let folder = temporaryFolder("figure-run")
+        let result = try await MediaDownloader(engine: engine).downloadLesson(
+            from: server.url("/\(Self.lesson)/master.m3u8"), to: folder.appendingPathComponent("lesson"),
+            audioRenditions: .all
+        ).result()
+        let transfers = transport.log.withLock { $0.transfers }.sorted { $0.start < $1.start }
+        let recording = Recording(transfers: transfers, layout: try Self.layout(of: MP4Inspector(url: result.file)))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(recording).write(to: Self.recordingURL)
+    }
+
+    @Test("the recorded run's file layout is the one a download writes today (else record it again)")
+    func recordedLayoutIsCurrent() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let served = try ServedLesson(Self.lesson)
+        served.serve(on: transport)
+        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let result = try await downloader.downloadLesson(
+            from: served.entry, to: temporaryFolder("figure-layout").appendingPathComponent("lesson"),
+            audioRenditions: .all
+        ).result()
+        let layout = try Self.layout(of: MP4Inspector(url: result.file))
+        #expect(layout == (try Self.recording().layout))
+        // Every segment of every rendition is in the file once, and the media data holds them.
+        let media = try #require(layout.boxes.first { $0.path == "mdat" })
+        #expect(layout.segments.count == 6)
+        #expect(
+            layout.segments.allSatisfy {
+                $0.offset >= media.offset && $0.offset + $0.length <= media.offset + media.length
+            })
+    }
+}
+
+extension DownloadFigureTests {
+    /// A short name for a path: `v0`, `en1`, `es0`; playlists by their folder.
+    static func shortName(_ path: String) -> String {
+        let parts = path.split(separator: "/").map(String.init)
+        let file = parts.last ?? path
+        if file.hasSuffix(".m3u8") { return parts.count > 1 ? "\(parts[0]) playlist" : "master" }
+        let number = file.filter(\.isNumber)
+        switch parts.first {
+        case "video": return "v\(number)"
+        case "audio_en": return "en\(number)"
+        case "audio_es": return "es\(number)"
+        default: return file
+        }
+    }
+
+    /// The ink of a path's rendition: video, audio, or a playlist.
+    static func ink(_ path: String) -> SVGFigure.Ink {
+        if path.hasSuffix(".m3u8") { return .surface }
+        return path.hasPrefix("video/") ? .accent : .highlight
+    }
+
+    /// The lane of each transfer: the lowest one free when it starts (two at most for the
+    /// segments, since the engine runs two transfers).
+    static func lanes(_ transfers: [Transfer]) -> [Int] {
+        var ends: [Double] = []
+        return transfers.map { transfer in
+            if let free = ends.firstIndex(where: { $0 <= transfer.start }) {
+                ends[free] = transfer.end
+                return free
+            }
+            ends.append(transfer.end)
+            return ends.count - 1
+        }
+    }
+
+    /// A round step for `count` ticks over `span`: 1, 2 or 5 times a power of ten.
+    static func tickStep(_ span: Double, count: Double = 6) -> Double {
+        let raw = span / count
+        let power = pow(10, (log10(raw)).rounded(.down))
+        return [1.0, 2, 5, 10].map { $0 * power }.first { $0 >= raw } ?? raw
+    }
+
+    static func figure(_ recording: Recording) -> SVGFigure {
+        let left = 104.0
+        let right = 660.0
+        let transfers = recording.transfers
+        let lanes = Self.lanes(transfers)
+        let laneCount = (lanes.max() ?? 0) + 1
+        let total = (transfers.map(\.end).max() ?? 1) * 1_000
+        let timeScale = (right - left) / total
+        let laneTop = 40.0
+        let laneHeight = 30.0
+        let axisY = laneTop + Double(laneCount) * laneHeight + 4
+        let fileY = axisY + 72
+        let layout = recording.layout
+        let byteScale = (right - left) / Double(max(layout.size, 1))
+        let segments = layout.segments
+        let order = segments.map { Self.longName($0.path) }
+        let description =
+            "The multi-audio lesson downloaded over loopback with two transfers, as recorded: the playlists, then "
+            + "\(segments.count) segments requested two at a time, all in \(SVGFigure.number(total)) ms. Below, the file "
+            + "they became, to scale: ftyp, then the media data holding each segment's samples in playlist order ("
+            + order.joined(separator: ", ") + "), then the moov index at the end. A line joins each transfer to "
+            + "where its samples landed."
+        var figure = SVGFigure(width: 680, height: fileY + 124, description: description)
+        figure.rect(x: 0, y: 0, width: 680, height: fileY + 124, fill: .background, stroke: nil)
+        figure.text("Requests in time (ms since the first)", x: left, y: 22, size: 13, bold: true)
+        for lane in 0..<laneCount {
+            figure.text(
+                "transfer \(lane + 1)", x: left - 10, y: laneTop + Double(lane) * laneHeight + 15, size: 12,
+                ink: .muted, anchor: "end")
+        }
+        // The time axis.
+        figure.line(from: (left, axisY), to: (right, axisY))
+        let step = Self.tickStep(total)
+        var tick = 0.0
+        while tick <= total + step / 1_000 {
+            let x = left + tick * timeScale
+            figure.line(from: (x, axisY), to: (x, axisY + 4))
+            figure.text(SVGFigure.number(tick), x: x, y: axisY + 16, size: 11, ink: .muted, anchor: "middle")
+            tick += step
+        }
+        // The file, to scale.
+        figure.text("The file, bytes to scale", x: left, y: fileY + 74, size: 13, bold: true)
+        figure.text("lesson.mp4", x: left - 10, y: fileY + 15, size: 12, ink: .muted, anchor: "end")
+        for box in layout.boxes {
+            figure.rect(
+                x: left + Double(box.offset) * byteScale, y: fileY, width: Double(box.length) * byteScale, height: 20,
+                fill: .surface, stroke: .muted)
+        }
+        for (index, segment) in segments.enumerated() {
+            let x = left + Double(segment.offset) * byteScale
+            let width = Double(segment.length) * byteScale
+            figure.rect(x: x, y: fileY, width: width, height: 20, fill: Self.ink(segment.path), stroke: .background)
+            // Labels alternate below the bar so that narrow neighbours never overlap.
+            figure.text(
+                Self.shortName(segment.path), x: x + width / 2, y: fileY + 36 + Double(index % 2) * 14, size: 11,
+                anchor: "middle")
+        }
+        if let index = layout.boxes.first(where: { $0.path == "moov" }) {
+            figure.text(
+                "moov", x: left + Double(index.offset + index.length / 2) * byteScale, y: fileY - 6, size: 11,
+                ink: .muted, anchor: "middle")
+        }
+        figure.text("ftyp", x: left, y: fileY - 6, size: 11, ink: .muted, anchor: "start")
+        // The transfers, each joined to where its samples landed.
+        for (transfer, lane) in zip(transfers, lanes) {
+            let x = left + transfer.start * 1_000 * timeScale
+            let width = max((transfer.end - transfer.start) * 1_000 * timeScale, 2)
+            let y = laneTop + Double(lane) * laneHeight
+            figure.rect(x: x, y: y, width: width, height: 20, fill: Self.ink(transfer.path), stroke: .muted)
+            // The name inside the bar when it fits (about 6.5 points a character at this size).
+            let name = transfer.path.hasSuffix(".m3u8") ? "m3u8" : Self.shortName(transfer.path)
+            if Double(name.count) * 6.5 + 6 <= width {
+                figure.text(
+                    name, x: x + width / 2, y: y + 14, size: 11,
+                    ink: transfer.path.hasSuffix(".m3u8") ? .text : .background, anchor: "middle")
+            }
+            if let segment = segments.first(where: { $0.path == transfer.path }) {
+                let target = left + (Double(segment.offset) + Double(segment.length) / 2) * byteScale
+                figure.line(from: (x + width / 2, y + 20), to: (target, fileY), ink: .muted, width: 0.75)
+            }
+        }
+        // The legend.
+        let legendY = fileY + 108
+        for (offset, entry) in [
+            ("video segment", SVGFigure.Ink.accent), ("audio segment", .highlight), ("playlist, box", .surface),
+        ]
+        .enumerated() {
+            let x = left + Double(offset) * 150
+            figure.rect(x: x, y: legendY - 10, width: 14, height: 12, fill: entry.1, stroke: .muted)
+            figure.text(entry.0, x: x + 20, y: legendY, size: 12)
+        }
+        return figure
+    }
+
+    /// A segment's name in words: "video 0", "English 1".
+    static func longName(_ path: String) -> String {
+        let short = shortName(path)
+        let number = short.filter(\.isNumber)
+        if short.hasPrefix("v") { return "video \(number)" }
+        if short.hasPrefix("en") { return "English \(number)" }
+        if short.hasPrefix("es") { return "Spanish \(number)" }
+        return short
+    }
+
+    @Test("the download figure is drawn from the recorded run, committed, and shown in the article")
+    func downloadFigure() throws {
+        let figure = Self.figure(try Self.recording())
+        let problems = CommittedFigure.problems(
+            figure, name: "download-run", module: "Downloads",
+            article: "Sources/Downloads/Downloads.docc/DownloadingForOfflineUse.md")
+        #expect(problems.isEmpty, "\(problems)")
+    }
+}
