@@ -90,11 +90,8 @@ struct AudioRenditionTests {
         "RFC 8216 §4.4.6.2: an audio lesson skips a group whose CODECS the file cannot hold (Opus, AC-4, FLAC, ALAC) for the best one it can",
         arguments: ["opus", "ac-4.02.01.01", "fLaC", "alac"])
     func audioLessonSkipsUnwritableGroup(codec: String) async throws {
-        let lesson = try ServedLesson("multi-audio")
-        lesson.serve(on: transport)
-        let entry = lesson.base.appendingPathComponent("choice.m3u8")
-        transport.stub(entry, reply: .resource(master(bestCodec: codec, withAAC: true)))
-        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let (entry, downloader) = try servingChoice(
+            master(bestCodec: codec, withAAC: true), on: transport, clock: clock)
         let folder = temporaryFolder("audio-choice")
         let result = try await downloader.downloadHLSAudio(from: entry, to: folder.appendingPathComponent("lesson.m4a"))
             .result()
@@ -106,11 +103,8 @@ struct AudioRenditionTests {
 
     @Test("an audio lesson whose every group declares a codec the file cannot hold fails before any segment is fetched")
     func audioLessonRefusesOnlyUnwritableGroups() async throws {
-        let lesson = try ServedLesson("multi-audio")
-        lesson.serve(on: transport)
-        let entry = lesson.base.appendingPathComponent("choice.m3u8")
-        transport.stub(entry, reply: .resource(master(bestCodec: "opus", withAAC: false)))
-        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let (entry, downloader) = try servingChoice(
+            master(bestCodec: "opus", withAAC: false), on: transport, clock: clock)
         let folder = temporaryFolder("audio-refused")
         await #expect(throws: DownloadError(.unsupportedCodec("opus"), url: entry)) {
             try await downloader.downloadHLSAudio(from: entry, to: folder.appendingPathComponent("lesson.m4a")).result()
@@ -153,11 +147,8 @@ struct VideoVariantCodecTests {
         "the variant policies choose among the variants whose CODECS the file can hold, whatever the others' resolution or bandwidth",
         arguments: refusedCodecs)
     func policiesPassOverRefusedCodecs(codec: String) async throws {
-        let lesson = try ServedLesson("multi-audio")
-        lesson.serve(on: transport)
-        let entry = lesson.base.appendingPathComponent("choice.m3u8")
-        transport.stub(entry, reply: .resource(master(refusedCodec: codec, withH264: true)))
-        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let (entry, downloader) = try servingChoice(
+            master(refusedCodec: codec, withH264: true), on: transport, clock: clock)
         for policy in [VariantPolicy.default, .highestBandwidth(atMost: 10_000_000), .highestBandwidth(atMost: 1)] {
             let plan = try await downloader.planHLSVideo(from: entry, policy: policy)
             #expect(plan.variant?.codecs == ["avc1.64000b"], "\(policy)")
@@ -174,11 +165,8 @@ struct VideoVariantCodecTests {
         "a master whose every variant declares a video codec the file cannot hold fails with unsupportedCodec before any segment, on every entry point",
         arguments: refusedCodecs)
     func onlyRefusedCodecs(codec: String) async throws {
-        let lesson = try ServedLesson("multi-audio")
-        lesson.serve(on: transport)
-        let entry = lesson.base.appendingPathComponent("choice.m3u8")
-        transport.stub(entry, reply: .resource(master(refusedCodec: codec, withH264: false)))
-        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        let (entry, downloader) = try servingChoice(
+            master(refusedCodec: codec, withH264: false), on: transport, clock: clock)
         let folder = temporaryFolder("video-refused")
         await #expect(throws: DownloadError(.unsupportedCodec(codec), url: entry)) {
             try await downloader.downloadLesson(from: entry, to: folder.appendingPathComponent("lesson")).result()
@@ -193,4 +181,16 @@ struct VideoVariantCodecTests {
         #expect(Set(transport.requests.compactMap(\.url?.lastPathComponent)) == ["choice.m3u8"])
         #expect(files(in: folder).isEmpty)
     }
+}
+
+/// The `multi-audio` lesson served on `transport`, with `master` as its multivariant playlist at
+/// `choice.m3u8`: that playlist's URL and a downloader over the transport.
+func servingChoice(
+    _ master: Data, on transport: InMemoryHTTPTransport<ManualClock>, clock: ManualClock
+) throws -> (entry: URL, downloader: MediaDownloader<ManualClock>) {
+    let lesson = try ServedLesson("multi-audio")
+    lesson.serve(on: transport)
+    let entry = lesson.base.appendingPathComponent("choice.m3u8")
+    transport.stub(entry, reply: .resource(master))
+    return (entry, MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport)))
 }

@@ -56,16 +56,8 @@ struct DownloadFigureTests {
     /// The layout of the file `file` downloaded from the lesson: each track's samples grouped by
     /// the segment ffmpeg's demuxer read them from (`packets.json`), in file order.
     static func layout(of file: MP4Inspector) throws -> Layout {
-        var boxes: [Placement] = []
-        var at = 0
-        while at + 8 <= file.bytes.count {
-            var size = file.bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
-            if size == 1 { size = file.bytes[(at + 8)..<(at + 16)].reduce(0) { $0 << 8 | Int($1) } }
-            boxes.append(
-                Placement(
-                    path: String(decoding: file.bytes[(at + 4)..<(at + 8)], as: UTF8.self), offset: at, length: size))
-            guard size >= 8 else { break }
-            at += size
+        let boxes = MP4BoxReader(bytes: file.bytes).boxes().map {
+            Placement(path: $0.type, offset: $0.start, length: $0.size)
         }
         var segments: [Placement] = []
         let renditions: [(folder: String, track: MP4Inspector.Track?, kind: String)] = [
@@ -117,8 +109,7 @@ struct DownloadFigureTests {
             log.withLock { state in
                 guard let origin = state.origin else { return }
                 func seconds(_ instant: ContinuousClock.Instant) -> Double {
-                    let duration = origin.duration(to: instant)
-                    return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+                    origin.duration(to: instant) / .seconds(1)
                 }
                 state.transfers.append(Transfer(path: path, start: seconds(start), end: seconds(end), bytes: bytes))
             }

@@ -16,15 +16,26 @@ struct LessonFramesTests {
         "ts-opengop", "webvtt",
     ]
 
-    @Test(
-        "RFC 8216 §6.3 and ISO/IEC 14496-12 §8.6: a downloaded lesson holds its source's frames in order, and its drift at the end is the one stated",
-        arguments: lessons)
-    func downloadedLesson(name: String) async throws {
+    /// Lesson `name` served in memory, the transport it is served on, and a downloader over it
+    /// (two transfers).
+    static func serving(
+        _ name: String
+    ) throws -> (ServedLesson, InMemoryHTTPTransport<ManualClock>, MediaDownloader<ManualClock>) {
         let clock = ManualClock()
         let transport = InMemoryHTTPTransport(clock: clock)
         let lesson = try ServedLesson(name)
         lesson.serve(on: transport)
-        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        return (
+            lesson, transport,
+            MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
+        )
+    }
+
+    @Test(
+        "RFC 8216 §6.3 and ISO/IEC 14496-12 §8.6: a downloaded lesson holds its source's frames in order, and its drift at the end is the one stated",
+        arguments: lessons)
+    func downloadedLesson(name: String) async throws {
+        let (lesson, _, downloader) = try Self.serving(name)
         let folder = temporaryFolder("frames-\(name)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let result = try await downloader.downloadLesson(
@@ -47,17 +58,13 @@ struct LessonFramesTests {
         "ISO/IEC 13818-1 §2.4.4.9: a lesson whose program map declares DTS audio fails as unsupported, with nothing written"
     )
     func declaredDTSIsRefused() async throws {
-        let clock = ManualClock()
-        let transport = InMemoryHTTPTransport(clock: clock)
-        let lesson = try ServedLesson("ts-ac3")
-        lesson.serve(on: transport)
+        let (lesson, transport, downloader) = try Self.serving("ts-ac3")
         // The same segments, their program maps declaring DTS (0x82) where they declare AC-3 (0x81).
         for path in lesson.files.keys where path.hasSuffix(".ts") {
             let (bytes, patched) = Self.declaringDTS(try #require(lesson.files[path]))
             #expect(patched > 0, "\(path): no AC-3 entry found")
             transport.stub(lesson.base.appendingPathComponent(path), reply: .resource(bytes))
         }
-        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
         let folder = temporaryFolder("frames-dts")
         defer { try? FileManager.default.removeItem(at: folder) }
         do {
@@ -127,10 +134,7 @@ extension LessonFramesTests {
         "RFC 8216 §3.2, §4.3.2.5: transport-stream segments whose PAT and PMT are only in an EXT-X-MAP download with every frame of the source"
     )
     func transportStreamTablesInMap() async throws {
-        let clock = ManualClock()
-        let transport = InMemoryHTTPTransport(clock: clock)
-        let lesson = try ServedLesson("ts-ac3")
-        lesson.serve(on: transport)
+        let (lesson, transport, downloader) = try Self.serving("ts-ac3")
         let (tables, first) = Self.splitTables(try #require(lesson.files["seg0.ts"]))
         let (_, second) = Self.splitTables(try #require(lesson.files["seg1.ts"]))
         #expect(tables.count == 2 * 188)
@@ -143,7 +147,6 @@ extension LessonFramesTests {
         ] {
             transport.stub(lesson.base.appendingPathComponent(path), reply: .resource(bytes))
         }
-        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
         let folder = temporaryFolder("frames-ts-map")
         let result = try await downloader.downloadLesson(
             from: lesson.entry, to: folder.appendingPathComponent("lesson")

@@ -31,17 +31,13 @@ struct PlaylistTimelineTests {
     static func download(
         video: (Data) -> Data, audio: (Data) -> Data, extra: [String: Data] = [:], label: String
     ) async throws -> (MP4Inspector, [String]) {
-        let clock = ManualClock()
-        let transport = InMemoryHTTPTransport(clock: clock)
-        let lesson = try ServedLesson("cmaf")
-        lesson.serve(on: transport)
+        let (lesson, transport, downloader) = try LessonFramesTests.serving("cmaf")
         let videoPlaylist = try #require(lesson.files["video/index.m3u8"])
         let audioPlaylist = try #require(lesson.files["audio_en/index.m3u8"])
         transport.stub(lesson.base.appendingPathComponent("video/index.m3u8"), reply: .resource(video(videoPlaylist)))
         transport.stub(
             lesson.base.appendingPathComponent("audio_en/index.m3u8"), reply: .resource(audio(audioPlaylist)))
         for (path, bytes) in extra { transport.stub(lesson.base.appendingPathComponent(path), reply: .resource(bytes)) }
-        let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
         let folder = temporaryFolder("timeline-\(label)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let result = try await downloader.downloadLesson(

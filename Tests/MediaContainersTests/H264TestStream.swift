@@ -99,17 +99,9 @@ enum H264TestStream {
     /// A transport stream of one video PES: an access unit delimiter, `sps`, a PPS and the
     /// start of an IDR slice.
     static func videoSegment(sps: [UInt8]) -> Data {
-        var (builder, bytes) = Self.videoStream()
-        let unit =
-            [0, 0, 0, 1, 0x09, 0xF0, 0, 0, 0, 1] + sps
-            + [0, 0, 0, 1, 0x68, 0xCE, 0x38, 0x80, 0, 0, 0, 1, 0x65, 0x88, 0x84, 0x00]
-        var pes = Self.videoHeader + unit
-        if pes.count - 6 <= 0xFFFF {
-            pes[4] = UInt8((pes.count - 6) >> 8)
-            pes[5] = UInt8((pes.count - 6) & 0xFF)
-        }
-        bytes += builder.packets(pid: 0x100, payload: pes)
-        return Data(bytes)
+        segment(accessUnits: [
+            [0, 0, 0, 1] + sps + [0, 0, 0, 1, 0x68, 0xCE, 0x38, 0x80, 0, 0, 0, 1, 0x65, 0x88, 0x84, 0x00]
+        ])
     }
 
     /// The `malformedVideo` reason of remuxing `segment`, or `nil` when it remuxes.
@@ -154,15 +146,9 @@ enum H264TestStream {
     static func segment(accessUnits units: [[UInt8]]) -> Data {
         var (builder, bytes) = videoStream()
         for (index, unit) in units.enumerated() {
-            let pts = 90_000 + Int64(index) * 3_600
-            let stamp: [UInt8] = [
-                0x21 | UInt8((pts >> 29) & 0x0E), UInt8((pts >> 22) & 0xFF), UInt8((pts >> 14) & 0xFE) | 1,
-                UInt8((pts >> 7) & 0xFF), UInt8((pts << 1) & 0xFE) | 1,
-            ]
-            let payload = [0, 0, 0, 1, 0x09, 0xF0] + unit
-            let length = 3 + stamp.count + payload.count
-            let header: [UInt8] = [0, 0, 1, 0xE0, UInt8(length >> 8), UInt8(length & 0xFF), 0x80, 0x80, 0x05]
-            bytes += builder.packets(pid: 0x100, payload: header + stamp + payload)
+            let pes = TransportStreamBuilder.pes(
+                streamID: 0xE0, pts: 90_000 + Int64(index) * 3_600, payload: [0, 0, 0, 1, 0x09, 0xF0] + unit)
+            bytes += builder.packets(pid: 0x100, payload: pes)
         }
         return Data(bytes)
     }

@@ -43,14 +43,22 @@ public struct TransportStreamBuilder {
             ]
             frames += (0..<frameSize).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         }
+        return packets(pid: audioPID, payload: Self.pes(streamID: 0xC0, pts: pts, payload: frames))
+    }
+
+    /// A PES packet (ISO/IEC 13818-1 §2.4.3.6) of stream `streamID` carrying `payload`, with a
+    /// PTS of `pts` (90 kHz; only its low 33 bits are written) and no DTS.
+    public static func pes(streamID: UInt8, pts: Int64, payload: [UInt8]) -> [UInt8] {
         let stamp = pts & ((1 << 33) - 1)
         let timestamp: [UInt8] = [
             0x21 | UInt8((stamp >> 29) & 0x0E), UInt8((stamp >> 22) & 0xFF), UInt8((stamp >> 14) & 0xFE) | 1,
             UInt8((stamp >> 7) & 0xFF), UInt8((stamp << 1) & 0xFE) | 1,
         ]
-        let length = 3 + timestamp.count + frames.count
-        let header: [UInt8] = [0, 0, 1, 0xC0, UInt8(length >> 8), UInt8(length & 0xFF), 0x80, 0x80, 0x05]
-        return packets(pid: audioPID, payload: header + timestamp + frames)
+        let length = 3 + timestamp.count + payload.count
+        // PES_packet_length 0 (unbounded, as video allows) when the packet is longer than 16 bits hold.
+        let declared = length <= 0xFFFF ? length : 0
+        let header: [UInt8] = [0, 0, 1, streamID, UInt8(declared >> 8), UInt8(declared & 0xFF), 0x80, 0x80, 0x05]
+        return header + timestamp + payload
     }
 
     /// A whole stream: the tables, then `pesCount` PES packets of `framesPerPES` frames, their

@@ -6,9 +6,9 @@ import MediaContainers
 /// remuxed, grouped into steps that each end at a checkpoint.
 ///
 /// The segments of every rendition (the variant's, a separate audio rendition's) are merged by
-/// their discontinuity sequence number, then their start time in the playlists, so the file's media data interleaves them and one pass
-/// fetches everything: nothing is fetched twice, and a pause anywhere resumes at the step it
-/// stopped in. A step is one segment, with the initialisation section before it when its
+/// their discontinuity sequence number, then their start time in the playlists, so the file's
+/// media data interleaves them and one pass fetches everything: nothing is fetched twice, and a
+/// pause anywhere resumes at the step it stopped in. A step is one segment, with the initialisation section before it when its
 /// `EXT-X-MAP` changes, except where a discontinuity starts: there the first segment of every
 /// rendition after it forms one step, so the new part's timeline is placed from all of them.
 struct LessonPlan: Sendable {

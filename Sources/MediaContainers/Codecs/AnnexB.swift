@@ -18,9 +18,10 @@ struct AccessUnitConverter: Sendable {
     /// The description of the parameter sets in force, once they describe a picture.
     private(set) var description: SampleDescription?
     private var changed = true
-    /// The identifier of the sequence parameter set the last picture used (through its picture
-    /// parameter set): the one whose picture size and profile the description gives.
-    private var activeSequence: UInt32?
+    /// The picture parameter set the last picture used, and the sequence parameter set that one
+    /// refers to: the SPS whose picture size and profile the description gives. Worked out again
+    /// only when a picture names another PPS or the sets change, not for every access unit.
+    private var active: (picture: UInt32, sequence: UInt32?)?
     /// Where this stream's samples are written.
     private var arenas = ArenaSet()
 
@@ -107,15 +108,14 @@ struct AccessUnitConverter: Sendable {
         if let failure { throw failure }
         // The picture's PPS names the SPS in force: after an encoder change that numbers its
         // sets anew, the old sets stay listed, and the new picture size is the new SPS's.
-        if let picturePPS, let sequence = parameterSets.sequenceID(ofPicture: picturePPS, codec: codec),
-            sequence != activeSequence
-        {
-            activeSequence = sequence
-            changed = true
+        if let picturePPS, changed || active?.picture != picturePPS {
+            let sequence = parameterSets.sequenceID(ofPicture: picturePPS, codec: codec)
+            if sequence != active?.sequence { changed = true }
+            active = (picturePPS, sequence)
         }
         if changed, hasPicture {
             changed = false
-            if let format = try VideoFormat(parameterSets, codec: codec, active: activeSequence) {
+            if let format = try VideoFormat(parameterSets, codec: codec, active: active?.sequence) {
                 description = format.sampleDescription
             }
         }
@@ -181,8 +181,12 @@ struct AccessUnitConverter: Sendable {
     /// `first_mb_in_slice` and `slice_type` (H.264 §7.3.3), or `slice_pic_parameter_set_id`
     /// after the first-slice flag and, for IRAP pictures, `no_output_of_prior_pics_flag` (HEVC
     /// §7.3.6.1); `nil` when the header is cut short.
-    func pictureParameterSetID(ofSlice unit: UnsafeRawBufferPointer) -> UInt32? {
-        guard let first = unit.first else { return nil }
+    ///
+    /// Only the header's first 32 bytes are read (the fields sit in its first few), never the
+    /// slice data: this runs for every picture.
+    func pictureParameterSetID(ofSlice slice: UnsafeRawBufferPointer) -> UInt32? {
+        guard let first = slice.first else { return nil }
+        let unit = UnsafeRawBufferPointer(rebasing: slice.prefix(32))
         switch codec {
         case .hevc:
             var bits = BitReader(nalUnit: unit, from: 2)

@@ -59,8 +59,7 @@
             let deliver: @Sendable (PlayerObservation) -> Void = { observation in
                 DispatchQueue.main.async { MainActor.assumeIsolated { report(observation) } }
             }
-            let parts = interval.components
-            let seconds = Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+            let seconds = interval / .seconds(1)
             timeObserver = player.addPeriodicTimeObserver(
                 forInterval: CMTime(seconds: seconds, preferredTimescale: 600), queue: .main
             ) { time in deliver(.periodicTime(time.seconds)) }

@@ -64,8 +64,7 @@ public final class VideoPlaybackSession {
         self.store = store
         self.now = now
         self.tickInterval = tickInterval
-        let components = tickInterval.components
-        let interval = Double(components.seconds) + Double(components.attoseconds) * 1e-18
+        let interval = tickInterval / .seconds(1)
         let derived = WatchTracker.Configuration(
             maximumTickJump: WatchTracker.Configuration.maximumTickJump(tickInterval: interval))
         tracker = WatchTracker(deviceID: deviceID, duration: engine.duration, configuration: configuration ?? derived)
