@@ -46,6 +46,35 @@ struct ModuleGraphFigureTests {
         return layer
     }
 
+    /// Each target's row, counted from the bottom: its layer (``layers(_:)``), with a layer of
+    /// more than `perRow` modules split into rows of at most `perRow`, so that the figure stays
+    /// narrow enough to read on a phone. Within a split layer, the modules more targets import
+    /// go in the upper rows (fewer arrows pass through a row to reach them), ties by name. A
+    /// split keeps every import pointing down: modules of one layer never import each other.
+    ///
+    /// - Complexity: O(*t* log *t* + *d*) for *t* targets and *d* dependencies.
+    static func rows(_ targets: [Target], perRow: Int = 3) -> [String: Int] {
+        let layer = layers(targets)
+        var importers: [String: Int] = [:]
+        for target in targets {
+            for dependency in target.dependencies { importers[dependency, default: 0] += 1 }
+        }
+        var row: [String: Int] = [:]
+        var next = 0
+        for level in 0...(layer.values.max() ?? 0) {
+            let members = targets.map(\.name).filter { layer[$0] == level }.sorted {
+                (importers[$0] ?? 0, $1) > (importers[$1] ?? 0, $0)
+            }
+            let count = (members.count + perRow - 1) / perRow
+            for (index, name) in members.enumerated() {
+                // The first `perRow` go in the highest of the layer's rows.
+                row[name] = next + count - 1 - index / perRow
+            }
+            next += max(count, 1)
+        }
+        return row
+    }
+
     /// A slot in a row of the drawing: a module, or a point an arrow passes through on its way
     /// to a module more than one row below (so that no arrow crosses a box).
     struct Slot {
@@ -54,19 +83,19 @@ struct ModuleGraphFigureTests {
         var width: Double
     }
 
-    /// The figure: modules in rows by layer (a module above what it imports), ordered within a
+    /// The figure: modules in rows (``rows(_:perRow:)``: a module above what it imports), ordered within a
     /// row by the mean position of what points at them, then of what they point at (the
     /// barycenter heuristic, one sweep down and one up), and each
     /// import an arrow that passes between the boxes of the rows it crosses.
     ///
     /// - Complexity: O(*t*² + *d*·*r*) for *t* targets, *d* dependencies and *r* rows.
     static func figure(_ targets: [Target]) -> SVGFigure {
-        let layer = layers(targets)
+        let layer = Self.rows(targets)
         let top = layer.values.max() ?? 0
-        let boxWidth = 150.0
-        let boxHeight = 36.0
-        let rowGap = 64.0
-        let gap = 24.0
+        let boxWidth = 112.0
+        let boxHeight = 34.0
+        let rowGap = 46.0
+        let gap = 8.0
         let edges = targets.flatMap { target in target.dependencies.map { (from: target.name, to: $0) } }
         // Rows from the top; a long arrow gets a pass-through slot in every row between its ends.
         var rows: [[Slot]] = (0...top).reversed().map { level in
@@ -113,8 +142,8 @@ struct ModuleGraphFigureTests {
             for (index, slot) in rows[row].enumerated() { order[slot.name] = Double(index) }
         }
         let rowWidths = rows.map { row in row.reduce(0) { $0 + $1.width } + Double(max(row.count - 1, 0)) * gap }
-        let width = (rowWidths.max() ?? 0) + 40
-        let height = Double(rows.count) * boxHeight + Double(rows.count - 1) * rowGap + 70
+        let width = (rowWidths.max() ?? 0) + 24
+        let height = Double(rows.count) * boxHeight + Double(rows.count - 1) * rowGap + 76
         var centers: [String: (Double, Double)] = [:]
         for (row, slots) in rows.enumerated() {
             var x = (width - rowWidths[row]) / 2
@@ -155,12 +184,11 @@ struct ModuleGraphFigureTests {
                 x: center.0 - boxWidth / 2, y: center.1 - boxHeight / 2, width: boxWidth, height: boxHeight, radius: 8,
                 fill: target.isProduct ? .surface : nil, stroke: target.isProduct ? .text : .muted)
             figure.text(
-                target.name, x: center.0, y: center.1 + 5, size: 14, ink: target.isProduct ? .text : .muted,
+                target.name, x: center.0, y: center.1 + 4, size: 12, ink: target.isProduct ? .text : .muted,
                 anchor: "middle", bold: target.isProduct)
         }
-        figure.text(
-            "An arrow from A to B: A imports B. Outlined in grey: package-internal, not a product.", x: 20,
-            y: height - 16, size: 12, ink: .muted)
+        figure.text("An arrow from A to B: A imports B.", x: 12, y: height - 32, size: 12, ink: .muted)
+        figure.text("Outlined in grey: package-internal, not a product.", x: 12, y: height - 14, size: 12, ink: .muted)
         return figure
     }
 

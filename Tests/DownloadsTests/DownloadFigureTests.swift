@@ -233,8 +233,8 @@ extension DownloadFigureTests {
     }
 
     static func figure(_ recording: Recording) -> SVGFigure {
-        let left = 104.0
-        let right = 660.0
+        let left = 76.0
+        let right = 404.0
         let transfers = recording.transfers
         let lanes = Self.lanes(transfers)
         let laneCount = (lanes.max() ?? 0) + 1
@@ -254,12 +254,12 @@ extension DownloadFigureTests {
             + "they became, to scale: ftyp, then the media data holding each segment's samples in playlist order ("
             + order.joined(separator: ", ") + "), then the moov index at the end. A line joins each transfer to "
             + "where its samples landed."
-        var figure = SVGFigure(width: 680, height: fileY + 124, description: description)
-        figure.rect(x: 0, y: 0, width: 680, height: fileY + 124, fill: .background, stroke: nil)
-        figure.text("Requests in time (ms since the first)", x: left, y: 22, size: 13, bold: true)
+        var figure = SVGFigure(width: 420, height: fileY + 124, description: description)
+        figure.rect(x: 0, y: 0, width: 420, height: fileY + 124, fill: .background, stroke: nil)
+        figure.text("Requests in time (ms since the first)", x: 12, y: 22, size: 13, bold: true)
         for lane in 0..<laneCount {
             figure.text(
-                "transfer \(lane + 1)", x: left - 10, y: laneTop + Double(lane) * laneHeight + 15, size: 12,
+                "transfer \(lane + 1)", x: left - 8, y: laneTop + Double(lane) * laneHeight + 15, size: 12,
                 ink: .muted, anchor: "end")
         }
         // The time axis.
@@ -269,12 +269,12 @@ extension DownloadFigureTests {
         while tick <= total + step / 1_000 {
             let x = left + tick * timeScale
             figure.line(from: (x, axisY), to: (x, axisY + 4))
-            figure.text(SVGFigure.number(tick), x: x, y: axisY + 16, size: 11, ink: .muted, anchor: "middle")
+            figure.text(SVGFigure.number(tick), x: x, y: axisY + 17, size: 12, ink: .muted, anchor: "middle")
             tick += step
         }
         // The file, to scale.
-        figure.text("The file, bytes to scale", x: left, y: fileY + 74, size: 13, bold: true)
-        figure.text("lesson.mp4", x: left - 10, y: fileY + 15, size: 12, ink: .muted, anchor: "end")
+        figure.text("The file, bytes to scale", x: 12, y: fileY + 74, size: 13, bold: true)
+        figure.text("lesson.mp4", x: left - 6, y: fileY + 15, size: 12, ink: .muted, anchor: "end")
         for box in layout.boxes {
             figure.rect(
                 x: left + Double(box.offset) * byteScale, y: fileY, width: Double(box.length) * byteScale, height: 20,
@@ -286,26 +286,26 @@ extension DownloadFigureTests {
             figure.rect(x: x, y: fileY, width: width, height: 20, fill: Self.ink(segment.path), stroke: .background)
             // Labels alternate below the bar so that narrow neighbours never overlap.
             figure.text(
-                Self.shortName(segment.path), x: x + width / 2, y: fileY + 36 + Double(index % 2) * 14, size: 11,
+                Self.shortName(segment.path), x: x + width / 2, y: fileY + 36 + Double(index % 2) * 15, size: 12,
                 anchor: "middle")
         }
         if let index = layout.boxes.first(where: { $0.path == "moov" }) {
             figure.text(
-                "moov", x: left + Double(index.offset + index.length / 2) * byteScale, y: fileY - 6, size: 11,
+                "moov", x: left + Double(index.offset + index.length / 2) * byteScale, y: fileY - 6, size: 12,
                 ink: .muted, anchor: "middle")
         }
-        figure.text("ftyp", x: left, y: fileY - 6, size: 11, ink: .muted, anchor: "start")
+        figure.text("ftyp", x: left, y: fileY - 6, size: 12, ink: .muted, anchor: "start")
         // The transfers, each joined to where its samples landed.
         for (transfer, lane) in zip(transfers, lanes) {
             let x = left + transfer.start * 1_000 * timeScale
             let width = max((transfer.end - transfer.start) * 1_000 * timeScale, 2)
             let y = laneTop + Double(lane) * laneHeight
             figure.rect(x: x, y: y, width: width, height: 20, fill: Self.ink(transfer.path), stroke: .muted)
-            // The name inside the bar when it fits (about 6.5 points a character at this size).
+            // The name inside the bar when it fits.
             let name = transfer.path.hasSuffix(".m3u8") ? "m3u8" : Self.shortName(transfer.path)
-            if Double(name.count) * 6.5 + 6 <= width {
+            if SVGFigure.estimatedWidth(name, size: 12) + 4 <= width {
                 figure.text(
-                    name, x: x + width / 2, y: y + 14, size: 11,
+                    name, x: x + width / 2, y: y + 14.5, size: 12,
                     ink: transfer.path.hasSuffix(".m3u8") ? .text : .background, anchor: "middle")
             }
             if let segment = segments.first(where: { $0.path == transfer.path }) {
@@ -319,7 +319,7 @@ extension DownloadFigureTests {
             ("video segment", SVGFigure.Ink.accent), ("audio segment", .highlight), ("playlist, box", .surface),
         ]
         .enumerated() {
-            let x = left + Double(offset) * 150
+            let x = 12 + Double(offset) * 132
             figure.rect(x: x, y: legendY - 10, width: 14, height: 12, fill: entry.1, stroke: .muted)
             figure.text(entry.0, x: x + 20, y: legendY, size: 12)
         }

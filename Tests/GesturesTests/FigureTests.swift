@@ -47,13 +47,13 @@ struct GesturesFigureTests {
     static func throwsFigure() -> SVGFigure {
         let layout = ReadmeThrow.layout
         let scale = 0.6
-        let origin = (x: 40.0, y: 30.0)
+        let origin = (x: 16.0, y: 30.0)
         func point(_ p: CGPoint) -> (Double, Double) {
             (origin.x + Double(p.x) * scale, origin.y + Double(p.y) * scale)
         }
         let flights = throwsShown.map { ($0, flight($0, layout: layout)) }
         var figure = SVGFigure(
-            width: 560, height: 580,
+            width: 420, height: 570,
             description:
                 "Five throws of the floating player on a 390 by 844 point phone screen: "
                 + flights.map { thrown, flight in
@@ -87,7 +87,7 @@ struct GesturesFigureTests {
             figure.text("\(index + 1)", x: release.0 + 7, y: release.1 - 6, size: 12, ink: .highlight, bold: true)
         }
         // The legend, beside the phone.
-        let legendX = origin.x + 390 * scale + 30
+        let legendX = origin.x + 390 * scale + 18
         figure.text("Throws", x: legendX, y: 60, size: 14, bold: true)
         for (index, (thrown, flight)) in flights.enumerated() {
             let y = 88 + Double(index) * 40
@@ -106,7 +106,8 @@ struct GesturesFigureTests {
         figure.circle(x: legendX + 4, y: 358, radius: 6, fill: nil, stroke: .accent)
         figure.text("where it rests", x: legendX + 16, y: 362, size: 12, ink: .muted)
         figure.rect(x: legendX - 2, y: 376, width: 12, height: 10, fill: nil, stroke: .muted)
-        figure.text("safe area; resting region", x: legendX + 16, y: 386, size: 12, ink: .muted)
+        figure.text("safe area, and the", x: legendX + 16, y: 386, size: 12, ink: .muted)
+        figure.text("resting region", x: legendX + 16, y: 402, size: 12, ink: .muted)
         return figure
     }
 
@@ -171,7 +172,7 @@ struct GesturesFigureTests {
         }
         let fastStart = fastCurve.speed(0)
         var figure = SVGFigure(
-            width: 700, height: 330,
+            width: 420, height: 550,
             description:
                 "Two charts over each motion's own duration, from the release at x = 270 to the edge at 338. "
                 + "Progress: the fast throw's glide (\(grouped(ReadmeThrow.speed)) points per second, "
@@ -181,15 +182,16 @@ struct GesturesFigureTests {
                 + "leaves at \(SVGFigure.number(fastStart)) times the average and falls to 0, the slow one leaves at "
                 + "\(SVGFigure.number(slowCurve.speed(0))) and peaks before settling, ease-in-out starts and ends at 0."
         )
+        // The two charts one above the other, so that each keeps its width on a phone.
         figure.chart(
-            x: 50, y: 30, width: 260, height: 200, xRange: 0...1, yRange: 0...1.05, xTicks: [0, 0.25, 0.5, 0.75, 1],
+            x: 52, y: 30, width: 340, height: 160, xRange: 0...1, yRange: 0...1.05, xTicks: [0, 0.25, 0.5, 0.75, 1],
             yTicks: [0, 0.5, 1], xTitle: "fraction of the motion's duration", yTitle: "progress to the edge",
             series: series(true))
         figure.chart(
-            x: 400, y: 30, width: 260, height: 200, xRange: 0...1, yRange: 0...3.15, xTicks: [0, 0.25, 0.5, 0.75, 1],
+            x: 52, y: 270, width: 340, height: 160, xRange: 0...1, yRange: 0...3.15, xTicks: [0, 0.25, 0.5, 0.75, 1],
             yTicks: [0, 1, 2, 3], xTitle: "fraction of the motion's duration", yTitle: "speed ÷ average speed",
             series: series(false))
-        figure.legend(series(true), x: 60, y: 290)
+        figure.legend(series(true), x: 20, y: 500)
         return figure
     }
 
@@ -202,18 +204,18 @@ struct GesturesFigureTests {
             },
         ]
         var figure = SVGFigure(
-            width: 560, height: 330,
+            width: 420, height: 340,
             description:
                 "Position against time for 0.6 s after a release at x = 270 towards the edge at 338: the fast "
                 + "throw's glide reaches the edge in \(Int((fast.duration * 1_000).rounded())) ms and stops there, "
                 + "the slow push's in \(Int((slow.duration * 1_000).rounded())) ms; the spring started at the fast "
                 + "throw's speed passes the edge and peaks 60 points beyond it before it comes back.")
         figure.chart(
-            x: 60, y: 30, width: 460, height: 200, xRange: 0...0.6, yRange: 260...410,
+            x: 52, y: 30, width: 340, height: 200, xRange: 0...0.6, yRange: 260...410,
             xTicks: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], yTicks: [270, 300, 338, 400],
             xTitle: "time after the release (s)",
             yTitle: "x (points)", guides: [(338, "the edge anchor")], series: series)
-        figure.legend(series, x: 70, y: 290)
+        figure.legend(series, x: 20, y: 290)
         return figure
     }
 
@@ -227,17 +229,17 @@ struct GesturesFigureTests {
         ]
         let half = deceleration.time(toReach: rest / 2) ?? 0
         var figure = SVGFigure(
-            width: 560, height: 300,
+            width: 420, height: 300,
             description:
                 "The deceleration the projection assumes, position as a fraction of the resting distance over three "
                 + "seconds: half the distance is covered in \(SVGFigure.number(half)) s, 95 percent in "
                 + "\(SVGFigure.number(deceleration.time(toReach: rest * 0.95) ?? 0)) s.")
         figure.chart(
-            x: 60, y: 30, width: 460, height: 200, xRange: 0...3, yRange: 0...1.05,
+            x: 52, y: 30, width: 340, height: 200, xRange: 0...3, yRange: 0...1.05,
             xTicks: [0, 0.5, 1, 1.5, 2, 2.5, 3],
             yTicks: [0, 0.5, 1], xTitle: "time after the release (s)", yTitle: "fraction of the projected distance",
             guides: [(1, "where it rests")], series: series)
-        figure.legend(series, x: 70, y: 285)
+        figure.legend(series, x: 20, y: 285)
         return figure
     }
 

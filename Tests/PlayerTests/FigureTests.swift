@@ -85,17 +85,46 @@ struct PlayerFigureTests {
         return found
     }
 
+    /// Where each state's box is centred: two columns, narrow enough for a phone's screen.
     static let positions: [String: (Double, Double)] = [
-        "uninitialized": (140, 90), "fetching": (720, 90), "playing": (720, 300), "paused": (720, 520),
-        "completed": (400, 320), "discarding": (140, 520),
+        "uninitialized": (78, 60), "fetching": (338, 60), "playing": (338, 250), "paused": (338, 480),
+        "completed": (180, 360), "discarding": (78, 520),
     ]
 
+    /// The diagram: each transition a curve marked with a number, and below it the events and
+    /// effects of each number, so that no label has to find room between the curves (a new
+    /// transition adds a number and a legend entry wherever its curve goes).
     static func stateDiagram() -> SVGFigure {
         let edges = transitions
-        let halfWidth = 62.0
-        let halfHeight = 20.0
+        let halfWidth = 58.0
+        let halfHeight = 19.0
+        let idle = edges.filter {
+            $0.from == $0.to && $0.labels.allSatisfy { !$0.contains("/") } && $0.labels != ["progress"]
+        }
+        let drawn = edges.filter { edge in !idle.contains { $0.from == edge.from && $0.to == edge.to } }
+        let notes = idle.map { "\($0.labels.joined(separator: ", ")) in \($0.from)" }
+        // The legend: two columns, each entry a number and its labels, one per line.
+        let columnLines = 18.0
+        var entries: [(number: Int, lines: [String], column: Int, row: Double)] = []
+        let totalLines = drawn.reduce(0) { $0 + $1.labels.count }
+        var row = 0.0
+        var column = 0
+        var linesSoFar = 0
+        for (index, edge) in drawn.enumerated() {
+            // The first column takes entries while they fill no more than half the lines.
+            linesSoFar += edge.labels.count
+            if column == 0, row > 0, Double(linesSoFar) > (Double(totalLines) / 2).rounded(.up) {
+                column = 1
+                row = 0
+            }
+            entries.append((index + 1, edge.labels, column, row))
+            row += Double(edge.labels.count) + 0.35
+        }
+        let legendTop = 580.0
+        let legendRows = entries.map { $0.row + Double($0.lines.count) }.max() ?? 0
+        let notesTop = legendTop + legendRows * columnLines + 20
         var figure = SVGFigure(
-            width: 900, height: 610,
+            width: 420, height: notesTop + Double(notes.count + 1) * 16 + 8,
             description:
                 "The audio circle's states and transitions: "
                 + edges.map { "\($0.from) to \($0.to) on \($0.labels.joined(separator: " or "))" }
@@ -107,78 +136,57 @@ struct PlayerFigureTests {
             let t = min(dx == 0 ? .infinity : halfWidth / abs(dx), dy == 0 ? .infinity : halfHeight / abs(dy), 1)
             return (center.0 + dx * t, center.1 + dy * t)
         }
-        var labels: [(x: Double, y: Double, lines: [String])] = []
-        for edge in edges {
+        var markers: [(x: Double, y: Double, number: Int)] = []
+        for (index, edge) in drawn.enumerated() {
             guard let start = positions[edge.from], let end = positions[edge.to] else { continue }
-            if edge.from == edge.to, edge.labels.allSatisfy({ !$0.contains("/") }), edge.labels != ["progress"] {
-                continue  // an event accepted with nothing to do: listed in the note below
-            }
             if edge.from == edge.to {
-                // A loop above the state.
+                // A loop above the state, its number at the top.
                 figure.curve(
-                    from: (start.0 - 30, start.1 - halfHeight), control: (start.0, start.1 - 90),
+                    from: (start.0 - 30, start.1 - halfHeight), control: (start.0, start.1 - 70),
                     to: (start.0 + 30, start.1 - halfHeight))
-                labels.append((start.0, start.1 - 62, edge.labels))
+                markers.append((start.0, start.1 - 44, index + 1))
                 continue
             }
             let dx = end.0 - start.0
             let dy = end.1 - start.1
             let length = (dx * dx + dy * dy).squareRoot()
             // Bend every edge to its left, so the two directions between a pair never overlap.
-            let bend = 36.0
+            let bend = 40.0
             let control = ((start.0 + end.0) / 2 + dy / length * bend, (start.1 + end.1) / 2 - dx / length * bend)
             let from = boundary(start, towards: control)
             let to = boundary(end, towards: control)
             figure.curve(from: from, control: control, to: to)
-            // Beside the curve on its outer side, far enough that the text's box clears it; along
-            // the curve, the first place whose box overlaps no label placed before.
-            let widest = Double(edge.labels.map(\.count).max() ?? 0) * 6.4 + 10
-            let tall = Double(edge.labels.count) * 15 + 4
-            let offset = 8 + abs(dy / length) * widest / 2 + abs(dx / length) * tall / 2
-            func place(_ t: Double) -> (Double, Double) {
-                let u = 1 - t
-                let x = u * u * from.0 + 2 * u * t * control.0 + t * t * to.0
-                let y = u * u * from.1 + 2 * u * t * control.1 + t * t * to.1
-                return (x + dy / length * offset, y - dx / length * offset)
-            }
-            func overlaps(_ point: (Double, Double)) -> Bool {
-                labels.contains { other in
-                    let otherWidth = Double(other.lines.map(\.count).max() ?? 0) * 6.4 + 10
-                    let otherHeight = Double(other.lines.count) * 15 + 4
-                    return abs(other.x - point.0) < (widest + otherWidth) / 2 + 4
-                        && abs(other.y - point.1) < (tall + otherHeight) / 2 + 2
-                }
-            }
-            let spot = [0.5, 0.35, 0.65, 0.25, 0.75].map(place).first { !overlaps($0) } ?? place(0.5)
-            labels.append((spot.0, spot.1, edge.labels))
+            // The curve's middle (t = 1/2 of the quadratic Bézier).
+            markers.append(
+                (
+                    (from.0 + 2 * control.0 + to.0) / 4, (from.1 + 2 * control.1 + to.1) / 4, index + 1
+                ))
         }
         for (state, center) in positions.sorted(by: { $0.key < $1.key }) {
             figure.rect(
                 x: center.0 - halfWidth, y: center.1 - halfHeight, width: halfWidth * 2, height: halfHeight * 2,
                 radius: 10, fill: .surface, stroke: state == "uninitialized" ? .highlight : .text)
-            figure.text(state, x: center.0, y: center.1 + 5, size: 14, anchor: "middle", bold: true)
+            figure.text(state, x: center.0, y: center.1 + 5, size: 13, anchor: "middle", bold: true)
         }
-        let idle = edges.filter {
-            $0.from == $0.to && $0.labels.allSatisfy { !$0.contains("/") } && $0.labels != ["progress"]
+        for marker in markers {
+            figure.circle(x: marker.x, y: marker.y, radius: 10, fill: .background, stroke: .accent)
+            figure.text(
+                "\(marker.number)", x: marker.x, y: marker.y + 4.5, size: 12, ink: .accent, anchor: "middle", bold: true
+            )
         }
-        figure.text(
-            "Accepted with nothing to do: "
-                + idle.map { "\($0.labels.joined(separator: ", ")) in \($0.from)" }
-                .joined(separator: "; ") + ".",
-            x: 20, y: 596, size: 12, ink: .muted)
-        // Labels last, on a background, so no line crosses their text.
-        for label in labels {
-            let widest = label.lines.map(\.count).max() ?? 0
-            let boxWidth = Double(widest) * 6.4 + 10
-            let boxHeight = Double(label.lines.count) * 15 + 4
-            let top = label.y - boxHeight / 2
-            figure.rect(
-                x: label.x - boxWidth / 2, y: top, width: boxWidth, height: boxHeight, radius: 4, fill: .background,
-                stroke: nil)
-            for (index, line) in label.lines.enumerated() {
-                figure.text(
-                    line, x: label.x, y: top + 14 + Double(index) * 15, size: 12, ink: .muted, anchor: "middle")
+        for entry in entries {
+            let x = 12 + Double(entry.column) * 206
+            let y = legendTop + entry.row * columnLines
+            figure.text("\(entry.number)", x: x + 8, y: y, size: 12, ink: .accent, anchor: "middle", bold: true)
+            for (index, line) in entry.lines.enumerated() {
+                figure.text(line, x: x + 22, y: y + Double(index) * columnLines, size: 12, ink: .text)
             }
+        }
+        figure.text("Accepted with nothing to do:", x: 12, y: notesTop, size: 12, ink: .muted)
+        for (index, note) in notes.enumerated() {
+            figure.text(
+                note + (index == notes.count - 1 ? "." : ";"), x: 24, y: notesTop + Double(index + 1) * 16, size: 12,
+                ink: .muted)
         }
         return figure
     }

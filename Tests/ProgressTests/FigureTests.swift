@@ -10,7 +10,7 @@ struct ProgressFigureTests {
     /// The three cases of ``ArticleCaseTests``, played through a tracker, drawn on one timeline each.
     static func watchedCases() -> SVGFigure {
         let left = 96.0
-        let right = 600.0
+        let right = 400.0
         let scale = (right - left) / 100
         var rows: [(title: String, spans: [Range<Double>], union: [Range<Double>], fraction: Double)] = []
         for example in ArticleCaseTests.cases {
@@ -29,7 +29,7 @@ struct ProgressFigureTests {
         let blockHeights = rows.map { 34 + Double($0.spans.count) * 16 + 26 }
         let height = blockHeights.reduce(24, +) + 28
         var figure = SVGFigure(
-            width: 640, height: height,
+            width: 420, height: height,
             description:
                 "Three viewings of a 100-second lesson on a timeline. "
                 + rows.map {
@@ -41,7 +41,7 @@ struct ProgressFigureTests {
             figure.text(row.title.prefix(1).uppercased() + row.title.dropFirst(), x: 16, y: y + 4, size: 14, bold: true)
             var lane = y + 22
             for span in row.spans {
-                figure.text("played", x: left - 10, y: lane + 4, size: 11, ink: .muted, anchor: "end")
+                figure.text("played", x: left - 10, y: lane + 4, size: 12, ink: .muted, anchor: "end")
                 figure.line(
                     from: (left + span.lowerBound * scale, lane), to: (left + span.upperBound * scale, lane),
                     ink: .accent, width: 6)
@@ -49,7 +49,7 @@ struct ProgressFigureTests {
             }
             lane += 4
             figure.text(
-                "watched \(Int((row.fraction * 100).rounded()))%", x: left - 10, y: lane + 4, size: 11, ink: .text,
+                "watched \(Int((row.fraction * 100).rounded()))%", x: left - 10, y: lane + 4, size: 12, ink: .text,
                 anchor: "end", bold: true)
             figure.line(from: (left, lane), to: (right, lane), ink: .muted, width: 1, dashed: true)
             for interval in row.union {
@@ -65,7 +65,7 @@ struct ProgressFigureTests {
             let x = left + Double(percent) * scale
             figure.line(from: (x, y), to: (x, y + 4), ink: .muted)
             if percent % 20 == 0 {
-                figure.text("\(percent)%", x: x, y: y + 17, size: 11, ink: .muted, anchor: "middle")
+                figure.text("\(percent)%", x: x, y: y + 17, size: 12, ink: .muted, anchor: "middle")
             }
         }
         return figure

@@ -170,6 +170,72 @@ public struct SVGFigure: Sendable {
         }
     }
 
+    /// The text of the figure, each with the box it covers (estimated from Helvetica's advance
+    /// widths, a little wide rather than narrow), in the order drawn.
+    public var textBoxes: [(text: String, size: Double, box: CGRect)] {
+        elements.compactMap { element in
+            guard case .text(let x, let y, let string, let size, _, let anchor, let bold) = element else { return nil }
+            let width = Self.estimatedWidth(string, size: size, bold: bold)
+            let left =
+                switch anchor {
+                case "middle": x - width / 2
+                case "end": x - width
+                default: x
+                }
+            // From the tallest capital above the baseline to the lowest descender below it.
+            return (string, size, CGRect(x: left, y: y - size * 0.76, width: width, height: size * 0.98))
+        }
+    }
+
+    /// How wide `string` sets at `size` points: Helvetica's advance widths by kind of character
+    /// (narrow letters, digits, capitals, wide letters), rounded up.
+    ///
+    /// - Complexity: O(*n*) in the string's length.
+    public static func estimatedWidth(_ string: String, size: Double, bold: Bool = false) -> Double {
+        var ems = 0.0
+        for character in string {
+            switch character {
+            case "i", "j", "l", "I", "'", ".", ",", ":", ";", "|", "!": ems += 0.28
+            case " ", "f", "t", "r", "(", ")", "[", "]", "/", "-", "\u{2013}": ems += 0.36
+            case "m", "w", "M", "W", "%", "@": ems += 0.89
+            case "0"..."9", "a"..."z", "→", "×", "÷", "≤", "≥", "=", "+", "<", ">": ems += 0.57
+            default: ems += 0.7
+            }
+        }
+        return ems * size * (bold ? 1.06 : 1)
+    }
+
+    /// What keeps the figure from being read where it is shown narrowest, one sentence each: text
+    /// smaller than `minimumPixels` once the figure is scaled to `columnWidth` (a phone's column:
+    /// DocC scales a wider image down to fit), text that runs off the figure, and text that
+    /// overlaps other text.
+    ///
+    /// - Complexity: O(*t*²) for *t* texts.
+    public func legibilityProblems(columnWidth: Double = 322, minimumPixels: Double = 9) -> [String] {
+        let scale = min(1, columnWidth / width)
+        var found: [String] = []
+        let boxes = textBoxes
+        if let smallest = boxes.min(by: { $0.size < $1.size }), smallest.size * scale < minimumPixels {
+            found.append(
+                "\"\(smallest.text)\" is \(Self.number(smallest.size)) pt in a figure \(Self.number(width)) wide: "
+                    + "\(Self.number(smallest.size * scale)) px at a \(Self.number(columnWidth))-px column, under "
+                    + "\(Self.number(minimumPixels)) px")
+        }
+        let page = CGRect(x: 0, y: 0, width: width, height: height)
+        for item in boxes where !page.contains(item.box) {
+            found.append("\"\(item.text)\" runs off the figure")
+        }
+        for (index, item) in boxes.enumerated() {
+            for other in boxes[(index + 1)...] {
+                let overlap = item.box.intersection(other.box)
+                if !overlap.isNull, overlap.width > 0.5, overlap.height > 0.5 {
+                    found.append("\"\(item.text)\" overlaps \"\(other.text)\"")
+                }
+            }
+        }
+        return found
+    }
+
     /// `value` with at most two decimals and no trailing zeros.
     public static func number(_ value: Double) -> String {
         let rounded = (value * 100).rounded() / 100
@@ -233,17 +299,17 @@ extension SVGFigure {
         line(from: (x, y), to: (x, y + height), ink: .muted)
         for tick in xTicks {
             line(from: (px(tick), y + height), to: (px(tick), y + height + 4), ink: .muted)
-            text(format(tick), x: px(tick), y: y + height + 17, size: 11, ink: .muted, anchor: "middle")
+            text(format(tick), x: px(tick), y: y + height + 17, size: 12, ink: .muted, anchor: "middle")
         }
         for tick in yTicks {
             line(from: (x - 4, py(tick)), to: (x, py(tick)), ink: .muted)
-            text(SVGFigure.number(tick), x: x - 7, y: py(tick) + 4, size: 11, ink: .muted, anchor: "end")
+            text(SVGFigure.number(tick), x: x - 7, y: py(tick) + 4, size: 12, ink: .muted, anchor: "end")
         }
         text(xTitle, x: x + width / 2, y: y + height + 34, size: 12, ink: .muted, anchor: "middle")
         text(yTitle, x: x, y: y - 10, size: 12, ink: .muted, anchor: "start")
         for guide in guides {
             line(from: (x, py(guide.value)), to: (x + width, py(guide.value)), ink: .muted, dashed: true)
-            text(guide.label, x: x + width - 2, y: py(guide.value) - 5, size: 11, ink: .muted, anchor: "end")
+            text(guide.label, x: x + width - 2, y: py(guide.value) - 5, size: 12, ink: .muted, anchor: "end")
         }
         for item in series {
             let samples = 200
@@ -294,10 +360,11 @@ public enum CommittedFigure {
     }
 
     /// The differences between `figure` and the committed `name.svg` and `name~dark.svg` in
-    /// `folder` (from the repository's root), one sentence each; empty when they agree.
+    /// `folder` (from the repository's root), and its ``SVGFigure/legibilityProblems(columnWidth:minimumPixels:)``,
+    /// one sentence each; empty when they agree and it reads on a phone.
     public static func differences(_ figure: SVGFigure, name: String, folder path: String) -> [String] {
         let folder = root.appendingPathComponent(path)
-        var found: [String] = []
+        var found = figure.legibilityProblems().map { "\(name).svg: \($0)" }
         let rewrite = ProcessInfo.processInfo.environment["MEDIACORE_WRITE_FIGURES"] != nil
         for palette in SVGFigure.Palette.allCases {
             let file = folder.appendingPathComponent(palette == .light ? "\(name).svg" : "\(name)~dark.svg")
