@@ -101,6 +101,22 @@ struct AudioRenditionTests {
         #expect(!paths.contains { $0.contains("audio_es") }, "fetched the refused group: \(paths)")
     }
 
+    @Test(
+        "Dolby Digital Plus, with Atmos (ec+3) or without (ec-3), and AC-3 are writable and rank above AAC: the audio lesson takes that group",
+        arguments: ["ec+3", "ec-3", "ac-3"])
+    func audioLessonTakesDolbyGroup(codec: String) async throws {
+        let (entry, downloader) = try servingChoice(
+            master(bestCodec: codec, withAAC: true), on: transport, clock: clock)
+        let folder = temporaryFolder("audio-dolby")
+        let result = try await downloader.downloadHLSAudio(from: entry, to: folder.appendingPathComponent("lesson.m4a"))
+            .result()
+        // The group's segments are the Spanish AAC rendition: what is chosen is read from CODECS.
+        let file = try MP4Inspector(url: result.file)
+        #expect(file.tracks("soun").first?.samples.count == (try audioPackets("audio_es")))
+        let paths = transport.requests.compactMap(\.url?.path)
+        #expect(!paths.contains { $0.contains("audio_en") }, "fetched the lower-ranked group: \(paths)")
+    }
+
     @Test("an audio lesson whose every group declares a codec the file cannot hold fails before any segment is fetched")
     func audioLessonRefusesOnlyUnwritableGroups() async throws {
         let (entry, downloader) = try servingChoice(

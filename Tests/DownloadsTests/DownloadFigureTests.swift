@@ -266,10 +266,11 @@ extension DownloadFigureTests {
         figure.line(from: (left, axisY), to: (right, axisY))
         let step = Self.tickStep(total)
         var tick = 0.0
+        var tickLabels: [(text: String, x: Double)] = []
         while tick <= total + step / 1_000 {
             let x = left + tick * timeScale
             figure.line(from: (x, axisY), to: (x, axisY + 4))
-            figure.text(SVGFigure.number(tick), x: x, y: axisY + 17, size: 12, ink: .muted, anchor: "middle")
+            tickLabels.append((SVGFigure.number(tick), x))
             tick += step
         }
         // The file, to scale.
@@ -312,6 +313,13 @@ extension DownloadFigureTests {
                 let target = left + (Double(segment.offset) + Double(segment.length) / 2) * byteScale
                 figure.line(from: (x + width / 2, y + 20), to: (target, fileY), ink: .muted, width: 0.75)
             }
+        }
+        // The tick labels after the lines to the file, each on the background, so no line crosses one.
+        for label in tickLabels {
+            let width = SVGFigure.estimatedWidth(label.text, size: 12) + 4
+            figure.rect(
+                x: label.x - width / 2, y: axisY + 6, width: width, height: 14, fill: .background, stroke: nil)
+            figure.text(label.text, x: label.x, y: axisY + 17, size: 12, ink: .muted, anchor: "middle")
         }
         // The legend.
         let legendY = fileY + 108

@@ -134,19 +134,18 @@ extension LessonFramesTests {
         "RFC 8216 §3.2, §4.3.2.5: transport-stream segments whose PAT and PMT are only in an EXT-X-MAP download with every frame of the source"
     )
     func transportStreamTablesInMap() async throws {
-        let (lesson, transport, downloader) = try Self.serving("ts-ac3")
-        let (tables, first) = Self.splitTables(try #require(lesson.files["seg0.ts"]))
-        let (_, second) = Self.splitTables(try #require(lesson.files["seg1.ts"]))
+        // The fixture is ts-ac3 with its tables moved into the map: the same packets, split.
+        let source = try ServedLesson("ts-ac3")
+        let (lesson, _, downloader) = try Self.serving("ts-map")
+        let (tables, first) = Self.splitTables(try #require(source.files["seg0.ts"]))
+        let (_, second) = Self.splitTables(try #require(source.files["seg1.ts"]))
         #expect(tables.count == 2 * 188)
+        #expect(lesson.files["init-tables.ts"] == tables)
+        #expect(lesson.files["seg0.ts"] == first)
+        #expect(lesson.files["seg1.ts"] == second)
+        #expect(Self.splitTables(first).tables.isEmpty)
         let playlist = String(decoding: try #require(lesson.files["index.m3u8"]), as: UTF8.self)
-            .replacingOccurrences(
-                of: "#EXTINF:1.000000,\nseg0.ts", with: "#EXT-X-MAP:URI=\"tables.ts\"\n#EXTINF:1.000000,\nseg0.ts")
-        #expect(playlist.contains("EXT-X-MAP"))
-        for (path, bytes) in [
-            ("index.m3u8", Data(playlist.utf8)), ("tables.ts", tables), ("seg0.ts", first), ("seg1.ts", second),
-        ] {
-            transport.stub(lesson.base.appendingPathComponent(path), reply: .resource(bytes))
-        }
+        #expect(playlist.contains("#EXT-X-MAP:URI=\"init-tables.ts\"\n#EXTINF:1.000000,\nseg0.ts"))
         let folder = temporaryFolder("frames-ts-map")
         let result = try await downloader.downloadLesson(
             from: lesson.entry, to: folder.appendingPathComponent("lesson")

@@ -205,7 +205,7 @@ struct LessonResumeTests {
         (.downloadLesson, "disc-encoders"), (.downloadLesson, "cmaf"), (.downloadHLSVideo, "multi-audio"),
         (.downloadHLSVideo, "cmaf-disc"), (.downloadHLSAudio, "packed-aac"), (.downloadHLSAudio, "packed-heaac"),
         (.offlineLibrary, "disc-same"), (.lessonDownloadModel, "cmaf"), (.downloadLesson, "aes-fmp4-init"),
-        (.downloadLesson, "webvtt"),
+        (.downloadLesson, "webvtt"), (.downloadLesson, "ts-map"),
     ]
 
     /// An uninterrupted download: its bytes, and the segments it asked for in order.
@@ -262,7 +262,7 @@ struct LessonResumeTests {
 
     @Test(
         "a server error at each segment, retried: the bytes of an uninterrupted download, and one request more",
-        arguments: ["disc-encoders", "cmaf", "packed-aac", "aes-rotation", "webvtt"])
+        arguments: ["disc-encoders", "cmaf", "packed-aac", "aes-rotation", "webvtt", "ts-map"])
     @MainActor
     func serverFaultAtEverySegment(name: String) async throws {
         let lesson = try ServedLesson(name)
@@ -566,7 +566,7 @@ struct LessonResumeTests {
 
     @Test(
         "killed before the N-th file operation of a lesson's remux, for every N: no file or the exact one, and the next run ends exact",
-        arguments: ["disc-encoders", "cmaf", "aes-rotation", "webvtt"])
+        arguments: ["disc-encoders", "cmaf", "aes-rotation", "webvtt", "ts-map"])
     func killedAtEveryOperation(name: String) async throws {
         let lesson = try ServedLesson(name)
         let (total, _, expected, lastCheckpoint) = try await operations(lesson)

@@ -137,6 +137,17 @@ struct HLSArkivaTests {
         }
     }
 
+    @Test(
+        "codec tiers rank as the article lists them, and E-AC-3 with Atmos (ec+3) is audio of E-AC-3's tier",
+        arguments: [
+            ("mp4a.40.29", 1), ("mp4a.40.5", 2), ("mp4a.40.2", 3), ("opus", 4), ("ac-3", 6), ("ec-3", 7),
+            ("ec+3", 7), ("EC+3", 7), ("ac-4.02.01.01", 8), ("fLaC", 9), ("alac", 9), ("avc1.64001f", -1),
+        ] as [(String, Int)])
+    func codecTier(codec: String, tier: Int) {
+        #expect(HLSCodec.audioTier(codec) == tier)
+        #expect(HLSCodec.isAudio(codec) == (tier >= 0))
+    }
+
     /// A master with an Opus group that ranks first (more BANDWIDTH), an AAC group, and a group
     /// that declares no codecs, in that order.
     static let codecChoice = """

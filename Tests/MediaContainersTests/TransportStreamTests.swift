@@ -218,6 +218,35 @@ struct AudioFramingTests {
         }
     }
 
+    @Test(
+        "ISO/IEC 14496-3 §1.A.2.2.1: an ADTS header's layer is 00; any other layer is an MPEG audio frame, refused",
+        arguments: [1, 2, 3])
+    func layerIsChecked(layer: UInt8) throws {
+        let frames = try Facts.aacFrames(try Facts.demux(try Facts.data("audio-aac.ts")).packets)
+        var stream = Self.adts(Array(frames.prefix(2)))
+        var intact = ADTSReader()
+        #expect(try intact.append(stream).count == 2)
+        // The layer is bits 2 and 1 of the second byte (after the syncword and the ID bit).
+        stream[stream.startIndex + 1] = (stream[stream.startIndex + 1] & 0b1111_1001) | (layer << 1)
+        var reader = ADTSReader()
+        #expect(
+            throws: ContainerError(
+                .malformedADTS(reason: "layer \(layer), not 0: an MPEG audio frame, not AAC"), offset: 0)
+        ) {
+            _ = try reader.append(stream)
+        }
+    }
+
+    @Test("an MPEG-1 Layer III frame header (FF FB) is never read as ADTS")
+    func mp3HeaderIsNotADTS() {
+        var reader = ADTSReader()
+        #expect(
+            throws: ContainerError(.malformedADTS(reason: "layer 1, not 0: an MPEG audio frame, not AAC"), offset: 0)
+        ) {
+            _ = try reader.append(Data([0xFF, 0xFB, 0x90, 0x64] + Array(repeating: 0, count: 413)))
+        }
+    }
+
     @Test("RFC 8216 §3.4: the PRIV frame's transport stream timestamp is read, and the tag's length")
     func id3Timestamp() throws {
         let tag = Self.id3(timestamp: 8_589_934_591 + 5)  // past 33 bits: only the low 33 count

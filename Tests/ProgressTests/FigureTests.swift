@@ -33,7 +33,7 @@ struct ProgressFigureTests {
             description:
                 "Three viewings of a 100-second lesson on a timeline. "
                 + rows.map {
-                    "\($0.title): played \($0.spans.map(Self.describe).joined(separator: ", then ")); watched \($0.union.map(Self.describe).joined(separator: " and "))."
+                    "\($0.title.prefix(1).uppercased() + $0.title.dropFirst()): played \($0.spans.map(Self.describe).joined(separator: ", then ")); watched \($0.union.map(Self.describe).joined(separator: " and "))."
                 }
                 .joined(separator: " "))
         var y = 24.0

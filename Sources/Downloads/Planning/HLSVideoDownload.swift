@@ -63,11 +63,14 @@ enum CodecSupport {
 
     /// Whether a `CODECS` entry names a codec the remuxer writes: `avc1`/`avc3` (H.264),
     /// `hvc1`/`hev1` (HEVC), `mp4a.40.*` (AAC), `mp4a.69`/`mp4a.6B`/`mp4a.40.34` (MP3), `ac-3`,
-    /// `ec-3`; subtitle and caption codecs (`wvtt`, `stpp`, `c608`) are not media of the file and
-    /// count as writable.
+    /// `ec-3` and `ec+3` (E-AC-3 carrying Atmos as joint object coding: an E-AC-3 stream, written
+    /// in an `ec-3` sample entry, whose extension a decoder without Atmos ignores); subtitle and
+    /// caption codecs (`wvtt`, `stpp`, `c608`) are not media of the file and count as writable.
     static func isWritable(_ codec: String) -> Bool {
         let lower = codec.lowercased().trimmingCharacters(in: .whitespaces)
-        for prefix in ["avc1", "avc3", "hvc1", "hev1", "mp4a.40.", "ac-3", "ec-3", "wvtt", "stpp", "c608", "tx3g"]
+        for prefix in [
+            "avc1", "avc3", "hvc1", "hev1", "mp4a.40.", "ac-3", "ec-3", "ec+3", "wvtt", "stpp", "c608", "tx3g",
+        ]
         where lower.hasPrefix(prefix) {
             return true
         }

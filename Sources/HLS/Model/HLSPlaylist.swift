@@ -535,7 +535,8 @@ public enum HLSCodec {
     /// Whether `codec` is an audio codec.
     public static func isAudio(_ codec: String) -> Bool {
         let lower = codec.lowercased()
-        return lower.hasPrefix("mp4a") || lower.hasPrefix("ac-3") || lower.hasPrefix("ec-3") || lower.hasPrefix("ac-4")
+        return lower.hasPrefix("mp4a") || lower.hasPrefix("ac-3") || lower.hasPrefix("ec-3") || lower.hasPrefix("ec+3")
+            || lower.hasPrefix("ac-4")
             || lower.hasPrefix("opus") || lower.hasPrefix("flac") || lower.hasPrefix("alac") || lower.hasPrefix("mha1")
             || lower.hasPrefix("mhm1") || lower.hasPrefix("dtsc") || lower.hasPrefix("dtsx")
     }
@@ -543,7 +544,8 @@ public enum HLSCodec {
     /// A quality tier for an audio codec: higher is better; -1 for an unknown or non-audio codec.
     ///
     /// HE-AAC v2 (`mp4a.40.29`) 1 < HE-AAC (`mp4a.40.5`) 2 < AAC-LC (`mp4a.40.2`) 3 < Opus 4 <
-    /// Dolby Digital (`ac-3`) 6 < Dolby Digital Plus (`ec-3`) 7 < AC-4 8 < lossless (ALAC, FLAC) 9.
+    /// Dolby Digital (`ac-3`) 6 < Dolby Digital Plus (`ec-3`, and `ec+3` with Atmos) 7 < AC-4 8 <
+    /// lossless (ALAC, FLAC) 9.
     public static func audioTier(_ codec: String) -> Int {
         let lower = codec.lowercased()
         switch true {
@@ -552,7 +554,7 @@ public enum HLSCodec {
         case lower == "mp4a.40.2", lower.hasPrefix("mp4a"): return 3
         case lower.hasPrefix("opus"): return 4
         case lower.hasPrefix("ac-3"): return 6
-        case lower.hasPrefix("ec-3"): return 7
+        case lower.hasPrefix("ec-3"), lower.hasPrefix("ec+3"): return 7
         case lower.hasPrefix("ac-4"): return 8
         case lower.hasPrefix("alac"), lower.hasPrefix("flac"): return 9
         default: return -1

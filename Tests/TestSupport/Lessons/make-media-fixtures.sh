@@ -143,6 +143,8 @@ ts_audio() { # name facts-text audio-encoder-options...
 }
 ts_ac3()  { ts_audio ts-ac3  "TS HLS, H.264 + AC-3 stereo 96 kb/s (see segments[].mpegts_psi for the PMT stream_type)." -c:a ac3 -b:a 96k -ac 2; }
 ts_eac3() { ts_audio ts-eac3 "TS HLS, H.264 + E-AC-3 stereo 96 kb/s (see segments[].mpegts_psi for the PMT stream_type)." -c:a eac3 -b:a 96k -ac 2; }
+# ts-map: ts-ac3 with its PAT and PMT moved into an EXT-X-MAP (no facts.json: its frames are ts-ac3's).
+ts_map()  { python3 "$HERE/tools/ts_tables_map.py" "$MEDIA/ts-ac3" "$MEDIA/ts-map"; }
 ts_mp3()  { ts_audio ts-mp3  "TS HLS, H.264 + MP3 mono 48 kb/s (see segments[].mpegts_psi for the PMT stream_type)." -c:a libmp3lame -b:a 48k -ac 1; }
 
 # ---------------------------------------------------------------- 6
@@ -367,7 +369,7 @@ EOF
 }
 
 # ---------------------------------------------------------------- main
-ALL=(disc-encoders disc-same cmaf cmaf-hevc cmaf-disc ts-ac3 ts-eac3 ts-mp3
+ALL=(disc-encoders disc-same cmaf cmaf-hevc cmaf-disc ts-ac3 ts-map ts-eac3 ts-mp3
      packed-aac packed-mp3 packed-ac3 packed-eac3 ts-heaac ts-heaacv2 packed-heaac
      ts-opengop ts-hevc-cra ts-captions aes-explicit-iv aes-implicit-iv aes-rotation
      aes-fmp4-init multi-audio webvtt)
