@@ -87,34 +87,23 @@ struct AudioRenditionTests {
     }
 
     @Test(
-        "RFC 8216 §4.4.6.2: an audio lesson skips a group whose CODECS the file cannot hold (Opus, AC-4, FLAC, ALAC) for the best one it can",
-        arguments: ["opus", "ac-4.02.01.01", "fLaC", "alac"])
-    func audioLessonSkipsUnwritableGroup(codec: String) async throws {
+        "RFC 8216 §4.4.6.2: an audio lesson takes the best group whose CODECS the file can hold: Opus, AC-4, FLAC and ALAC are passed over for AAC; Dolby Digital Plus, with Atmos (ec+3) or without (ec-3), and AC-3 rank above it",
+        arguments: [
+            ("opus", "audio_en", "audio_es"), ("ac-4.02.01.01", "audio_en", "audio_es"),
+            ("fLaC", "audio_en", "audio_es"), ("alac", "audio_en", "audio_es"), ("ec+3", "audio_es", "audio_en"),
+            ("ec-3", "audio_es", "audio_en"), ("ac-3", "audio_es", "audio_en"),
+        ])
+    func audioLessonChoosesByCodec(codec: String, kept: String, passedOver: String) async throws {
         let (entry, downloader) = try servingChoice(
             master(bestCodec: codec, withAAC: true), on: transport, clock: clock)
         let folder = temporaryFolder("audio-choice")
         let result = try await downloader.downloadHLSAudio(from: entry, to: folder.appendingPathComponent("lesson.m4a"))
             .result()
+        // The best group's segments are the Spanish AAC rendition: what is chosen is read from CODECS.
         let file = try MP4Inspector(url: result.file)
-        #expect(file.tracks("soun").first?.samples.count == (try audioPackets("audio_en")))
+        #expect(file.tracks("soun").first?.samples.count == (try audioPackets(kept)))
         let paths = transport.requests.compactMap(\.url?.path)
-        #expect(!paths.contains { $0.contains("audio_es") }, "fetched the refused group: \(paths)")
-    }
-
-    @Test(
-        "Dolby Digital Plus, with Atmos (ec+3) or without (ec-3), and AC-3 are writable and rank above AAC: the audio lesson takes that group",
-        arguments: ["ec+3", "ec-3", "ac-3"])
-    func audioLessonTakesDolbyGroup(codec: String) async throws {
-        let (entry, downloader) = try servingChoice(
-            master(bestCodec: codec, withAAC: true), on: transport, clock: clock)
-        let folder = temporaryFolder("audio-dolby")
-        let result = try await downloader.downloadHLSAudio(from: entry, to: folder.appendingPathComponent("lesson.m4a"))
-            .result()
-        // The group's segments are the Spanish AAC rendition: what is chosen is read from CODECS.
-        let file = try MP4Inspector(url: result.file)
-        #expect(file.tracks("soun").first?.samples.count == (try audioPackets("audio_es")))
-        let paths = transport.requests.compactMap(\.url?.path)
-        #expect(!paths.contains { $0.contains("audio_en") }, "fetched the lower-ranked group: \(paths)")
+        #expect(!paths.contains { $0.contains(passedOver) }, "fetched the group passed over: \(paths)")
     }
 
     @Test("an audio lesson whose every group declares a codec the file cannot hold fails before any segment is fetched")
