@@ -1,6 +1,7 @@
 import Downloads
 import Foundation
 import HTTPSupport
+import MediaContainers
 import TestSupport
 import Testing
 
@@ -205,7 +206,8 @@ struct LessonResumeTests {
         (.downloadLesson, "disc-encoders"), (.downloadLesson, "cmaf"), (.downloadHLSVideo, "multi-audio"),
         (.downloadHLSVideo, "cmaf-disc"), (.downloadHLSAudio, "packed-aac"), (.downloadHLSAudio, "packed-heaac"),
         (.offlineLibrary, "disc-same"), (.lessonDownloadModel, "cmaf"), (.downloadLesson, "aes-fmp4-init"),
-        (.downloadLesson, "webvtt"), (.downloadLesson, "ts-map"),
+        (.downloadLesson, "webvtt"), (.downloadLesson, "ts-map"), (.downloadLesson, "cmaf-renditions-disc"),
+        (.downloadLesson, "ts-renditions-disc"), (.downloadLesson, "packed-beside-video"),
     ]
 
     /// An uninterrupted download: its bytes, and the segments it asked for in order.
@@ -262,7 +264,7 @@ struct LessonResumeTests {
 
     @Test(
         "a server error at each segment, retried: the bytes of an uninterrupted download, and one request more",
-        arguments: ["disc-encoders", "cmaf", "packed-aac", "aes-rotation", "webvtt", "ts-map"])
+        arguments: ["disc-encoders", "cmaf", "packed-aac", "aes-rotation", "webvtt", "ts-map", "cmaf-renditions-disc"])
     @MainActor
     func serverFaultAtEverySegment(name: String) async throws {
         let lesson = try ServedLesson(name)
@@ -566,7 +568,7 @@ struct LessonResumeTests {
 
     @Test(
         "killed before the N-th file operation of a lesson's remux, for every N: no file or the exact one, and the next run ends exact",
-        arguments: ["disc-encoders", "cmaf", "aes-rotation", "webvtt", "ts-map"])
+        arguments: ["disc-encoders", "cmaf", "aes-rotation", "webvtt", "ts-map", "cmaf-renditions-disc"])
     func killedAtEveryOperation(name: String) async throws {
         let lesson = try ServedLesson(name)
         let (total, _, expected, lastCheckpoint) = try await operations(lesson)
@@ -624,5 +626,71 @@ struct LessonResumeTests {
             #expect(try Data(contentsOf: result.file) == expected, "\(name): after the disk filled at write \(n)")
             #expect(files(in: folder) == ["lesson.mp4"], "\(name): after the disk filled at write \(n)")
         }
+    }
+}
+
+/// A downloader's audio gap policy, through a download and a resume.
+@Suite("Audio gaps in a downloaded lesson")
+struct AudioGapDownloadTests {
+    @Test(
+        "RFC 8216 §6.3.3: a downloader's audio gap policy decides a lesson's drift at its end, as the remuxer's tests state it",
+        arguments: ["disc-encoders", "cmaf-disc", "ts-renditions-disc", "cmaf-renditions-disc"],
+        [SegmentRemuxer.GapPolicy.keepTimestamps, .fillWithSilence])
+    func policyDecidesDrift(name: String, gaps: SegmentRemuxer.GapPolicy) async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let lesson = try ServedLesson(name)
+        lesson.serve(on: transport)
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport), audioGaps: gaps)
+        let folder = temporaryFolder("gaps-\(name)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try await downloader.downloadLesson(from: lesson.entry, to: folder.appendingPathComponent("l"))
+            .result()
+        let file = try MP4Inspector(url: result.file)
+        let stated = try #require(LessonComparison.drifts.first { $0.name == name })
+        let expected = try #require(gaps == .keepTimestamps ? stated.keepingTimestamps : stated.fillingWithSilence)
+        let drift = try LessonComparison.drift(file, as: name)
+        #expect(abs(drift.seconds * 1_000_000 - Double(expected)) < 1, "\(name) \(gaps): \(drift.seconds) s")
+        // Silence adds frames to the source's; kept timestamps add none.
+        let written = file.tracks("soun").first?.samples.count ?? 0
+        let source = try LessonComparison.sourceFrames(name, kind: "audio").count
+        #expect(gaps == .keepTimestamps ? written == source : written > source, "\(name): \(written) of \(source)")
+    }
+
+    @Test(
+        "a lesson paused while kept timestamps were its policy, resumed by a downloader that fills gaps with silence: it starts again, and ends as a fresh download with silence"
+    )
+    @MainActor
+    func resumeWithOtherPolicyStartsAgain() async throws {
+        let lesson = try ServedLesson("disc-encoders")
+        func downloader(
+            _ transport: InMemoryHTTPTransport<ManualClock>, _ clock: ManualClock, _ gaps: SegmentRemuxer.GapPolicy
+        ) -> MediaDownloader<ManualClock> {
+            MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport), audioGaps: gaps)
+        }
+        let folder = temporaryFolder("gaps-resume")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The reference: a fresh download filling gaps.
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        lesson.serve(on: transport)
+        let reference = try await downloader(transport, clock, .fillWithSilence)
+            .downloadLesson(from: lesson.entry, to: folder.appendingPathComponent("reference")).result()
+        // Paused with the last segment in flight, everything before it checkpointed.
+        let heldClock = ManualClock()
+        let held = InMemoryHTTPTransport(clock: heldClock)
+        lesson.serve(on: held, holding: "b1.ts")
+        let destination = folder.appendingPathComponent("lesson")
+        let first = downloader(held, heldClock, .keepTimestamps).downloadLesson(from: lesson.entry, to: destination)
+        await heldClock.waitForSleepers(count: 1)
+        first.pause()
+        await #expect(throws: DownloadError.self) { _ = try await first.result() }
+        let before = held.requests.count
+        let resumed = try await downloader(held, heldClock, .fillWithSilence)
+            .downloadLesson(from: lesson.entry, to: destination).result()
+        #expect(try Data(contentsOf: resumed.file) == Data(contentsOf: reference.file))
+        // Started again: a0.ts was fetched a second time.
+        #expect(held.requests[before...].contains { $0.url?.lastPathComponent == "a0.ts" })
     }
 }

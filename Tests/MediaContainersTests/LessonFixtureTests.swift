@@ -9,9 +9,10 @@ import Testing
 @Suite("The ffmpeg-made lessons, remuxed and compared with ffprobe's facts")
 struct LessonFixtureTests {
     static let lessons = [
-        "cmaf", "cmaf-disc", "cmaf-hevc", "disc-encoders", "disc-same", "multi-audio", "packed-aac", "packed-ac3",
-        "packed-eac3", "packed-heaac", "packed-mp3", "ts-ac3", "ts-captions", "ts-eac3", "ts-heaac", "ts-heaacv2",
-        "ts-hevc-cra", "ts-mp3", "ts-opengop",
+        "cmaf", "cmaf-ac3", "cmaf-disc", "cmaf-eac3", "cmaf-heaac", "cmaf-hevc", "cmaf-mp3", "cmaf-renditions-disc",
+        "disc-encoders", "disc-same", "multi-audio", "packed-aac", "packed-ac3", "packed-beside-video", "packed-eac3",
+        "packed-heaac", "packed-mp3", "ts-ac3", "ts-captions", "ts-eac3", "ts-heaac", "ts-heaacv2", "ts-hevc-cra",
+        "ts-mp3", "ts-opengop", "ts-renditions-disc",
     ]
 
     @Test(
@@ -67,7 +68,8 @@ extension LessonFixtureTests {
     /// ``LessonComparison/drifts`` states it at the end): the fMP4 parts keep the video edit
     /// rounded to 1/12,800 s, the transport-stream parts their 90 kHz timestamps exactly.
     static let partDrifts: [(name: String, microseconds: [Int])] = [
-        ("cmaf-disc", [-31, -21]), ("disc-encoders", [0, 0]), ("disc-same", [0, 0]),
+        ("cmaf-disc", [-31, -21]), ("cmaf-renditions-disc", [-31, -21]), ("disc-encoders", [0, 0]),
+        ("disc-same", [0, 0]), ("ts-renditions-disc", [0, 0]),
     ]
 
     @Test(
@@ -97,5 +99,96 @@ extension LessonFixtureTests {
         #expect(sizes == [[192, 108], [320, 180]])  // as ffprobe reports for parts A and B (facts.json)
         let parts = try LessonComparison.sourceFrames("disc-encoders", kind: "video").map(\.part)
         #expect(video.samples.map(\.description) == parts.map { $0 == parts.first ? 1 : 2 })
+    }
+}
+
+extension LessonFixtureTests {
+    /// The child box `type` of an audio sample entry (ISO/IEC 14496-12 §12.2.3: the boxes after the
+    /// entry's 28 bytes of fields), with its header.
+    static func child(_ type: String, of entry: [UInt8]) -> [UInt8]? {
+        var offset = 36
+        while offset + 8 <= entry.count {
+            let size = entry[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+            guard size >= 8, offset + size <= entry.count else { return nil }
+            if String(decoding: entry[(offset + 4)..<(offset + 8)], as: UTF8.self) == type {
+                return Array(entry[offset..<(offset + size)])
+            }
+            offset += size
+        }
+        return nil
+    }
+
+    /// The body of the first descriptor with `tag` in `entry`'s `esds` (ISO/IEC 14496-1 §7.2.6), found
+    /// by its tag and a size written in four bytes (80 80 80 nn, §8.3.3), as both ffmpeg and
+    /// MediaContainers write it.
+    static func descriptor(_ tag: UInt8, in entry: [UInt8]) -> ArraySlice<UInt8>? {
+        guard let esds = child("esds", of: entry) else { return nil }
+        for start in 0..<max(esds.count - 5, 0) where esds[start..<(start + 4)] == [tag, 0x80, 0x80, 0x80] {
+            return esds[(start + 5)..<min(start + 5 + Int(esds[start + 4]), esds.count)]
+        }
+        return nil
+    }
+
+    /// The first audio sample entry of the init section ffmpeg wrote for lesson `name`'s audio rendition.
+    static func ffmpegAudioEntry(_ name: String) throws -> [UInt8] {
+        let initSection = try MP4Inspector(bytes: [UInt8](Lessons.data("\(name)/audio_en/init_1.mp4")))
+        return try #require(initSection.tracks("soun").first?.entries.first)
+    }
+
+    @Test(
+        "ISO/IEC 14496-12 §8.5.2, §12.2.3: an fMP4 audio rendition's sample entry (esds, dac3, dec3) is written as its init section has it, byte for byte",
+        arguments: ["cmaf", "cmaf-ac3", "cmaf-eac3", "cmaf-heaac", "cmaf-mp3"])
+    func fragmentedAudioEntryKept(name: String) throws {
+        let file = try Remux.lesson(name).file
+        let written = try #require(file.tracks("soun").first).entries
+        #expect(written == [try Self.ffmpegAudioEntry(name)])
+    }
+
+    @Test(
+        "ETSI TS 102 366 §F.4, §F.6: the dac3 or dec3 built from the AC-3 or E-AC-3 frames of a transport stream or packed audio is the one ffmpeg's MP4 muxer writes for the same encoder settings",
+        arguments: [
+            ("ts-ac3", "cmaf-ac3", "dac3"), ("packed-ac3", "cmaf-ac3", "dac3"), ("ts-eac3", "cmaf-eac3", "dec3"),
+            ("packed-eac3", "cmaf-eac3", "dec3"),
+        ])
+    func dolbyConfigurationAsFFmpegWritesIt(lesson: String, reference: String, box: String) throws {
+        let written = try #require(Remux.lesson(lesson).file.tracks("soun").first?.entries.first)
+        let ffmpeg = try Self.ffmpegAudioEntry(reference)
+        #expect(written[4..<8] == ffmpeg[4..<8])  // the sample entry's type: ac-3 or ec-3
+        #expect(written[24..<36] == ffmpeg[24..<36])  // channelcount, samplesize, samplerate (§12.2.3.2)
+        let config = try #require(Self.child(box, of: written))
+        #expect(config == Self.child(box, of: ffmpeg))
+    }
+
+    @Test(
+        "ISO/IEC 14496-3 §1.5.1.1, ISO/IEC 14496-1 §7.2.6.6: MP3 from a transport stream or packed audio is mp4a with the object type ffmpeg's MP4 muxer gives it (0x6B, MPEG-1 audio)",
+        arguments: ["ts-mp3", "packed-mp3"])
+    func mp3ObjectTypeAsFFmpegWritesIt(lesson: String) throws {
+        let written = try #require(Remux.lesson(lesson).file.tracks("soun").first?.entries.first)
+        let ffmpeg = try Self.ffmpegAudioEntry("cmaf-mp3")
+        #expect(written[4..<8] == ffmpeg[4..<8])
+        // The DecoderConfigDescriptor (tag 4) starts with objectTypeIndication.
+        func objectType(_ entry: [UInt8]) -> UInt8? { Self.descriptor(4, in: entry)?.first }
+        #expect(objectType(written) == 0x6B)
+        #expect(objectType(written) == objectType(ffmpeg))
+    }
+
+    @Test(
+        "ISO/IEC 14496-12 §8.5.2, §8.7.4: separate audio that changes from mono to stereo across a discontinuity gets a second audio sample entry, as its second init section has it"
+    )
+    func audioChangeNewSampleEntry() throws {
+        let file = try Remux.lesson("cmaf-renditions-disc").file
+        let audio = try #require(file.tracks("soun").first)
+        let initB = try MP4Inspector(bytes: [UInt8](Lessons.data("cmaf-renditions-disc/audio_en/initB_audio_en.mp4")))
+        let initA = try MP4Inspector(bytes: [UInt8](Lessons.data("cmaf-renditions-disc/audio_en/initA_audio_en.mp4")))
+        #expect(
+            audio.entries == [initA.tracks("soun").first?.entries.first, initB.tracks("soun").first?.entries.first])
+        // ffmpeg writes 2 in every entry's channelcount; the AudioSpecificConfig (DecoderSpecificInfo,
+        // tag 5) says mono, then stereo: its channelConfiguration (ISO/IEC 14496-3 §1.6.2.1).
+        func channels(_ entry: [UInt8]) -> Int? {
+            Self.descriptor(5, in: entry).flatMap { $0.count >= 2 ? Int($0[$0.startIndex + 1] >> 3 & 0x0F) : nil }
+        }
+        #expect(audio.entries.map(channels) == [1, 2])
+        let parts = try LessonComparison.sourceFrames("cmaf-renditions-disc", kind: "audio").map(\.part)
+        #expect(audio.samples.map(\.description) == parts.map { $0 == parts.first ? 1 : 2 })
     }
 }

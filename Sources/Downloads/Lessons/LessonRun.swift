@@ -317,6 +317,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
     let plan: LessonPlan
     let destination: URL
     let decryptor: (any SegmentDecryptor)?
+    /// What becomes of a gap in the audio.
+    var audioGaps: SegmentRemuxer.GapPolicy = .keepTimestamps
     /// What becomes of the plan's subtitle renditions.
     var subtitles: SubtitleHandling = []
     /// Fetches a subtitle rendition's cues on its media's clock.
@@ -357,7 +359,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         -> DownloadResult
     {
         let existed = FileManager.default.fileExists(atPath: files.partial.path)
-        let header = "mediacore-remux v1 \(plan.fingerprint) \(plan.steps.count)"
+        // The gap policy is part of what a checkpoint continues: a run with another one starts again.
+        let policy = audioGaps == .keepTimestamps ? "" : " gaps=\(audioGaps.rawValue)"
+        let header = "mediacore-remux v1 \(plan.fingerprint) \(plan.steps.count)\(policy)"
         // Killed after the rename, before the journal was removed: the file is in place.
         if !existed, let done = RemuxJournal.completion(at: files.journal, header: header),
             let size = (try? FileManager.default.attributesOfItem(atPath: destination.path))?[.size] as? NSNumber,
@@ -379,7 +383,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                 remuxer = try SegmentRemuxer(output: output, resuming: checkpoint.state)
             } else {
                 remuxer = try SegmentRemuxer(
-                    output: output, brand: plan.brand, renditions: plan.renditions, keepingRecords: false)
+                    output: output, brand: plan.brand, renditions: plan.renditions, gaps: audioGaps,
+                    keepingRecords: false)
             }
         } catch {
             journal.close()

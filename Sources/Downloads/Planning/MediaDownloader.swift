@@ -1,7 +1,7 @@
 public import Foundation
 public import HLS
 import HTTPSupport
-import MediaContainers
+public import MediaContainers
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -26,10 +26,19 @@ public struct HLSAudioPlan: Hashable, Sendable {
 public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// The engine that moves the bytes.
     public let engine: DownloadEngine<C>
+    /// What becomes of a gap in a lesson's audio where its timestamps jump forward (after a
+    /// discontinuity, or where the source lacks frames): kept in the timestamps, the default, or
+    /// filled with silent frames (AAC LC; other codecs keep the gap). See
+    /// `SegmentRemuxer.GapPolicy`.
+    ///
+    /// A paused download resumes with the policy it started with; one that started with
+    /// another policy starts again.
+    public let audioGaps: SegmentRemuxer.GapPolicy
 
-    /// Creates a downloader over `engine`.
-    public init(engine: DownloadEngine<C>) {
+    /// Creates a downloader over `engine` whose lessons treat audio gaps as `audioGaps` says.
+    public init(engine: DownloadEngine<C>, audioGaps: SegmentRemuxer.GapPolicy = .keepTimestamps) {
         self.engine = engine
+        self.audioGaps = audioGaps
     }
 
     // MARK: HLS audio
@@ -58,7 +67,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             let planned = try await planAudioLesson(from: masterURL, preferredLanguages: preferredLanguages)
             try Self.checkDecryption(planned.plan, decryptor: decryptor, url: masterURL)
             return try await LessonRun(
-                engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor
+                engine: engine, plan: planned.plan, destination: destination, decryptor: decryptor,
+                audioGaps: audioGaps
             )
             .run(job: job)
         }

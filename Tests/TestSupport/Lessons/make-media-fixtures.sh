@@ -94,16 +94,19 @@ disc_same() {
 # name) and lists the audio rendition again as an audio-only variant, so it is
 # rewritten by tools/hls_master.py the Apple way (one video variant, the
 # audio in EXT-X-MEDIA), keeping ffmpeg's BANDWIDTH/RESOLUTION/CODECS.
-cmaf_common() { # name videocodec-options... (video src + 1 audio rendition)
+cmaf_common() { # name videocodec-options... (video src + 1 audio rendition; AUDIO_OPTS overrides AAC)
   local n=$1 d="$MEDIA/$1"; shift; fresh $n
-  "${FF[@]}" -f lavfi -i "$(vsrc testsrc2 192x108)" -f lavfi -i "$(asrc 523.25)" -map 0:v -map 1:a \
-    "$@" "${AAC[@]}" "${BITEXACT[@]}" "${HLS[@]}" -hls_segment_type fmp4 -hls_fmp4_init_filename init.mp4 \
+  local audio=("${AAC[@]}") input=(-f lavfi -i "$(asrc 523.25)")
+  if [[ -n "${AUDIO_OPTS:-}" ]]; then read -ra audio <<< "$AUDIO_OPTS"; fi
+  if [[ -n "${AUDIO_IN:-}" ]]; then input=(-i "$AUDIO_IN"); fi
+  "${FF[@]}" -f lavfi -i "$(vsrc testsrc2 192x108)" "${input[@]}" -map 0:v -map 1:a \
+    "$@" "${audio[@]}" "${BITEXACT[@]}" "${HLS[@]}" -hls_segment_type fmp4 -hls_fmp4_init_filename init.mp4 \
     -var_stream_map "v:0,agroup:aud,name:video a:0,agroup:aud,language:en,name:audio_en" \
     -master_pl_name master.ffmpeg.m3u8 \
     -hls_segment_filename "$d/%v/seg%d.m4s" "$d/%v/index.m3u8"
   python3 "$TOOLS/hls_master.py" "$d/master.ffmpeg.m3u8" "$d/master.m3u8" video/index.m3u8 \
     --attr 'AUDIO="aud"' \
-    --media 'TYPE=AUDIO,GROUP-ID="aud",LANGUAGE="en",NAME="English",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="1",URI="audio_en/index.m3u8"'
+    --media "TYPE=AUDIO,GROUP-ID=\"aud\",LANGUAGE=\"en\",NAME=\"English\",DEFAULT=YES,AUTOSELECT=YES,CHANNELS=\"${CHANNELS:-1}\",URI=\"audio_en/index.m3u8\""
   rm "$d/master.ffmpeg.m3u8"
 }
 cmaf() {
@@ -115,6 +118,87 @@ cmaf_hevc() {
   cmaf_common cmaf-hevc "${X265[@]}" -tag:v hvc1
   facts cmaf-hevc "Like cmaf but the video is HEVC (libx265, sample entry hvc1)." \
     "ffmpeg hls muxer fmp4 + libx265 -tag:v hvc1; master rewritten by tools/hls_master.py"
+}
+
+# The CMAF shape with other audio codecs in the fMP4 rendition: AC-3 and E-AC-3
+# (sample entries ac-3/ec-3 with dac3/dec3, ETSI TS 102 366 Annex F), MP3 (mp4a
+# with object type 0x6B) and HE-AAC v1 from fdk-aac (its ADTS copied in, so the
+# esds says AAC-LC at 24 kHz and SBR is implicit, as ffmpeg writes it).
+cmaf_ac3()  { AUDIO_OPTS="-c:a ac3 -b:a 96k -ac 2" CHANNELS=2 cmaf_common cmaf-ac3 "${X264[@]}"
+  facts cmaf-ac3 "Like cmaf, but the fMP4 audio rendition is AC-3 stereo 96 kb/s (sample entry ac-3 with dac3)." \
+    "ffmpeg hls muxer fmp4 -c:a ac3; master rewritten by tools/hls_master.py"; }
+cmaf_eac3() { AUDIO_OPTS="-c:a eac3 -b:a 96k -ac 2" CHANNELS=2 cmaf_common cmaf-eac3 "${X264[@]}"
+  facts cmaf-eac3 "Like cmaf, but the fMP4 audio rendition is E-AC-3 stereo 96 kb/s (sample entry ec-3 with dec3)." \
+    "ffmpeg hls muxer fmp4 -c:a eac3; master rewritten by tools/hls_master.py"; }
+cmaf_mp3()  { AUDIO_OPTS="-c:a libmp3lame -b:a 48k -ac 1" cmaf_common cmaf-mp3 "${X264[@]}"
+  facts cmaf-mp3 "Like cmaf, but the fMP4 audio rendition is MP3 mono 48 kb/s (sample entry mp4a, esds object type 0x6B)." \
+    "ffmpeg hls muxer fmp4 -c:a libmp3lame; master rewritten by tools/hls_master.py"; }
+cmaf_heaac() {
+  heaac_es 5 40000 523.25 659.25 "$WORK/cmaf-heaac.aac" || return 0
+  AUDIO_IN="$WORK/cmaf-heaac.aac" AUDIO_OPTS="-c:a copy -bsf:a aac_adtstoasc" CHANNELS=2 cmaf_common cmaf-heaac "${X264[@]}"
+  facts cmaf-heaac "Like cmaf, but the fMP4 audio rendition is HE-AAC v1 stereo 40 kb/s from fdk-aac (esds AudioSpecificConfig AAC-LC 24 kHz, SBR implicit)." \
+    "fdk-aac aac-enc -t 5 -r 40000 (ADTS), ffmpeg hls muxer fmp4 -c:a copy; master rewritten by tools/hls_master.py"
+}
+
+# Separate renditions across a discontinuity: two encodes, each written as a
+# video-only variant (video/) and an audio-only rendition (audio_en/), then each
+# rendition's two playlists joined with #EXT-X-DISCONTINUITY by tools/hls_join.py.
+# B is 320x180 after A's 192x108 and its audio another tone.  TS: B's PIDs differ
+# (PMT 0x1200, streams from 0x200).  fMP4: each part has its own init section, so
+# the EXT-X-MAP changes mid-playlist, and B's audio is stereo after A's mono.
+renditions_part() { # dir part videosrc size audiofreq channels segment-ext extra-options...
+  local d=$1 p=$2 v=$3 s=$4 f=$5 c=$6 e=$7; shift 7
+  "${FF[@]}" -f lavfi -i "$(vsrc "$v" "$s")" -f lavfi -i "$(asrc "$f")" -map 0:v -map 1:a \
+    "${X264[@]}" -c:a aac -b:a 32k -ac "$c" "${BITEXACT[@]}" "${HLS[@]}" "$@" \
+    -var_stream_map "v:0,agroup:aud,name:video a:0,agroup:aud,language:en,name:audio_en" \
+    -master_pl_name "master-$p.m3u8" -hls_segment_filename "$d/%v/$p%d.$e" "$d/%v/$p.m3u8"
+}
+renditions_join() { # dir channels-of-B
+  local d=$1 r
+  for r in video audio_en; do
+    python3 "$TOOLS/hls_join.py" "$d/$r/index.m3u8" "$d/$r/a.m3u8" "$d/$r/b.m3u8"
+    rm "$d/$r/a.m3u8" "$d/$r/b.m3u8"
+  done
+  python3 "$TOOLS/hls_master.py" "$d/master-a.m3u8" "$d/master.m3u8" video/index.m3u8 \
+    --attr 'AUDIO="aud"' \
+    --media "TYPE=AUDIO,GROUP-ID=\"aud\",LANGUAGE=\"en\",NAME=\"English\",DEFAULT=YES,AUTOSELECT=YES,CHANNELS=\"$2\",URI=\"audio_en/index.m3u8\""
+  rm "$d/master-a.m3u8" "$d/master-b.m3u8"
+}
+ts_renditions_disc() {
+  local n=ts-renditions-disc d="$MEDIA/ts-renditions-disc"; fresh $n
+  renditions_part "$d" a testsrc 192x108 440 1 ts
+  renditions_part "$d" b testsrc2 320x180 880 1 ts \
+    -hls_segment_options "mpegts_pmt_start_pid=4608:mpegts_start_pid=512"
+  renditions_join "$d" 1
+  facts $n "Multivariant TS: a video-only variant (video/) and a separate AAC rendition (audio_en/), each joining two encodes with #EXT-X-DISCONTINUITY: a0-a1 192x108 with 440 Hz on the default PIDs, b0-b1 320x180 with 880 Hz on PMT 0x1200 and streams from 0x200; timestamps restart in B." \
+    "ffmpeg hls muxer -var_stream_map per encode (-hls_segment_options mpegts_pmt_start_pid/mpegts_start_pid for B), each rendition's playlists joined by tools/hls_join.py, master by tools/hls_master.py"
+}
+cmaf_renditions_disc() {
+  local n=cmaf-renditions-disc d="$MEDIA/cmaf-renditions-disc"; fresh $n
+  renditions_part "$d" a testsrc 192x108 440 1 m4s -hls_segment_type fmp4 -hls_fmp4_init_filename "initA_%v.mp4"
+  renditions_part "$d" b testsrc2 320x180 880 2 m4s -hls_segment_type fmp4 -hls_fmp4_init_filename "initB_%v.mp4"
+  renditions_join "$d" 2
+  facts $n "Multivariant fMP4 (CMAF shape): a video-only variant (video/) and a separate AAC rendition (audio_en/), each joining two encodes with #EXT-X-DISCONTINUITY and a second EXT-X-MAP: A is 192x108 with mono 440 Hz, B 320x180 with stereo 880 Hz; tfdt restarts in B." \
+    "ffmpeg hls muxer -hls_segment_type fmp4 -var_stream_map per encode, each rendition's playlists joined by tools/hls_join.py, master by tools/hls_master.py"
+}
+
+# Packed audio beside video: a video-only TS variant whose first picture is at
+# PTS 900000 (10 s, as Apple's segmenters write) and a packed ADTS AAC rendition
+# whose ID3 PRIV timestamps start at the same 900000 (RFC 8216 3.4).
+packed_beside_video() {
+  local n=packed-beside-video d="$MEDIA/packed-beside-video"; fresh $n
+  mkdir -p "$d/video"
+  "${FF[@]}" -f lavfi -i "$(vsrc testsrc 192x108)" -map 0:v "${X264[@]}" "${BITEXACT[@]}" \
+    -output_ts_offset 10 -muxdelay 0 -muxpreload 0 "${HLS[@]}" \
+    -master_pl_name master.ffmpeg.m3u8 -hls_segment_filename "$d/video/seg%d.ts" "$d/video/index.m3u8"
+  "${FF[@]}" -f lavfi -i "$(asrc 587.33)" "${AAC[@]}" "${BITEXACT[@]}" -f adts "$WORK/$n.aac"
+  python3 "$TOOLS/pack_audio.py" aac "$WORK/$n.aac" "$d/audio_en" aac --base 900000 >&2
+  python3 "$TOOLS/hls_master.py" "$d/video/master.ffmpeg.m3u8" "$d/master.m3u8" video/index.m3u8 \
+    --attr 'AUDIO="aud"' \
+    --media 'TYPE=AUDIO,GROUP-ID="aud",LANGUAGE="en",NAME="English",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="1",URI="audio_en/index.m3u8"'
+  rm "$d/video/master.ffmpeg.m3u8"
+  facts $n "Multivariant: a video-only TS variant (video/, first PTS 900000) and a packed-audio rendition (audio_en/: ADTS AAC-LC mono, ID3 PRIV transportStreamTimestamp per segment, first at 900000)." \
+    "ffmpeg hls muxer (-an, -output_ts_offset 10 -muxdelay 0 -muxpreload 0) for the video; raw ADTS from ffmpeg cut and ID3-tagged by tools/pack_audio.py; master by tools/hls_master.py"
 }
 
 # ---------------------------------------------------------------- 4
@@ -372,7 +456,8 @@ EOF
 ALL=(disc-encoders disc-same cmaf cmaf-hevc cmaf-disc ts-ac3 ts-map ts-eac3 ts-mp3
      packed-aac packed-mp3 packed-ac3 packed-eac3 ts-heaac ts-heaacv2 packed-heaac
      ts-opengop ts-hevc-cra ts-captions aes-explicit-iv aes-implicit-iv aes-rotation
-     aes-fmp4-init multi-audio webvtt)
+     aes-fmp4-init multi-audio webvtt cmaf-ac3 cmaf-eac3 cmaf-mp3 cmaf-heaac
+     ts-renditions-disc cmaf-renditions-disc packed-beside-video)
 mkdir -p "$MEDIA"
 if (($#)); then LIST=("$@"); else LIST=("${ALL[@]}"); fi
 for f in "${LIST[@]}"; do
