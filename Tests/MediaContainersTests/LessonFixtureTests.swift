@@ -9,7 +9,8 @@ import Testing
 @Suite("The ffmpeg-made lessons, remuxed and compared with ffprobe's facts")
 struct LessonFixtureTests {
     static let lessons = [
-        "cmaf", "cmaf-ac3", "cmaf-disc", "cmaf-eac3", "cmaf-heaac", "cmaf-hevc", "cmaf-mp3", "cmaf-renditions-disc",
+        "cmaf", "cmaf-ac3", "cmaf-disc", "cmaf-eac3", "cmaf-heaac", "cmaf-heaacv2", "cmaf-hevc", "cmaf-mp3",
+        "cmaf-renditions-disc",
         "disc-encoders", "disc-same", "multi-audio", "packed-aac", "packed-ac3", "packed-beside-video", "packed-eac3",
         "packed-heaac", "packed-mp3", "ts-ac3", "ts-captions", "ts-eac3", "ts-heaac", "ts-heaacv2", "ts-hevc-cra",
         "ts-mp3", "ts-opengop", "ts-renditions-disc",
@@ -137,7 +138,7 @@ extension LessonFixtureTests {
 
     @Test(
         "ISO/IEC 14496-12 §8.5.2, §12.2.3: an fMP4 audio rendition's sample entry (esds, dac3, dec3) is written as its init section has it, byte for byte",
-        arguments: ["cmaf", "cmaf-ac3", "cmaf-eac3", "cmaf-heaac", "cmaf-mp3"])
+        arguments: ["cmaf", "cmaf-ac3", "cmaf-eac3", "cmaf-heaac", "cmaf-heaacv2", "cmaf-mp3"])
     func fragmentedAudioEntryKept(name: String) throws {
         let file = try Remux.lesson(name).file
         let written = try #require(file.tracks("soun").first).entries

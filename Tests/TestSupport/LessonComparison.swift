@@ -95,7 +95,8 @@ public enum LessonComparison {
     public static let drifts: [StatedDrift] = [
         ("aes-explicit-iv", 0, nil), ("aes-fmp4-init", -31, nil), ("aes-implicit-iv", 0, nil), ("aes-rotation", 0, nil),
         ("cmaf", -31, -31), ("cmaf-ac3", -16, -16), ("cmaf-disc", -21, 1_938), ("cmaf-eac3", -16, -16),
-        ("cmaf-heaac", 0, 0), ("cmaf-hevc", -31, -31), ("cmaf-mp3", 16, 16), ("cmaf-renditions-disc", -21, 1_938),
+        ("cmaf-heaac", 0, 0), ("cmaf-heaacv2", 0, 0), ("cmaf-hevc", -31, -31), ("cmaf-mp3", 16, 16),
+        ("cmaf-renditions-disc", -21, 1_938),
         ("disc-encoders", 0, 5_333), ("disc-same", 0, 5_333), ("multi-audio", 0, 0), ("packed-beside-video", 0, 0),
         ("ts-ac3", 0, 0), ("ts-captions", 0, 0), ("ts-eac3", 0, 0), ("ts-heaac", 0, 0), ("ts-heaacv2", 0, 0),
         ("ts-hevc-cra", 0, 0), ("ts-mp3", 0, 0), ("ts-opengop", 0, 0), ("ts-renditions-disc", 0, 5_333),

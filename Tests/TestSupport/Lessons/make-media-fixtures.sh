@@ -139,6 +139,12 @@ cmaf_heaac() {
   facts cmaf-heaac "Like cmaf, but the fMP4 audio rendition is HE-AAC v1 stereo 40 kb/s from fdk-aac (esds AudioSpecificConfig AAC-LC 24 kHz, SBR implicit)." \
     "fdk-aac aac-enc -t 5 -r 40000 (ADTS), ffmpeg hls muxer fmp4 -c:a copy; master rewritten by tools/hls_master.py"
 }
+cmaf_heaacv2() {
+  heaac_es 29 32000 523.25 659.25 "$WORK/cmaf-heaacv2.aac" || return 0
+  AUDIO_IN="$WORK/cmaf-heaacv2.aac" AUDIO_OPTS="-c:a copy -bsf:a aac_adtstoasc" CHANNELS=2 cmaf_common cmaf-heaacv2 "${X264[@]}"
+  facts cmaf-heaacv2 "Like cmaf, but the fMP4 audio rendition is HE-AAC v2 (SBR+PS) 32 kb/s from fdk-aac (esds AudioSpecificConfig AAC-LC 24 kHz mono core, SBR and PS implicit)." \
+    "fdk-aac aac-enc -t 29 -r 32000 (ADTS), ffmpeg hls muxer fmp4 -c:a copy; master rewritten by tools/hls_master.py"
+}
 
 # Separate renditions across a discontinuity: two encodes, each written as a
 # video-only variant (video/) and an audio-only rendition (audio_en/), then each
@@ -456,7 +462,7 @@ EOF
 ALL=(disc-encoders disc-same cmaf cmaf-hevc cmaf-disc ts-ac3 ts-map ts-eac3 ts-mp3
      packed-aac packed-mp3 packed-ac3 packed-eac3 ts-heaac ts-heaacv2 packed-heaac
      ts-opengop ts-hevc-cra ts-captions aes-explicit-iv aes-implicit-iv aes-rotation
-     aes-fmp4-init multi-audio webvtt cmaf-ac3 cmaf-eac3 cmaf-mp3 cmaf-heaac
+     aes-fmp4-init multi-audio webvtt cmaf-ac3 cmaf-eac3 cmaf-mp3 cmaf-heaac cmaf-heaacv2
      ts-renditions-disc cmaf-renditions-disc packed-beside-video)
 mkdir -p "$MEDIA"
 if (($#)); then LIST=("$@"); else LIST=("${ALL[@]}"); fi
