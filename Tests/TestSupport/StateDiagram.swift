@@ -1,0 +1,223 @@
+import Foundation
+
+/// A state machine's diagram, drawn from transitions the machine itself accepted: a box for each
+/// state, one numbered curve for each pair of states an event moves between, and below them the
+/// events (and effects) of each number, so that no label has to find room between the curves.
+///
+/// The transitions come from trying events on the real machine (or model), so a new transition
+/// appears as a new number. Transitions that change nothing (``isQuiet``) are listed in a note
+/// instead of drawn.
+public struct StateDiagram {
+    /// The events that move the machine from one state to another (or back to the same one).
+    public struct Transition: Sendable, Hashable {
+        /// The state the events leave.
+        public var from: String
+        /// The state they lead to.
+        public var to: String
+        /// Each event that does so, with its effects (`"tap / startFetch"`).
+        public var labels: [String]
+
+        /// The events `labels` that lead from `from` to `to`.
+        public init(from: String, to: String, labels: [String]) {
+            self.from = from
+            self.to = to
+            self.labels = labels
+        }
+    }
+
+    /// A state of a transition that has no place in the diagram.
+    public struct UnplacedState: Error, CustomStringConvertible {
+        /// The state's name.
+        public var state: String
+        /// A sentence naming it.
+        public var description: String { "the state \(state) has no position in the diagram" }
+    }
+
+    /// What the figure's description calls the machine ("The audio circle's").
+    public var subject: String
+    /// The transitions found, in the order they were found.
+    public private(set) var transitions: [Transition] = []
+    /// Where each state's box is centred, in points of a figure 420 points wide.
+    public var positions: [String: (x: Double, y: Double)]
+    /// The state the machine starts in (outlined in the highlight ink, as the figure's key says).
+    public var initial: String
+    /// Whether a transition is listed in the note of accepted events that change nothing,
+    /// rather than drawn.
+    public var isQuiet: (Transition) -> Bool
+    /// Whether a transition is written out below the diagram rather than drawn (events that
+    /// lead to one state from nearly every other, whose arrows would cross the others).
+    public var isWrittenOut: (Transition) -> Bool = { _ in false }
+
+    /// An empty diagram of `subject`'s machine, its states placed at `positions`, starting in
+    /// `initial`.
+    public init(
+        subject: String, positions: [String: (x: Double, y: Double)], initial: String,
+        isQuiet: @escaping (Transition) -> Bool
+    ) {
+        self.subject = subject
+        self.positions = positions
+        self.initial = initial
+        self.isQuiet = isQuiet
+    }
+
+    /// Records that `label` moved the machine from `from` to `to`: a new label of the pair's
+    /// transition, or a new transition.
+    ///
+    /// - Complexity: O(*t*) for *t* transitions.
+    public mutating func record(from: String, to: String, label: String) {
+        if let index = transitions.firstIndex(where: { $0.from == from && $0.to == to }) {
+            if !transitions[index].labels.contains(label) { transitions[index].labels.append(label) }
+        } else {
+            transitions.append(Transition(from: from, to: to, labels: [label]))
+        }
+    }
+
+    /// The figure. Throws ``UnplacedState`` when a transition's state has no position, so that a
+    /// new state cannot go missing from it.
+    ///
+    /// - Complexity: O(*t* + *s*) for *t* transitions and *s* states.
+    public func figure() throws -> SVGFigure {
+        for transition in transitions {
+            for state in [transition.from, transition.to] where positions[state] == nil {
+                throw UnplacedState(state: state)
+            }
+        }
+        let halfWidth = 58.0
+        let halfHeight = 19.0
+        let quiet = transitions.filter(isQuiet)
+        let writtenOut = transitions.filter { !isQuiet($0) && isWrittenOut($0) }
+        let drawn = transitions.filter { !isQuiet($0) && !isWrittenOut($0) }
+        // Written out: one sentence per target and events, naming every state they come from.
+        var sentences: [(to: String, labels: [String], from: [String])] = []
+        for transition in writtenOut {
+            if let index = sentences.firstIndex(where: { $0.to == transition.to && $0.labels == transition.labels }) {
+                sentences[index].from.append(transition.from)
+            } else {
+                sentences.append((transition.to, transition.labels, [transition.from]))
+            }
+        }
+        var notes: [(text: String, ink: SVGFigure.Ink)] = sentences.flatMap { sentence in
+            Self.wrapped(
+                "\(sentence.labels.joined(separator: ", ")) in \(sentence.from.joined(separator: ", ")): to \(sentence.to).",
+                width: 396, size: 12
+            ).map { ($0, SVGFigure.Ink.text) }
+        }
+        if !quiet.isEmpty {
+            notes.append(("Accepted with nothing to do:", .muted))
+            for (index, transition) in quiet.enumerated() {
+                let text =
+                    "\(transition.labels.joined(separator: ", ")) in \(transition.from)"
+                    + (index == quiet.count - 1 ? "." : ";")
+                notes += Self.wrapped(text, width: 384, size: 12).enumerated().map { ($1, .muted) }
+            }
+        }
+        // The legend: two columns, each entry a number and its labels, one per line.
+        let lineHeight = 18.0
+        var entries: [(number: Int, lines: [String], column: Int, row: Double)] = []
+        let totalLines = drawn.reduce(0) { $0 + $1.labels.count }
+        var row = 0.0
+        var column = 0
+        var linesSoFar = 0
+        for (index, edge) in drawn.enumerated() {
+            // The first column takes entries while they fill no more than half the lines.
+            linesSoFar += edge.labels.count
+            if column == 0, row > 0, Double(linesSoFar) > (Double(totalLines) / 2).rounded(.up) {
+                column = 1
+                row = 0
+            }
+            entries.append((index + 1, edge.labels, column, row))
+            row += Double(edge.labels.count) + 0.35
+        }
+        let lowest = positions.values.map(\.y).max() ?? 0
+        let keyTop = lowest + halfHeight + 30
+        let legendTop = keyTop + 30
+        let legendRows = entries.map { $0.row + Double($0.lines.count) }.max() ?? 0
+        let notesTop = legendTop + legendRows * lineHeight + 20
+        let height = notes.isEmpty ? notesTop - 8 : notesTop + Double(notes.count) * 16 + 8
+        var figure = SVGFigure(
+            width: 420, height: height,
+            description:
+                "\(subject) states and transitions, starting in \(initial): "
+                + transitions.map { "\($0.from) to \($0.to) on \($0.labels.joined(separator: " or "))" }
+                .joined(separator: "; ") + ".")
+        /// Where the line from `center` towards `target` leaves the state's box.
+        func boundary(_ center: (x: Double, y: Double), towards target: (Double, Double)) -> (Double, Double) {
+            let dx = target.0 - center.x
+            let dy = target.1 - center.y
+            let t = min(dx == 0 ? .infinity : halfWidth / abs(dx), dy == 0 ? .infinity : halfHeight / abs(dy), 1)
+            return (center.x + dx * t, center.y + dy * t)
+        }
+        var markers: [(x: Double, y: Double, number: Int)] = []
+        for (index, edge) in drawn.enumerated() {
+            guard let start = positions[edge.from], let end = positions[edge.to] else { continue }
+            if edge.from == edge.to {
+                // A loop above the state, its number at the top.
+                figure.curve(
+                    from: (start.x - 30, start.y - halfHeight), control: (start.x, start.y - 70),
+                    to: (start.x + 30, start.y - halfHeight))
+                markers.append((start.x, start.y - 44, index + 1))
+                continue
+            }
+            let dx = end.x - start.x
+            let dy = end.y - start.y
+            let length = (dx * dx + dy * dy).squareRoot()
+            // Bend every edge to its left, so the two directions between a pair never overlap.
+            let bend = 40.0
+            let control = ((start.x + end.x) / 2 + dy / length * bend, (start.y + end.y) / 2 - dx / length * bend)
+            let from = boundary(start, towards: control)
+            let to = boundary(end, towards: control)
+            figure.curve(from: from, control: control, to: to)
+            // The curve's middle (t = 1/2 of the quadratic Bézier).
+            markers.append(((from.0 + 2 * control.0 + to.0) / 4, (from.1 + 2 * control.1 + to.1) / 4, index + 1))
+        }
+        for (state, center) in positions.sorted(by: { $0.key < $1.key }) {
+            figure.rect(
+                x: center.x - halfWidth, y: center.y - halfHeight, width: halfWidth * 2, height: halfHeight * 2,
+                radius: 10, fill: .surface, stroke: state == initial ? .highlight : .text)
+            figure.text(state, x: center.x, y: center.y + 5, size: 13, anchor: "middle", bold: true)
+        }
+        for marker in markers {
+            figure.circle(x: marker.x, y: marker.y, radius: 10, fill: .background, stroke: .accent)
+            figure.text(
+                "\(marker.number)", x: marker.x, y: marker.y + 4.5, size: 12, ink: .accent, anchor: "middle", bold: true
+            )
+        }
+        // The key: what an outline and a number mean.
+        figure.rect(x: 12, y: keyTop - 11, width: 22, height: 14, radius: 4, fill: .surface, stroke: .highlight)
+        figure.text("where it starts", x: 40, y: keyTop, size: 12, ink: .muted)
+        figure.circle(x: 192, y: keyTop - 4, radius: 8, fill: .background, stroke: .accent)
+        figure.text("its events are listed below", x: 206, y: keyTop, size: 12, ink: .muted)
+        for entry in entries {
+            let x = 12 + Double(entry.column) * 206
+            let y = legendTop + entry.row * lineHeight
+            figure.text("\(entry.number)", x: x + 8, y: y, size: 12, ink: .accent, anchor: "middle", bold: true)
+            for (index, line) in entry.lines.enumerated() {
+                figure.text(line, x: x + 22, y: y + Double(index) * lineHeight, size: 12, ink: .text)
+            }
+        }
+        for (index, note) in notes.enumerated() {
+            figure.text(note.text, x: 12, y: notesTop + Double(index) * 16, size: 12, ink: note.ink)
+        }
+        return figure
+    }
+
+    /// `text` broken at spaces into lines no wider than `width` at `size` points (a longer word
+    /// keeps a line of its own).
+    ///
+    /// - Complexity: O(*n*) in the text's length.
+    static func wrapped(_ text: String, width: Double, size: Double) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            let candidate = line.isEmpty ? String(word) : line + " " + word
+            if line.isEmpty || SVGFigure.estimatedWidth(candidate, size: size) <= width {
+                line = candidate
+            } else {
+                lines.append(line)
+                line = String(word)
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+}
