@@ -205,7 +205,7 @@ public struct StateDiagram {
     /// keeps a line of its own).
     ///
     /// - Complexity: O(*n*) in the text's length.
-    static func wrapped(_ text: String, width: Double, size: Double) -> [String] {
+    public static func wrapped(_ text: String, width: Double, size: Double) -> [String] {
         var lines: [String] = []
         var line = ""
         for word in text.split(separator: " ") {
