@@ -188,6 +188,26 @@ struct VideoVariantCodecTests {
     }
 }
 
+extension VideoVariantCodecTests {
+    @Test(
+        "RFC 6381 §3.3: a variant declaring an audio codec the file holds (MPEG-4 and MPEG-2 AAC, MP3, AC-3, E-AC-3) beside H.264 is chosen",
+        arguments: [
+            "mp4a.40", "mp4a.40.2", "mp4a.40.5", "mp4a.40.29", "mp4a.40.34", "mp4a.66", "mp4a.67", "mp4a.68",
+            "mp4a.69", "mp4a.6B", "MP4A.6b", "ac-3", "ec-3", "ec+3",
+        ])
+    func writableAudioCodec(codec: String) async throws {
+        let master = Data(
+            [
+                "#EXTM3U", "#EXT-X-STREAM-INF:BANDWIDTH=105600,RESOLUTION=192x108,CODECS=\"avc1.64000b,\(codec)\"",
+                "video/index.m3u8",
+            ]
+            .joined(separator: "\n").utf8)
+        let (entry, downloader) = try servingChoice(master, on: transport, clock: clock)
+        let plan = try await downloader.planHLSVideo(from: entry)
+        #expect(plan.variant?.codecs == ["avc1.64000b", codec])
+    }
+}
+
 /// The `multi-audio` lesson served on `transport`, with `master` as its multivariant playlist at
 /// `choice.m3u8`: that playlist's URL and a downloader over the transport.
 func servingChoice(

@@ -82,6 +82,26 @@ struct PlaylistTimelineTests {
         #expect(file.tracks.map(\.formats.count) == [1, 1])
     }
 
+    @Test(
+        "RFC 8216 §4.3.2.5, ISO/IEC 14496-12 §8.1.2: an EXT-X-MAP that changes to other bytes without a discontinuity starts a new reader for the segments after it, on the same timeline"
+    )
+    func otherInitialisationWithoutDiscontinuity() async throws {
+        let lesson = try ServedLesson("cmaf")
+        // Each second map is the first with a free box after its moov: other bytes, the same tracks.
+        let free = Data([0, 0, 0, 16]) + Data("free".utf8) + Data("other bytes!".utf8.prefix(8))
+        let videoInit = try #require(lesson.files["video/init_0.mp4"]) + free
+        let audioInit = try #require(lesson.files["audio_en/init_1.mp4"]) + free
+        let (file, paths) = try await Self.download(
+            video: { Self.rewritten($0, before: "seg1.m4s", tags: ["#EXT-X-MAP:URI=\"init_other.mp4\""]) },
+            audio: { Self.rewritten($0, before: "seg1.m4s", tags: ["#EXT-X-MAP:URI=\"init_other.mp4\""]) },
+            extra: ["video/init_other.mp4": videoInit, "audio_en/init_other.mp4": audioInit],
+            label: "other-map")
+        try Self.expectSourceTimeline(file)
+        #expect(paths.contains { $0.hasSuffix("video/init_other.mp4") })
+        #expect(paths.contains { $0.hasSuffix("audio_en/init_other.mp4") })
+        #expect(file.tracks.map(\.formats.count) == [1, 1])
+    }
+
     /// Ways to number the same timeline: each rendition's EXT-X-DISCONTINUITY-SEQUENCE and how
     /// many EXT-X-DISCONTINUITY tags come before its first segment.
     static let numberings: [(video: (sequence: Int, leading: Int), audio: (sequence: Int, leading: Int))] = [

@@ -141,13 +141,41 @@ enum H264TestStream {
         return escaped(bits.bytes)
     }
 
+    /// An HEVC SPS NAL unit (ISO/IEC 23008-2 §7.3.2.2) of 192×108 Main-profile 4:2:0 pictures
+    /// whose bit_depth_luma_minus8 is `depth`, then a stop bit.
+    static func hevcSequenceParameterSet(lumaDepthMinus8 depth: UInt64) -> [UInt8] {
+        var bits = Bits()
+        bits.put(0x4201, 16)  // NAL header: SPS (type 33), layer 0, temporal id 1
+        bits.put(0, 4)  // sps_video_parameter_set_id
+        bits.put(0, 3)  // sps_max_sub_layers_minus1
+        bits.put(1, 1)  // sps_temporal_id_nesting_flag
+        // profile_tier_level (§7.3.3): Main profile, its compatibility flag, progressive and
+        // frame-only among 48 bits of constraints, level 3.
+        bits.put(1, 8)
+        bits.put(0x4000_0000, 32)
+        bits.put(0x9000_0000_0000, 48)
+        bits.put(90, 8)
+        bits.unsigned(0)  // sps_seq_parameter_set_id
+        bits.unsigned(1)  // chroma_format_idc 4:2:0
+        bits.unsigned(192)  // pic_width_in_luma_samples
+        bits.unsigned(108)  // pic_height_in_luma_samples
+        bits.put(0, 1)  // conformance_window_flag
+        bits.unsigned(depth)  // bit_depth_luma_minus8
+        bits.unsigned(0)  // bit_depth_chroma_minus8
+        bits.put(1, 1)  // rbsp_stop_one_bit
+        return escaped(bits.bytes)
+    }
+
     /// A transport stream of one PES per access unit in `units` (each Annex B bytes, without an
-    /// access unit delimiter), 40 ms apart from PTS 90,000.
-    static func segment(accessUnits units: [[UInt8]]) -> Data {
-        var (builder, bytes) = videoStream()
+    /// access unit delimiter), 40 ms apart from PTS 90,000, as H.264 (stream type 0x1B) or HEVC
+    /// (0x24).
+    static func segment(accessUnits units: [[UInt8]], hevc: Bool = false) -> Data {
+        var builder = TransportStreamBuilder(audioPID: 0x100)
+        var bytes = builder.tables(streamType: hevc ? 0x24 : 0x1B)
+        let delimiter: [UInt8] = hevc ? [0, 0, 0, 1, 0x46, 0x01, 0x50] : [0, 0, 0, 1, 0x09, 0xF0]
         for (index, unit) in units.enumerated() {
             let pes = TransportStreamBuilder.pes(
-                streamID: 0xE0, pts: 90_000 + Int64(index) * 3_600, payload: [0, 0, 0, 1, 0x09, 0xF0] + unit)
+                streamID: 0xE0, pts: 90_000 + Int64(index) * 3_600, payload: delimiter + unit)
             bytes += builder.packets(pid: 0x100, payload: pes)
         }
         return Data(bytes)

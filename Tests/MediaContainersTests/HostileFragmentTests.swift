@@ -102,4 +102,30 @@ struct HostileFragmentTests {
         }
         #expect(throws: ContainerError.self) { try read(initialization, hostile) }
     }
+
+    @Test(
+        "§8.8.8: many small truns whose sample counts sum past a million in one segment are refused before any allocation",
+        arguments: [64, 600])
+    func manyRunsSumPastTheLimit(runs: Int) throws {
+        // Each run: version 0, flags 0 (no per-sample fields, no data offset), 2¹⁸ samples of the
+        // track's default size; 16 bytes each, so 600 runs are under 10 KB.
+        let run: [UInt8] =
+            Self.bigEndian(UInt32(16), bytes: 4) + Array("trun".utf8) + [0, 0, 0, 0]
+            + Self.bigEndian(UInt32(1 << 18), bytes: 4)
+        let hostile = Self.rewriting(segment) { type, box in
+            type == "trun" ? [UInt8](repeating: 0, count: 0) + Array(repeatElement(run, count: runs).joined()) : nil
+        }
+        #expect(hostile.count < segment.count + runs * 16)
+        do {
+            _ = try read(initialization, hostile)
+            Issue.record("\(runs) runs of 2¹⁸ samples were read")
+        } catch let error as ContainerError {
+            guard case .malformedBox(let box, let reason) = error.kind else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+            #expect(box == "trun", "\(reason)")
+            #expect(reason.contains("in one segment"), "\(reason)")
+        }
+    }
 }

@@ -39,6 +39,66 @@ struct HostileTransportStreamTests {
         #expect(reason.contains("bit depth") == refused, "bit_depth_luma_minus8 \(depth): \(reason)")
     }
 
+    @Test(
+        "H.264 §7.4.2.1.1, §7.4.2.2: an SPS numbered over 31 or a PPS numbered over 255 is a typed error, so a stream cannot keep sets without bound",
+        arguments: [(31, 255, false), (32, 0, true), (0, 256, true), (1 << 20, 0, true), (0, 1 << 30, true)]
+            as [(UInt64, UInt64, Bool)])
+    func parameterSetNumbers(sequence: UInt64, picture: UInt64, refused: Bool) throws {
+        let sps = H264TestStream.sequenceParameterSet(id: sequence, columns: 40, rows: 23, crop: nil)
+        let pps = H264TestStream.pictureParameterSet(id: picture, sequence: sequence)
+        let segment = H264TestStream.segment(accessUnits: [
+            [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps + [0, 0, 0, 1, 0x65, 0x88, 0x84, 0x00]
+        ])
+        let reason = try H264TestStream.refusal(segment).reason ?? ""
+        #expect(reason.contains("parameter set numbered") == refused, "SPS \(sequence), PPS \(picture): \(reason)")
+    }
+
+    @Test(
+        "ISO/IEC 23008-2 §7.4.3.2.1, ISO/IEC 14496-15 §8.3.3.1.2: an HEVC bit depth the hvcC record cannot say (16 bits) is a typed error, not a record that says 8",
+        arguments: [(0, false), (2, false), (7, false), (8, true), (1 << 20, true)] as [(UInt64, Bool)])
+    func hevcBitDepth(depth: UInt64, refused: Bool) throws {
+        // A VPS numbered 0 (its body is not read), the SPS, a PPS 0 of SPS 0, and the start of an
+        // IDR_W_RADL slice on PPS 0: the SPS is read when that first picture arrives.
+        let vps: [UInt8] = [0, 0, 0, 1, 0x40, 0x01, 0x0C, 0x01, 0xFF, 0xFF]
+        let sps = [0, 0, 0, 1] + H264TestStream.hevcSequenceParameterSet(lumaDepthMinus8: depth)
+        let pps: [UInt8] = [0, 0, 0, 1, 0x44, 0x01, 0xC1]
+        let idr: [UInt8] = [0, 0, 0, 1, 0x26, 0x01, 0xAF, 0x00]
+        let segment = H264TestStream.segment(accessUnits: [vps + sps + pps + idr], hevc: true)
+        let (reason, result) = try H264TestStream.refusal(segment)
+        if refused {
+            #expect(reason?.contains("bit depth") == true, "bit_depth_luma_minus8 \(depth): \(reason ?? "accepted")")
+        } else {
+            // Accepted, and the hvcC record says the depth (§8.3.3.1.2: after 17 bytes of the
+            // record, 0xF8 | bitDepthLumaMinus8).
+            let entry = try #require(result?.file.tracks("vide").first?.entries.first, "\(reason ?? "")")
+            let record = try #require(
+                entry.indices.dropLast(4).first { entry[$0..<($0 + 4)] == Array("hvcC".utf8)[...] })
+            #expect(entry[record + 4 + 17] == 0xF8 | UInt8(depth), "bit_depth_luma_minus8 \(depth)")
+        }
+    }
+
+    @Test(
+        "ISO/IEC 14496-12 §8.5.2: a stream that changes its picture size at every picture is refused after 256 sample descriptions, not given an entry each",
+        arguments: [200, 300])
+    func descriptionsWithoutBound(pictures: Int) throws {
+        let pps = H264TestStream.pictureParameterSet(id: 0, sequence: 0)
+        let units = (0..<pictures).map { index in
+            let sps = H264TestStream.sequenceParameterSet(columns: 2 + UInt64(index), rows: 2, crop: nil)
+            return [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps + [0, 0, 0, 1, 0x65, 0x88, 0x84, 0x00]
+        }
+        do {
+            let result = try Remux.run([H264TestStream.segment(accessUnits: units)])
+            #expect(pictures <= 256, "\(pictures) sizes were written")
+            #expect(result.file.tracks("vide").first?.entries.count == pictures)
+        } catch let error as ContainerError {
+            guard case .unsupportedFormat(let reason) = error.kind else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(pictures > 256, "\(reason)")
+        }
+    }
+
     /// A cropping window and the picture it leaves, or `nil` where the SPS must be refused.
     struct Cropping: Sendable, CustomTestStringConvertible {
         var columns: UInt64

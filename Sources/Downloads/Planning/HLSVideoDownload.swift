@@ -62,7 +62,8 @@ enum CodecSupport {
     }
 
     /// Whether a `CODECS` entry names a codec the remuxer writes: `avc1`/`avc3` (H.264),
-    /// `hvc1`/`hev1` (HEVC), `mp4a.40.*` (AAC), `mp4a.69`/`mp4a.6B`/`mp4a.40.34` (MP3), `ac-3`,
+    /// `hvc1`/`hev1` (HEVC), `mp4a.40` and `mp4a.40.*` (MPEG-4 AAC), `mp4a.66`, `mp4a.67` and
+    /// `mp4a.68` (MPEG-2 AAC), `mp4a.69`/`mp4a.6B`/`mp4a.40.34` (MP3), `ac-3`,
     /// `ec-3` and `ec+3` (E-AC-3 carrying Atmos as joint object coding: an E-AC-3 stream, written
     /// in an `ec-3` sample entry, whose extension a decoder without Atmos ignores); subtitle and
     /// caption codecs (`wvtt`, `stpp`, `c608`) are not media of the file and count as writable.
@@ -74,7 +75,7 @@ enum CodecSupport {
         where lower.hasPrefix(prefix) {
             return true
         }
-        return ["mp4a.69", "mp4a.6b", "mp4a.6b.0"].contains(lower)
+        return ["mp4a.40", "mp4a.66", "mp4a.67", "mp4a.68", "mp4a.69", "mp4a.6b", "mp4a.6b.0"].contains(lower)
     }
 }
 

@@ -103,6 +103,14 @@ struct AccessUnitConverter: Sendable {
                     .tooLarge(what: "a parameter set", bytes: unit.count, limit: Self.maximumParameterSetLength))
                 return
             }
+            let id = ParameterSets.identifier(of: Data(unit), kind: kind, codec: codec)
+            guard let limit = ParameterSets.largestIdentifier(kind, codec: codec), id <= limit else {
+                let most =
+                    ParameterSets.largestIdentifier(kind, codec: codec).map { "over the \($0) allowed" }
+                    ?? "not one \(codec) has"
+                failure = ContainerError(.malformedVideo(reason: "a \(kind) parameter set numbered \(id), \(most)"))
+                return
+            }
             if parameterSets.insert(Data(unit), kind: kind, codec: codec) { changed = true }
         }
         if let failure { throw failure }
@@ -301,6 +309,20 @@ struct ParameterSets: Sendable, Hashable, Codable {
     var sequence: [UInt32: Data] = [:]
     /// Picture parameter sets by identifier.
     var picture: [UInt32: Data] = [:]
+
+    /// The largest identifier a set of `kind` may have: H.264's SPS 31 and PPS 255 (ISO/IEC
+    /// 14496-10 §7.4.2.1.1, §7.4.2.2), HEVC's VPS and SPS 15 and PPS 63 (ISO/IEC 23008-2
+    /// §7.4.3.1–§7.4.3.3). A larger one is not a stream a decoder reads, and would let a hostile
+    /// one keep sets without bound. `nil` for a kind the codec does not have.
+    static func largestIdentifier(_ kind: Kind, codec: MediaCodec) -> UInt32? {
+        switch (codec, kind) {
+        case (.hevc, .video), (.hevc, .sequence): 15
+        case (.hevc, .picture): 63
+        case (_, .sequence): 31
+        case (_, .picture): 255
+        case (_, .video): nil
+        }
+    }
 
     /// Keeps `unit` as the set of its identifier, and says whether that changed anything.
     mutating func insert(_ unit: Data, kind: Kind, codec: MediaCodec) -> Bool {

@@ -231,8 +231,10 @@ struct VideoFormat: Hashable, Sendable {
             else { throw malformed("a conformance window cut short") }
             crop = (left, right, top, bottom)
         }
-        guard let luma = bits.unsigned(), let chromaDepth = bits.unsigned(), luma <= 8, chromaDepth <= 8 else {
-            throw malformed("a bit depth out of range")
+        // §7.4.3.2.1 allows up to 16 bits; hvcC's bitDepthLumaMinus8 has 3 bits (ISO/IEC
+        // 14496-15 §8.3.3.1.2), so a 16-bit stream cannot be described and is refused.
+        guard let luma = bits.unsigned(), let chromaDepth = bits.unsigned(), luma <= 7, chromaDepth <= 7 else {
+            throw malformed("a bit depth over the 15 bits an hvcC record can say")
         }
         info.bitDepthLuma = luma + 8
         info.bitDepthChroma = chromaDepth + 8

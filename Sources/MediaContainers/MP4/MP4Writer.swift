@@ -148,6 +148,10 @@ public struct MP4Writer: Sendable {
         change(&state.tracks[index])
     }
 
+    /// The most sample descriptions (`stsd` entries) one track may have: 256, far more than the
+    /// encodes a lesson joins.
+    static let maximumDescriptions = 256
+
     /// Appends one sample to track `track`, decoded at `decodeTime` and presented at
     /// `presentationTime` (both in the track's timescale, the decode times of a track increasing).
     ///
@@ -161,7 +165,8 @@ public struct MP4Writer: Sendable {
     ///   - duration: How long it lasts, when the source says; otherwise the gap to the next
     ///     sample's decode time, and for the last sample the gap before it.
     /// - Throws: ``ContainerError/Kind/timestampOutOfRange(reason:)`` for a decode time that does
-    ///   not increase or a composition offset beyond 32 bits, or
+    ///   not increase or a composition offset beyond 32 bits,
+    ///   ``ContainerError/Kind/unsupportedFormat(_:)`` for a track's 257th sample description, or
     ///   ``ContainerError/Kind/writeFailed(reason:)``.
     public mutating func append(
         _ data: Data, to track: Int, description: SampleDescription, decodeTime: Int64, presentationTime: Int64,
@@ -187,6 +192,14 @@ public struct MP4Writer: Sendable {
         }
         var descriptionIndex = entry.descriptions.lastIndex(of: description).map { $0 + 1 } ?? 0
         if descriptionIndex == 0 {
+            // Each change of format adds an entry that every checkpoint keeps and every sample's
+            // lookup may pass: a stream changing at nearly every picture is refused.
+            guard entry.descriptions.count < Self.maximumDescriptions else {
+                throw ContainerError(
+                    .unsupportedFormat(
+                        "track \(track) changes its format more than \(Self.maximumDescriptions) times (one stsd entry each)"
+                    ))
+            }
             entry.descriptions.append(description)
             descriptionIndex = entry.descriptions.count
         }

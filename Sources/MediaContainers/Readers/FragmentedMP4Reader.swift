@@ -5,8 +5,13 @@ public import Foundation
 ///
 /// The initialisation section's `moov` gives each track's timescale, handler, sample entries,
 /// `trex` defaults and edit list; each segment's `moof` boxes (`tfhd`, `tfdt`, `trun`) place its
-/// samples in the `mdat` that follows. Every flag of `tfhd` and `trun` is honoured, as are several
-/// track fragments and runs per fragment. A track's first edit shifts its times, so a video
+/// samples in the `mdat` that follows. The flags of `trun` and `tfhd` that place and time
+/// samples are read (data offset, first-sample flags, per-sample duration, size, flags and
+/// composition offset; base data offset, default-base-is-moof, sample description index and the
+/// defaults), as are several track fragments and runs per fragment. Two are not:
+/// `duration-is-empty` (a fragment with no samples adds no time here), and a `base_data_offset`
+/// counts from the start of the segment's bytes, so a byte-range segment cut from a larger file
+/// must use `default-base-is-moof` or data offsets, as CMAF requires. A track's first edit shifts its times, so a video
 /// track's composition delay (B-frames) and an audio track's priming stay as the source presents
 /// them.
 ///
@@ -45,8 +50,12 @@ public struct FragmentedMP4Reader: Sendable {
 
     /// The largest top-level box accepted: 1 GiB.
     static let maximumBoxLength = 1 << 30
-    /// The most samples one `trun` may hold.
-    static let maximumSamplesPerRun: UInt32 = 1 << 20
+    /// The most samples one segment's runs may hold together: 2²⁰, over six hours of 48 kHz AAC
+    /// frames. With no per-sample fields a `trun` is 16 bytes whatever its count, so neither a
+    /// box's size nor a run's limit bounds what a segment of many runs or fragments asks for.
+    static let maximumSamplesPerSegment = 1 << 20
+    /// The samples of the segment's runs read so far.
+    private var segmentSamples = 0
 
     /// Reads the initialisation section (`ftyp` and `moov`).
     ///
@@ -164,6 +173,7 @@ public struct FragmentedMP4Reader: Sendable {
         guard pendingRuns.isEmpty else {
             throw ContainerError(.malformedBox(box: "mdat", reason: "a fragment's data is missing"), offset: consumed)
         }
+        segmentSamples = 0
         return samples
     }
 
@@ -494,14 +504,18 @@ public struct FragmentedMP4Reader: Sendable {
                 let perSample =
                     (runFlags & 0x100 != 0 ? 4 : 0) + (runFlags & 0x200 != 0 ? 4 : 0) + (runFlags & 0x400 != 0 ? 4 : 0)
                     + (runFlags & 0x800 != 0 ? 4 : 0)
-                // A run of more than a million samples (over six hours of 48 kHz AAC frames in
-                // one fragment) is refused before anything is reserved or looped over: with no
-                // per-sample fields, the box's size does not bound the count.
-                guard count <= Self.maximumSamplesPerRun else {
+                // More than a million samples in a segment's runs together is refused before
+                // anything is reserved or looped over.
+                guard Int(count) <= Self.maximumSamplesPerSegment - segmentSamples else {
                     throw ContainerError(
-                        .malformedBox(box: "trun", reason: "\(count) samples in one run"), offset: consumed + trun.start
-                    )
+                        .malformedBox(
+                            box: "trun",
+                            reason:
+                                "\(count) samples after \(segmentSamples) in one segment, over \(Self.maximumSamplesPerSegment)"
+                        ),
+                        offset: consumed + trun.start)
                 }
+                segmentSamples += Int(count)
                 guard UInt64(count) * UInt64(perSample) <= UInt64(run.remaining) else {
                     throw ContainerError(
                         .malformedBox(box: "trun", reason: "\(count) samples do not fit in the box"),

@@ -88,7 +88,9 @@ public struct SegmentRemuxer: Sendable {
     public enum GapPolicy: String, Sendable, Hashable, Codable {
         /// The gap stays as the source has it: the frame before it lasts until the next frame's
         /// time, so every frame keeps the source's timestamp and the decoded sound is the
-        /// source's, sample for sample. Players present the gap as silence by the timestamps.
+        /// source's, sample for sample. A player that follows sample times presents the gap as
+        /// silence; one that plays audio samples back to back would play what follows the gap
+        /// early by its length, and wants ``fillWithSilence``.
         case keepTimestamps
         /// The gap is filled with silent frames (AAC LC; other codecs keep their timestamps), for
         /// a player that plays audio samples back to back regardless of their timestamps.
