@@ -106,33 +106,23 @@ struct CatalogFigureTests {
 
     /// A bench whose screen shows `start`'s phase.
     static func bench(_ start: Start) async -> Bench {
+        let bench = Bench()
         if start.cached {
             // A first screen fills the cache.
             let filler = Bench()
-            await filler.answer(.list)
             _ = await filler.run("load()", against: .list)
-            let bench = Bench()
             try? FileManager.default.removeItem(at: bench.folder)
             try? FileManager.default.copyItem(at: filler.folder, to: bench.folder)
             try? FileManager.default.removeItem(at: filler.folder)
-            if let answer = start.answer { _ = await bench.run("load()", against: answer) }
-            return bench
         }
-        let bench = Bench()
         if let answer = start.answer { _ = await bench.run("load()", against: answer) }
         return bench
     }
 
     static func diagram() async -> StateDiagram {
-        // The outcomes, by (from, to): each action or answer that leads there.
-        var found: [(from: String, to: String, labels: [String])] = []
-        func record(_ from: String, _ to: String, _ label: String) {
-            if let index = found.firstIndex(where: { $0.from == from && $0.to == to }) {
-                if !found[index].labels.contains(label) { found[index].labels.append(label) }
-            } else {
-                found.append((from, to, [label]))
-            }
-        }
+        // The outcomes, by (from, to): each action or answer that leads there, before the two
+        // actions' labels are merged.
+        var found = StateDiagram(subject: "", positions: [:], initial: "") { _ in false }
         for start in starts {
             for action in ["load()", "refresh()"] {
                 for answer in Answer.allCases {
@@ -141,10 +131,10 @@ struct CatalogFigureTests {
                     let (during, after) = await bench.run(action, against: answer)
                     try? FileManager.default.removeItem(at: bench.folder)
                     if let during {
-                        record(before, during, action)
-                        record(during, after, answer.rawValue)
+                        found.record(from: before, to: during, label: action)
+                        found.record(from: during, to: after, label: answer.rawValue)
                     } else {
-                        record(before, after, "\(action) while offline")
+                        found.record(from: before, to: after, label: "\(action) while offline")
                     }
                 }
             }
@@ -160,9 +150,9 @@ struct CatalogFigureTests {
         // Going offline, and pulling to refresh a screen that shows a list, lead to one phase
         // from nearly every other: written out, not drawn.
         diagram.isWrittenOut = { $0.to == "offline" || ($0.to == "refreshing" && $0.from != "loading") }
-        for (from, to, labels) in found {
+        for transition in found.transitions {
             // Both actions with the same outcome are one label.
-            var merged = labels
+            var merged = transition.labels
             for (one, other, both) in [
                 ("load()", "refresh()", "load() or refresh()"),
                 ("load() while offline", "refresh() while offline", "load() or refresh() while offline"),
@@ -170,7 +160,7 @@ struct CatalogFigureTests {
                 merged.removeAll { $0 == one || $0 == other }
                 merged.append(both)
             }
-            for label in merged { diagram.record(from: from, to: to, label: label) }
+            for label in merged { diagram.record(from: transition.from, to: transition.to, label: label) }
         }
         return diagram
     }

@@ -149,8 +149,8 @@ struct LibraryFilesTests {
 }
 
 extension OfflineLibrary.ItemState {
-    /// The case's name, for comparing with ``LibraryFilesTests/Ending``.
-    fileprivate var caseName: String {
+    /// The case's name, for comparing with ``LibraryFilesTests/Ending`` and naming states in figures.
+    var caseName: String {
         switch self {
         case .notDownloaded: "notDownloaded"
         case .downloading: "downloading"

@@ -32,17 +32,6 @@ struct OfflineStatesFigureTests {
             relaunch = "relaunched"
     }
 
-    static func name(_ state: OfflineLibrary.ItemState) -> String {
-        switch state {
-        case .notDownloaded: "notDownloaded"
-        case .downloading: "downloading"
-        case .downloaded: "downloaded"
-        case .failed: "failed"
-        case .cancelled: "cancelled"
-        case .paused: "paused"
-        }
-    }
-
     /// A library in a fresh folder whose lesson's second segment is held for an hour of the
     /// manual clock, and answers 404 after it when `failing`.
     struct Bench {
@@ -127,13 +116,13 @@ struct OfflineStatesFigureTests {
         let bench = try await bench(start)
         defer { try? FileManager.default.removeItem(at: bench.folder) }
         let library = bench.library
-        let before = name(await library.state(of: id))
+        let before = await library.state(of: id).caseName
         let isInFlight = start == .downloading || start == .downloadingToFail
         switch operation {
         case .download:
             do { try await library.download(id, from: bench.lesson.entry) } catch { return nil }
             // The state the moment the download starts, before any transfer.
-            let after = name(await library.state(of: id))
+            let after = await library.state(of: id).caseName
             await library.cancel(id)
             await library.waitForDownload(id)
             return (before, after)
@@ -148,13 +137,13 @@ struct OfflineStatesFigureTests {
             bench.clock.advance(by: .seconds(3_600))
         case .relaunch:
             guard isInFlight || start != .downloadingToFail else { return nil }
-            let after = name(await bench.relaunched().state(of: id))
+            let after = await bench.relaunched().state(of: id).caseName
             await library.cancel(id)
             await library.waitForDownload(id)
             return (before, after)
         }
         await library.waitForDownload(id)
-        return (before, name(await library.state(of: id)))
+        return (before, await library.state(of: id).caseName)
     }
 
     static func diagram() async throws -> StateDiagram {

@@ -71,9 +71,9 @@ struct HostileTransportStreamTests {
             // Accepted, and the hvcC record says the depth (§8.3.3.1.2: after 17 bytes of the
             // record, 0xF8 | bitDepthLumaMinus8).
             let entry = try #require(result?.file.tracks("vide").first?.entries.first, "\(reason ?? "")")
-            let record = try #require(
-                entry.indices.dropLast(4).first { entry[$0..<($0 + 4)] == Array("hvcC".utf8)[...] })
-            #expect(entry[record + 4 + 17] == 0xF8 | UInt8(depth), "bit_depth_luma_minus8 \(depth)")
+            // The boxes after the visual sample entry's 78 bytes of fields (ISO/IEC 14496-12 §12.1.3).
+            let record = try #require(MP4BoxReader(bytes: entry).boxes(from: 86).first { $0.type == "hvcC" })
+            #expect(entry[record.start + 8 + 17] == 0xF8 | UInt8(depth), "bit_depth_luma_minus8 \(depth)")
         }
     }
 

@@ -107,16 +107,8 @@ extension LessonFixtureTests {
     /// The child box `type` of an audio sample entry (ISO/IEC 14496-12 §12.2.3: the boxes after the
     /// entry's 28 bytes of fields), with its header.
     static func child(_ type: String, of entry: [UInt8]) -> [UInt8]? {
-        var offset = 36
-        while offset + 8 <= entry.count {
-            let size = entry[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
-            guard size >= 8, offset + size <= entry.count else { return nil }
-            if String(decoding: entry[(offset + 4)..<(offset + 8)], as: UTF8.self) == type {
-                return Array(entry[offset..<(offset + size)])
-            }
-            offset += size
-        }
-        return nil
+        MP4BoxReader(bytes: entry).boxes(from: 36).first { $0.type == type }
+            .map { Array(entry[$0.start..<($0.start + $0.size)]) }
     }
 
     /// The body of the first descriptor with `tag` in `entry`'s `esds` (ISO/IEC 14496-1 §7.2.6), found

@@ -82,8 +82,7 @@ struct PlayerFigureTests {
                 var copy = machine
                 guard case .accepted(let effects) = copy.handle(event) else { continue }
                 diagram.record(
-                    from: name(machine.state), to: name(copy.state),
-                    label: effects.isEmpty ? label : label + " / " + effects.map(name).joined(separator: ", "))
+                    from: name(machine.state), to: name(copy.state), event: label, effects: effects.map(name))
             }
         }
         return diagram

@@ -72,6 +72,14 @@ public struct StateDiagram {
         }
     }
 
+    /// Records that `event` moved the machine from `from` to `to` with `effects` for its owner to
+    /// perform: labelled `"event / effect, effect"`, or the event alone.
+    ///
+    /// - Complexity: O(*t*) for *t* transitions.
+    public mutating func record(from: String, to: String, event: String, effects: [String]) {
+        record(from: from, to: to, label: effects.isEmpty ? event : event + " / " + effects.joined(separator: ", "))
+    }
+
     /// The figure. Throws ``UnplacedState`` when a transition's state has no position, so that a
     /// new state cannot go missing from it.
     ///

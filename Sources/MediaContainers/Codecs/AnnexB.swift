@@ -103,15 +103,11 @@ struct AccessUnitConverter: Sendable {
                     .tooLarge(what: "a parameter set", bytes: unit.count, limit: Self.maximumParameterSetLength))
                 return
             }
-            let id = ParameterSets.identifier(of: Data(unit), kind: kind, codec: codec)
-            guard let limit = ParameterSets.largestIdentifier(kind, codec: codec), id <= limit else {
-                let most =
-                    ParameterSets.largestIdentifier(kind, codec: codec).map { "over the \($0) allowed" }
-                    ?? "not one \(codec) has"
-                failure = ContainerError(.malformedVideo(reason: "a \(kind) parameter set numbered \(id), \(most)"))
-                return
+            do throws(ContainerError) {
+                if try parameterSets.insert(Data(unit), kind: kind, codec: codec) { changed = true }
+            } catch {
+                failure = error
             }
-            if parameterSets.insert(Data(unit), kind: kind, codec: codec) { changed = true }
         }
         if let failure { throw failure }
         // The picture's PPS names the SPS in force: after an encoder change that numbers its
@@ -325,8 +321,16 @@ struct ParameterSets: Sendable, Hashable, Codable {
     }
 
     /// Keeps `unit` as the set of its identifier, and says whether that changed anything.
-    mutating func insert(_ unit: Data, kind: Kind, codec: MediaCodec) -> Bool {
+    ///
+    /// - Throws: ``ContainerError/Kind/malformedVideo(reason:)`` for an identifier over
+    ///   ``largestIdentifier(_:codec:)``.
+    mutating func insert(_ unit: Data, kind: Kind, codec: MediaCodec) throws(ContainerError) -> Bool {
         let id = Self.identifier(of: unit, kind: kind, codec: codec)
+        let largest = Self.largestIdentifier(kind, codec: codec)
+        guard let largest, id <= largest else {
+            let most = largest.map { "over the \($0) allowed" } ?? "not one \(codec) has"
+            throw ContainerError(.malformedVideo(reason: "a \(kind) parameter set numbered \(id), \(most)"))
+        }
         switch kind {
         case .video: return video.updateValue(unit, forKey: id) != unit
         case .sequence: return sequence.updateValue(unit, forKey: id) != unit

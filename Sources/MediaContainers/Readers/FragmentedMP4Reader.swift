@@ -173,7 +173,6 @@ public struct FragmentedMP4Reader: Sendable {
         guard pendingRuns.isEmpty else {
             throw ContainerError(.malformedBox(box: "mdat", reason: "a fragment's data is missing"), offset: consumed)
         }
-        segmentSamples = 0
         return samples
     }
 
