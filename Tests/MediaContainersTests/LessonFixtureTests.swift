@@ -11,7 +11,8 @@ struct LessonFixtureTests {
     static let lessons = [
         "cmaf", "cmaf-ac3", "cmaf-disc", "cmaf-eac3", "cmaf-heaac", "cmaf-heaacv2", "cmaf-hevc", "cmaf-mp3",
         "cmaf-renditions-disc",
-        "disc-encoders", "disc-same", "multi-audio", "packed-aac", "packed-ac3", "packed-beside-video", "packed-eac3",
+        "disc-encoders", "disc-rates", "disc-same", "multi-audio", "packed-aac", "packed-ac3", "packed-beside-video",
+        "packed-eac3",
         "packed-heaac", "packed-mp3", "ts-ac3", "ts-captions", "ts-eac3", "ts-heaac", "ts-heaacv2", "ts-hevc-cra",
         "ts-mp3", "ts-opengop", "ts-renditions-disc",
     ]
@@ -70,6 +71,7 @@ extension LessonFixtureTests {
     /// rounded to 1/12,800 s, the transport-stream parts their 90 kHz timestamps exactly.
     static let partDrifts: [(name: String, microseconds: [Int])] = [
         ("cmaf-disc", [-31, -21]), ("cmaf-renditions-disc", [-31, -21]), ("disc-encoders", [0, 0]),
+        ("disc-rates", [-4, 7]),
         ("disc-same", [0, 0]), ("ts-renditions-disc", [0, 0]),
     ]
 
@@ -100,6 +102,25 @@ extension LessonFixtureTests {
         #expect(sizes == [[192, 108], [320, 180]])  // as ffprobe reports for parts A and B (facts.json)
         let parts = try LessonComparison.sourceFrames("disc-encoders", kind: "video").map(\.part)
         #expect(video.samples.map(\.description) == parts.map { $0 == parts.first ? 1 : 2 })
+    }
+}
+
+extension LessonFixtureTests {
+    @Test(
+        "ISO/IEC 14496-12 §12.2.3: a discontinuity into audio of another sample rate and channel count adds an audio sample entry, and stsc points every sample of the new part at it"
+    )
+    func newAudioFormatNewSampleEntry() throws {
+        let file = try Remux.lesson("disc-rates").file
+        let audio = try #require(file.tracks("soun").first)
+        // AudioSampleEntry: channelcount at byte 24, the sample rate's integer part at 32.
+        let formats = audio.entries.map { [Int($0[24]) << 8 | Int($0[25]), Int($0[32]) << 8 | Int($0[33])] }
+        #expect(formats == [[2, 44_100], [1, 48_000]])  // as ffprobe reports for parts A and B (facts.json)
+        #expect(audio.timescale == 44_100)
+        let parts = try LessonComparison.sourceFrames("disc-rates", kind: "audio").map(\.part)
+        #expect(audio.samples.map(\.description) == parts.map { $0 == parts.first ? 1 : 2 })
+        // 1,024 samples at 48 kHz are 940.8 ticks: part B's frames last 940 or 941, as the
+        // source's times fall.
+        #expect(Set(audio.samples.filter { $0.description == 2 }.map(\.duration)) == [940, 941])
     }
 }
 

@@ -37,6 +37,45 @@ struct RemuxTests {
         #expect(streamed.bytes == whole.bytes)
     }
 
+    @Test(
+        "ISO/IEC 14496-12 §8.6.1.2: ten minutes at 48 kHz after a discontinuity from 44.1 kHz keep the source's time in the 44.1 kHz track, every frame kept"
+    )
+    func otherSampleRateAfterADiscontinuity() throws {
+        // Part A: one second of 44.1 kHz frames; part B: ten minutes of 48 kHz frames whose
+        // timestamps restart, 25 frames to a PES packet. A 48 kHz frame is 940.8 ticks of the
+        // track's 44.1 kHz timescale.
+        var first = TransportStreamBuilder(seed: 3)
+        var partA = first.tables()
+        for index in 0..<43 {
+            partA += first.audioPES(pts: 126_000 + Int64(index) * 1_024 * 90_000 / 44_100, frameSize: 4)
+        }
+        var second = TransportStreamBuilder(seed: 4)
+        var partB = second.tables()
+        let frameCount = 28_125
+        for start in stride(from: 0, to: frameCount, by: 25) {
+            partB += second.audioPES(
+                pts: 126_000 + Int64(start) * 1_920, frameCount: 25, frameSize: 4, sampleRate: 48_000)
+        }
+        let result = try Remux.run(
+            [
+                [SegmentRemuxer.Segment(data: Data(partA), discontinuity: 0, index: 0)],
+                [SegmentRemuxer.Segment(data: Data(partB), discontinuity: 1, index: 1)],
+            ], brand: .audio)
+        let track = try #require(result.file.tracks("soun").first)
+        #expect(track.timescale == 44_100)
+        #expect(track.entries.count == 2)
+        #expect(track.samples.count == 43 + frameCount)
+        #expect(result.report.framesTrimmed == 0)
+        let partBSamples = track.samples.dropFirst(43)
+        #expect(partBSamples.allSatisfy { $0.description == 2 })
+        #expect(Set(partBSamples.map(\.duration)) == [940, 941])
+        // Part B starts where A ends and lasts exactly 600 s: 26,460,000 ticks.
+        let last = try #require(track.samples.last)
+        let firstOfB = try #require(partBSamples.first)
+        #expect(firstOfB.decodeTime == 43 * 1_024)
+        #expect(last.decodeTime + last.duration == 43 * 1_024 + 26_460_000)
+    }
+
     @Test("HLS segments join into one continuous track: every frame of the stream, in order, 1,024 samples apart")
     func segments() throws {
         let segments = try ["seg0.ts", "seg1.ts", "seg2.ts", "seg3.ts"].map { try Facts.data("hls-audio/\($0)") }

@@ -31,14 +31,20 @@ public struct TransportStreamBuilder {
         return packets(pid: 0, payload: [0] + pat) + packets(pid: mapPID, payload: [0] + pmt)
     }
 
-    /// One PES packet of `frameCount` ADTS frames (AAC LC, 44.1 kHz, stereo) of `frameSize`
-    /// payload bytes each, presented at `pts` (90 kHz; only its low 33 bits are written).
-    public mutating func audioPES(pts: Int64, frameCount: Int = 1, frameSize: Int = 200) -> [UInt8] {
+    /// One PES packet of `frameCount` ADTS frames (AAC LC, stereo, at `sampleRate`: 44.1 kHz
+    /// by default, or 48 kHz) of `frameSize` payload bytes each, presented at `pts` (90 kHz; only
+    /// its low 33 bits are written).
+    public mutating func audioPES(
+        pts: Int64, frameCount: Int = 1, frameSize: Int = 200, sampleRate: Int = 44_100
+    ) -> [UInt8] {
+        // ADTS byte 2: profile 1 (LC) in two bits, the sampling frequency index (ISO/IEC 14496-3
+        // §1.6.3.4: 3 is 48 kHz, 4 is 44.1 kHz) in four, then the channel configuration's top bit.
+        let rateByte: UInt8 = sampleRate == 48_000 ? 0x4C : 0x50
         var frames: [UInt8] = []
         for _ in 0..<frameCount {
             let length = frameSize + 7
             frames += [
-                0xFF, 0xF1, 0x50, 0x80 | UInt8((length >> 11) & 0x03), UInt8((length >> 3) & 0xFF),
+                0xFF, 0xF1, rateByte, 0x80 | UInt8((length >> 11) & 0x03), UInt8((length >> 3) & 0xFF),
                 UInt8((length & 0x07) << 5) | 0x1F, 0xFC,
             ]
             frames += (0..<frameSize).map { _ in UInt8(truncatingIfNeeded: generator.next()) }

@@ -125,6 +125,9 @@ public struct SegmentRemuxer: Sendable {
         var lastDecode: Int64?
         var end: Int64?
         var nextAudio: Int64?
+        /// Where the next audio frame is due, in flicks: exact, so frames whose length is not a
+        /// whole number of the track's ticks (a 48 kHz part in a 44.1 kHz track) do not drift.
+        var nextAudioFlicks: Int64?
         var frameDelta: Int64
     }
 
@@ -744,12 +747,20 @@ public struct SegmentRemuxer: Sendable {
         let duration = sample.duration.map { rescale($0, from: source, to: timescale) }
         var timing = timings[track]
         if sample.stream.kind == .audio {
+            // Frames are placed on exact times in flicks, and each one's ticks are the difference
+            // of its rounded ends: a frame of 940.8 ticks lasts 941 or 940, and the track keeps
+            // the source's time however long it runs.
+            let flicks = Self.flicks
             let frame = max(
-                duration ?? rescale(Int64(sample.description.frameDuration ?? 1_024), from: source, to: timescale), 1)
-            if let expected = timing.nextAudio {
-                let difference = present - expected
+                rescale(sample.duration ?? Int64(sample.description.frameDuration ?? 1_024), from: source, to: flicks),
+                1)
+            var start = rescale(sample.presentationTime, from: source, to: flicks) + offsetFlicks
+            if let expected = timing.nextAudioFlicks
+                ?? timing.nextAudio.map({ rescale($0, from: timescale, to: flicks) })
+            {
+                let difference = start - expected
                 if abs(difference) * 2 < frame {
-                    present = expected
+                    start = expected
                 } else if difference < 0 {
                     // Overlaps what came before by half a frame or more: trimmed.
                     report.framesTrimmed += 1
@@ -761,23 +772,28 @@ public struct SegmentRemuxer: Sendable {
                     let count = (difference + frame / 2) / frame
                     for index in 0..<count {
                         let time = expected + index * frame
+                        let first = rescale(time, from: flicks, to: timescale)
                         try writer.append(
-                            silence, to: track, description: sample.description, decodeTime: time,
-                            presentationTime: time, isSync: true, duration: frame)
+                            silence, to: track, description: sample.description, decodeTime: first,
+                            presentationTime: first, isSync: true,
+                            duration: max(rescale(time + frame, from: flicks, to: timescale) - first, 1))
                     }
                     report.silentFramesInserted += Int(count)
-                    present = expected + count * frame
+                    start = expected + count * frame
                 } else {
                     // No silent frame for this codec: the gap stays, as with keepTimestamps.
                     report.gapsKept += 1
                 }
             }
+            present = rescale(start, from: flicks, to: timescale)
+            let end = max(rescale(start + frame, from: flicks, to: timescale), present + 1)
             decode = present
-            timing.nextAudio = present + frame
-            timing.end = max(timing.end ?? present + frame, present + frame)
+            timing.nextAudioFlicks = start + frame
+            timing.nextAudio = end
+            timing.end = max(timing.end ?? end, end)
             try writer.append(
                 sample.data, to: track, description: sample.description, decodeTime: decode, presentationTime: present,
-                isSync: true, duration: frame)
+                isSync: true, duration: end - present)
             timing.lastDecode = decode
         } else {
             if let last = timing.lastDecode {

@@ -89,6 +89,23 @@ disc_same() {
     "ffmpeg hls muxer per encode, playlist joined by tools/hls_join.py"
 }
 
+# A discontinuity into an encode whose audio has another sample rate and channel count:
+# A is 192x108 with stereo AAC at 44.1 kHz, B 320x180 with mono AAC at 48 kHz on other PIDs
+# (as when a clip from another source is inserted). 1,024 samples at 48 kHz are 940.8 ticks of
+# a 44.1 kHz track, so B's frames cannot all last the same whole number of ticks.
+disc_rates() {
+  local n=disc-rates d="$MEDIA/disc-rates"; fresh $n
+  "${FF[@]}" -f lavfi -i "$(vsrc testsrc 192x108)" -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=$ADUR" \
+    -map 0:v -map 1:a "${X264[@]}" -c:a aac -b:a 64k -ac 2 "${BITEXACT[@]}" "${HLS[@]}" \
+    -hls_segment_filename "$d/a%d.ts" "$d/a.m3u8"
+  ts_encode "$d" b "$(vsrc testsrc2 320x180)" 880 \
+    -hls_segment_options "mpegts_pmt_start_pid=4608:mpegts_start_pid=512"
+  python3 "$TOOLS/hls_join.py" "$d/index.m3u8" "$d/a.m3u8" "$d/b.m3u8"
+  rm "$d/a.m3u8" "$d/b.m3u8"
+  facts $n "Muxed TS (H.264+AAC) lesson joining two encodes with #EXT-X-DISCONTINUITY: a0-a1 192x108 with stereo AAC at 44.1 kHz on the default PIDs, b0-b1 320x180 with mono AAC at 48 kHz on PMT PID 0x1200 and ES PIDs 0x200/0x201; timestamps restart after the discontinuity." \
+    "ffmpeg hls muxer per encode (-hls_segment_options mpegts_pmt_start_pid/mpegts_start_pid for B), playlist joined by tools/hls_join.py"
+}
+
 # ---------------------------------------------------------------- 3
 # ffmpeg 5.1's own master playlist has NAME="audio_1" (not the var_stream_map
 # name) and lists the audio rendition again as an audio-only variant, so it is
@@ -459,7 +476,7 @@ EOF
 }
 
 # ---------------------------------------------------------------- main
-ALL=(disc-encoders disc-same cmaf cmaf-hevc cmaf-disc ts-ac3 ts-map ts-eac3 ts-mp3
+ALL=(disc-encoders disc-same disc-rates cmaf cmaf-hevc cmaf-disc ts-ac3 ts-map ts-eac3 ts-mp3
      packed-aac packed-mp3 packed-ac3 packed-eac3 ts-heaac ts-heaacv2 packed-heaac
      ts-opengop ts-hevc-cra ts-captions aes-explicit-iv aes-implicit-iv aes-rotation
      aes-fmp4-init multi-audio webvtt cmaf-ac3 cmaf-eac3 cmaf-mp3 cmaf-heaac cmaf-heaacv2
