@@ -139,3 +139,29 @@ struct PlaylistTimelineTests {
         #expect(audio.start >= video.end - 0.05, "audio starts at \(audio.start) s, video ends at \(video.end) s")
     }
 }
+
+extension PlaylistTimelineTests {
+    @Test(
+        "RFC 8216 §3.3: a first segment without samples (only a styp) does not stop the next one from streaming into the file"
+    )
+    func firstSegmentWithoutSamples() async throws {
+        let (lesson, transport, downloader) = try LessonFramesTests.serving("cmaf")
+        let playlist = try #require(lesson.files["video/index.m3u8"])
+        let typeOnly = Data([0, 0, 0, 24] + Array("stypmsdh".utf8) + [0, 0, 0, 0] + Array("msdhmsix".utf8))
+        let entry = lesson.base.appendingPathComponent("video/index.m3u8")
+        transport.stub(
+            entry,
+            reply: .resource(Self.rewritten(playlist, before: "seg0.m4s", tags: ["#EXTINF:0.040,", "empty.m4s"])))
+        transport.stub(lesson.base.appendingPathComponent("video/empty.m4s"), reply: .resource(typeOnly))
+        let folder = temporaryFolder("timeline-empty")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try await downloader.downloadLesson(from: entry, to: folder.appendingPathComponent("lesson"))
+            .result()
+        let file = try MP4Inspector(url: result.file)
+        let video = try #require(file.tracks("vide").first)
+        let source = try LessonComparison.sourceFrames("cmaf", kind: "video").map(\.frame)
+        let written = SampleDigest.frames(of: video, in: file)
+        #expect(written.map(\.payload) == source.map(\.payload))
+        #expect(written.map(\.parameterSets) == source.map(\.parameterSets))
+    }
+}

@@ -129,3 +129,25 @@ struct HostileFragmentTests {
         }
     }
 }
+
+extension HostileFragmentTests {
+    @Test(
+        "RFC 8216 §3.3: an initialisation section that carries fragments (moof, mdat after its moov) is a typed error, so their samples are not dropped in silence"
+    )
+    func fragmentsInsideTheInitialisationSection() throws {
+        // As ffmpeg 5.1's HLS muxer writes with movflags=+frag_every_frame: the first fragments
+        // land in init.mp4.
+        let hostile = initialization + segment
+        let error = try #require(throws: ContainerError.self) {
+            try FragmentedMP4Reader(initialization: Data(hostile))
+        }
+        guard case .malformedBox(let box, _) = error.kind else {
+            Issue.record("unexpected error \(error)")
+            return
+        }
+        #expect(box == "moof")
+        #expect(error.offset.map { $0 >= initialization.count } == true)
+        // The same section without them reads the segment.
+        #expect(try read(initialization, segment).count == 47)
+    }
+}

@@ -265,3 +265,42 @@ struct FragmentedMP4PieceTests {
         #expect(try read(initialization, open, pieces: size) == whole)
     }
 }
+
+extension RemuxTests {
+    @Test(
+        "RFC 8216 §3.3: a segment that holds no sample (only a styp) leaves the timeline unplaced, and the next segment streamed in pieces is held and placed whole, as appended"
+    )
+    func streamingAfterASegmentWithoutSamples() throws {
+        let initialization = try Lessons.data("cmaf/audio_en/init_1.mp4")
+        let media = try ["seg0.m4s", "seg1.m4s"].map { try Lessons.data("cmaf/audio_en/\($0)") }
+        // ISO/IEC 14496-12 §8.16.2: a segment type box (major brand msdh, version 0, msdh msix).
+        let typeOnly = Data([0, 0, 0, 24] + Array("stypmsdh".utf8) + [0, 0, 0, 0] + Array("msdhmsix".utf8))
+        func segment(_ data: Data, _ index: Int) -> SegmentRemuxer.Segment {
+            SegmentRemuxer.Segment(
+                data: data, discontinuity: 0, initialization: index == 0 ? initialization : nil, index: index)
+        }
+        let steps = [[segment(typeOnly, 0)], [segment(media[0], 1)], [segment(media[1], 2)]]
+        let whole = try Remux.run(steps, brand: .audio)
+        #expect(try #require(whole.file.tracks("soun").first).samples.count > 0)
+
+        let folder = temporaryFolder("held")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("lesson.m4a")
+        var remuxer = try SegmentRemuxer(output: try MP4FileOutput(url: url), brand: .audio)
+        try remuxer.append(steps[0])
+        #expect(!remuxer.canStream(discontinuity: 0))
+        for step in steps.dropFirst() {
+            let segment = try #require(step.first)
+            var header = segment
+            header.data = Data()
+            try remuxer.begin(header)
+            for start in stride(from: segment.data.startIndex, to: segment.data.endIndex, by: 1_000) {
+                try remuxer.feed(segment.data[start..<min(start + 1_000, segment.data.endIndex)])
+            }
+            try remuxer.end()
+        }
+        _ = try remuxer.finish()
+        #expect(try Data(contentsOf: url) == whole.bytes)
+    }
+}

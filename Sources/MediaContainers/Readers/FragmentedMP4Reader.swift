@@ -59,8 +59,9 @@ public struct FragmentedMP4Reader: Sendable {
 
     /// Reads the initialisation section (`ftyp` and `moov`).
     ///
-    /// - Throws: ``ContainerError``: a malformed or missing `moov`, an encrypted track, or a
-    ///   picture or sound track in a format that cannot be written.
+    /// - Throws: ``ContainerError``: a malformed or missing `moov`, fragments (`moof`) inside
+    ///   the section, an encrypted track, or a picture or sound track in a format that cannot be
+    ///   written.
     public init(initialization: Data) throws(ContainerError) {
         var tracks: [Track] = []
         var ignored: [String] = []
@@ -70,6 +71,14 @@ public struct FragmentedMP4Reader: Sendable {
                 let boxes = try Self.boxes(in: raw, from: 0, to: raw.count)
                 guard let moov = boxes.first(where: { $0.type == "moov" }) else {
                     throw ContainerError(.malformedBox(box: "moov", reason: "the initialisation section has none"))
+                }
+                // RFC 8216 §3.3: the section is an ftyp and a moov whose tracks hold no samples.
+                // Fragments here belong to no segment, and reading past them would drop their
+                // samples in silence.
+                if let fragment = boxes.first(where: { $0.type == "moof" }) {
+                    throw ContainerError(
+                        .malformedBox(box: "moof", reason: "media samples inside the initialisation section"),
+                        offset: fragment.start)
                 }
                 let children = try Self.boxes(in: raw, from: moov.body, to: moov.end)
                 var trex: [UInt32: (UInt32, UInt32, UInt32, UInt32)] = [:]

@@ -565,6 +565,9 @@ public struct SegmentRemuxer: Sendable {
 
     /// A segment being remuxed as its bytes arrive.
     private var streaming: (segment: Segment, head: Data, reader: SegmentReading?)?
+    /// A segment begun before its discontinuity number had a place on the timeline: its bytes,
+    /// held until ``end()`` remuxes it whole.
+    private var held: (segment: Segment, data: Data)?
 
     /// A copy to go back to if the segment about to stream must start over: the same state, without
     /// the memory this remuxer reuses from segment to segment (so the copy holds none of it and
@@ -586,12 +589,16 @@ public struct SegmentRemuxer: Sendable {
     /// Starts remuxing a segment whose bytes arrive in pieces: feed them with ``feed(_:)`` and
     /// end with ``end()``. The segment's `data` may hold its first bytes.
     ///
-    /// - Throws: ``ContainerError/Kind/invalidCheckpoint(reason:)`` for a segment that starts a
-    ///   discontinuity number not yet placed (``canStream(discontinuity:)`` is false), which
-    ///   ``append(_:)`` remuxes whole instead.
+    /// A segment whose discontinuity number has no place on the timeline yet
+    /// (``canStream(discontinuity:)`` is false: it opens the number, or every segment of the
+    /// number before it held no sample, as an fMP4 segment of only a `styp` does) is held whole
+    /// and remuxed by ``end()``, as ``append(_:)`` would.
+    ///
+    /// - Throws: ``ContainerError`` for the segment's first bytes.
     public mutating func begin(_ segment: Segment) throws(ContainerError) {
         guard canStream(discontinuity: segment.discontinuity) else {
-            throw ContainerError(.invalidCheckpoint(reason: "a segment that starts a discontinuity cannot stream"))
+            held = (segment, segment.data)
+            return
         }
         var header = segment
         header.data = Data()
@@ -604,6 +611,10 @@ public struct SegmentRemuxer: Sendable {
     ///
     /// - Throws: ``ContainerError`` naming the segment.
     public mutating func feed(_ bytes: Data) throws(ContainerError) {
+        if held != nil {
+            held?.data.append(bytes)
+            return
+        }
         // Moved out while it reads, so the reader's memory stays uniquely held and is reused.
         guard var current = streaming else { return }
         streaming = nil
@@ -641,6 +652,12 @@ public struct SegmentRemuxer: Sendable {
     /// - Throws: ``ContainerError`` naming the segment: it ended inside a packet or frame, or
     ///   it was not media.
     public mutating func end() throws(ContainerError) {
+        if var whole = held {
+            held = nil
+            whole.segment.data = whole.data
+            try append([whole.segment])
+            return
+        }
         guard var current = streaming else { return }
         streaming = nil
         do {
