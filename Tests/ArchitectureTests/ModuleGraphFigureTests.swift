@@ -51,6 +51,8 @@ struct ModuleGraphFigureTests {
     /// narrow enough to read on a phone. Within a split layer, the modules more targets import
     /// go in the upper rows (fewer arrows pass through a row to reach them), ties by name. A
     /// split keeps every import pointing down: modules of one layer never import each other.
+    /// A module that imports none and that none imports stands in the top row, beside the
+    /// modules an app imports first, rather than under the modules it has nothing to do with.
     ///
     /// - Complexity: O(*t* log *t* + *d*) for *t* targets and *d* dependencies.
     static func rows(_ targets: [Target], perRow: Int = 3) -> [String: Int] {
@@ -59,10 +61,11 @@ struct ModuleGraphFigureTests {
         for target in targets {
             for dependency in target.dependencies { importers[dependency, default: 0] += 1 }
         }
+        let alone = Set(targets.filter { $0.dependencies.isEmpty && importers[$0.name] == nil }.map(\.name))
         var row: [String: Int] = [:]
         var next = 0
         for level in 0...(layer.values.max() ?? 0) {
-            let members = targets.map(\.name).filter { layer[$0] == level }.sorted {
+            let members = targets.map(\.name).filter { layer[$0] == level && !alone.contains($0) }.sorted {
                 (importers[$0] ?? 0, $1) > (importers[$1] ?? 0, $0)
             }
             let count = (members.count + perRow - 1) / perRow
@@ -72,6 +75,8 @@ struct ModuleGraphFigureTests {
             }
             next += max(count, 1)
         }
+        let top = max((row.values.max() ?? 0), 0)
+        for name in alone { row[name] = top }
         return row
     }
 
@@ -163,15 +168,40 @@ struct ModuleGraphFigureTests {
                         : "\(target.name) imports \(target.dependencies.joined(separator: ", "))"
                 }.joined(separator: "; ")
                 + ". \(internalTargets.joined(separator: ", ")) is package-internal, not a product. No cycle.")
+        // Where each arrow leaves its source and reaches its target: the arrows at one box are
+        // spread along its edge, ordered by where their other end lies, so that no two
+        // arrowheads meet at one point.
+        func spread(_ ends: [(edge: String, toward: Double)]) -> [String: Double] {
+            let sorted = ends.sorted { ($0.toward, $0.edge) < ($1.toward, $1.edge) }
+            let spacing = min(18, (boxWidth - 24) / Double(max(sorted.count - 1, 1)))
+            var offsets: [String: Double] = [:]
+            for (index, end) in sorted.enumerated() {
+                offsets[end.edge] = (Double(index) - Double(sorted.count - 1) / 2) * spacing
+            }
+            return offsets
+        }
+        var departures: [String: Double] = [:]
+        var arrivals: [String: Double] = [:]
+        for target in targets {
+            let outgoing = routes.filter { $0.value.first == target.name }.compactMap { key, route in
+                route.dropFirst().first.flatMap { centers[$0] }.map { (edge: key, toward: $0.0) }
+            }
+            departures.merge(spread(outgoing)) { first, _ in first }
+            let incoming = routes.filter { $0.value.last == target.name }.compactMap { key, route in
+                route.dropLast().last.flatMap { centers[$0] }.map { (edge: key, toward: $0.0) }
+            }
+            arrivals.merge(spread(incoming)) { first, _ in first }
+        }
         for edge in edges {
-            guard let route = routes["\(edge.from)→\(edge.to)"] else { continue }
+            let key = "\(edge.from)→\(edge.to)"
+            guard let route = routes[key] else { continue }
             var points: [(Double, Double)] = []
             for (index, name) in route.enumerated() {
                 guard let center = centers[name] else { continue }
                 if index == 0 {
-                    points.append((center.0, center.1 + boxHeight / 2))
+                    points.append((center.0 + (departures[key] ?? 0), center.1 + boxHeight / 2))
                 } else if index == route.count - 1 {
-                    points.append((center.0, center.1 - boxHeight / 2 - 2))
+                    points.append((center.0 + (arrivals[key] ?? 0), center.1 - boxHeight / 2 - 2))
                 } else {
                     points += [(center.0, center.1 - boxHeight / 2), (center.0, center.1 + boxHeight / 2)]
                 }
@@ -190,6 +220,16 @@ struct ModuleGraphFigureTests {
         figure.text("An arrow from A to B: A imports B.", x: 12, y: height - 32, size: 12, ink: .muted)
         figure.text("Outlined in grey: package-internal, not a product.", x: 12, y: height - 14, size: 12, ink: .muted)
         return figure
+    }
+
+    @Test("a module that imports none and that none imports stands in the top row, not below the others")
+    func moduleAloneStandsOnTop() {
+        let targets = [
+            Target(name: "App", dependencies: ["Network"], isProduct: true),
+            Target(name: "Network", dependencies: [], isProduct: true),
+            Target(name: "Physics", dependencies: [], isProduct: true),
+        ]
+        #expect(Self.rows(targets) == ["App": 1, "Network": 0, "Physics": 1])
     }
 
     @Test("Package.swift's library targets are the modules, with the dependencies the import rules allow")
