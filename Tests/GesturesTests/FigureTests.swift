@@ -72,9 +72,11 @@ struct GesturesFigureTests {
         figure.rect(
             x: point(safe.origin).0, y: point(safe.origin).1, width: Double(safe.width) * scale,
             height: Double(safe.height) * scale, fill: nil, stroke: .muted)
-        figure.rect(
-            x: point(region.origin).0, y: point(region.origin).1, width: Double(region.width) * scale,
-            height: Double(region.height) * scale, fill: nil, stroke: .muted)
+        // The resting region dashed, so that it does not read as a second safe area.
+        let corner = point(region.origin)
+        let far = (corner.0 + Double(region.width) * scale, corner.1 + Double(region.height) * scale)
+        figure.polyline(
+            [corner, (far.0, corner.1), far, (corner.0, far.1), corner], ink: .muted, width: 1, dashed: true)
         for (index, (thrown, flight)) in flights.enumerated() {
             figure.polyline(flight.path.map(point), ink: .accent, width: 2)
             let release = point(thrown.release)
@@ -106,8 +108,12 @@ struct GesturesFigureTests {
         figure.circle(x: legendX + 4, y: 358, radius: 6, fill: nil, stroke: .accent)
         figure.text("where it rests", x: legendX + 16, y: 362, size: 12, ink: .muted)
         figure.rect(x: legendX - 2, y: 376, width: 12, height: 10, fill: nil, stroke: .muted)
-        figure.text("safe area, and the", x: legendX + 16, y: 386, size: 12, ink: .muted)
-        figure.text("resting region", x: legendX + 16, y: 402, size: 12, ink: .muted)
+        figure.text("safe area", x: legendX + 16, y: 386, size: 12, ink: .muted)
+        figure.polyline(
+            [(legendX - 2, 400), (legendX + 10, 400), (legendX + 10, 410), (legendX - 2, 410), (legendX - 2, 400)],
+            ink: .muted, width: 1, dashed: true)
+        figure.text("where a resting", x: legendX + 16, y: 410, size: 12, ink: .muted)
+        figure.text("player's centre stays", x: legendX + 16, y: 426, size: 12, ink: .muted)
         return figure
     }
 
