@@ -156,6 +156,9 @@ public struct StateDiagram {
             return (center.x + dx * t, center.y + dy * t)
         }
         var markers: [(x: Double, y: Double, number: Int)] = []
+        // Each curve's ends where it leaves and reaches the boxes, before they are spread.
+        var curves: [(number: Int, from: (Double, Double), control: (Double, Double), to: (Double, Double))] = []
+        var ends: [String: [(curve: Int, isStart: Bool, point: (Double, Double))]] = [:]
         for (index, edge) in drawn.enumerated() {
             guard let start = positions[edge.from], let end = positions[edge.to] else { continue }
             if edge.from == edge.to {
@@ -174,9 +177,68 @@ public struct StateDiagram {
             let control = ((start.x + end.x) / 2 + dy / length * bend, (start.y + end.y) / 2 - dx / length * bend)
             let from = boundary(start, towards: control)
             let to = boundary(end, towards: control)
-            figure.curve(from: from, control: control, to: to)
-            // The curve's middle (t = 1/2 of the quadratic Bézier).
-            markers.append(((from.0 + 2 * control.0 + to.0) / 4, (from.1 + 2 * control.1 + to.1) / 4, index + 1))
+            ends[edge.from, default: []].append((curves.count, true, from))
+            ends[edge.to, default: []].append((curves.count, false, to))
+            curves.append((index + 1, from, control, to))
+        }
+        // Ends that meet on one side of a box are spread along it, 16 points apart at least, so
+        // that two curves never seem to leave (or reach) a state as one.
+        for (state, list) in ends {
+            guard let center = positions[state] else { continue }
+            for side in 0..<4 {
+                let horizontal = side < 2
+                let members = list.filter { end in
+                    let (x, y) = end.point
+                    switch side {
+                    case 0: return abs(y - (center.y - halfHeight)) < 0.5
+                    case 1: return abs(y - (center.y + halfHeight)) < 0.5
+                    case 2:
+                        return abs(y - (center.y - halfHeight)) >= 0.5 && abs(y - (center.y + halfHeight)) >= 0.5
+                            && x < center.x
+                    default:
+                        return abs(y - (center.y - halfHeight)) >= 0.5 && abs(y - (center.y + halfHeight)) >= 0.5
+                            && x >= center.x
+                    }
+                }.sorted { horizontal ? $0.point.0 < $1.point.0 : $0.point.1 < $1.point.1 }
+                guard members.count > 1 else { continue }
+                let original = members.map { horizontal ? $0.point.0 : $0.point.1 }
+                var spread = original
+                for index in spread.indices.dropFirst() { spread[index] = max(spread[index], spread[index - 1] + 16) }
+                let shift = (original.reduce(0, +) - spread.reduce(0, +)) / Double(spread.count)
+                let low = horizontal ? center.x - halfWidth + 10 : center.y - halfHeight + 4
+                let high = horizontal ? center.x + halfWidth - 10 : center.y + halfHeight - 4
+                let first = (spread.first ?? 0) + shift
+                let last = (spread.last ?? 0) + shift
+                let clamp = first < low ? low - first : last > high ? high - last : 0
+                for (member, position) in zip(members, spread) {
+                    let moved = position + shift + clamp
+                    let point = horizontal ? (moved, member.point.1) : (member.point.0, moved)
+                    if member.isStart { curves[member.curve].from = point } else { curves[member.curve].to = point }
+                }
+            }
+        }
+        for curve in curves {
+            figure.curve(from: curve.from, control: curve.control, to: curve.to)
+            // The number goes at the curve's middle (t = 1/2 of the quadratic Bézier), or a little
+            // along it where another number or a box would be under it.
+            func point(_ t: Double) -> (Double, Double) {
+                let (a, b, c) = ((1 - t) * (1 - t), 2 * (1 - t) * t, t * t)
+                return (
+                    a * curve.from.0 + b * curve.control.0 + c * curve.to.0,
+                    a * curve.from.1 + b * curve.control.1 + c * curve.to.1
+                )
+            }
+            func isClear(_ spot: (Double, Double)) -> Bool {
+                let apart = markers.allSatisfy {
+                    ($0.x - spot.0) * ($0.x - spot.0) + ($0.y - spot.1) * ($0.y - spot.1) >= 24 * 24
+                }
+                let outside = positions.values.allSatisfy {
+                    abs($0.x - spot.0) > halfWidth + 10 || abs($0.y - spot.1) > halfHeight + 10
+                }
+                return apart && outside
+            }
+            let spot = [0.5, 0.4, 0.6, 0.32, 0.68].map(point).first(where: isClear) ?? point(0.5)
+            markers.append((spot.0, spot.1, curve.number))
         }
         for (state, center) in positions.sorted(by: { $0.key < $1.key }) {
             figure.rect(
