@@ -240,9 +240,11 @@ extension DownloadFigureTests {
         let laneCount = (lanes.max() ?? 0) + 1
         let total = (transfers.map(\.end).max() ?? 1) * 1_000
         let timeScale = (right - left) / total
-        let laneTop = 40.0
-        let laneHeight = 30.0
-        let axisY = laneTop + Double(laneCount) * laneHeight + 4
+        // Each lane: room for the names of bars too narrow to hold them, then the bars.
+        let laneTop = 34.0
+        let laneHeight = 48.0
+        let barOffset = 24.0
+        let axisY = laneTop + Double(laneCount - 1) * laneHeight + barOffset + 24
         let fileY = axisY + 72
         let layout = recording.layout
         let byteScale = (right - left) / Double(max(layout.size, 1))
@@ -259,7 +261,7 @@ extension DownloadFigureTests {
         figure.text("Requests in time (ms since the first)", x: 12, y: 22, size: 13, bold: true)
         for lane in 0..<laneCount {
             figure.text(
-                "transfer \(lane + 1)", x: left - 8, y: laneTop + Double(lane) * laneHeight + 15, size: 12,
+                "transfer \(lane + 1)", x: left - 8, y: laneTop + Double(lane) * laneHeight + barOffset + 15, size: 12,
                 ink: .muted, anchor: "end")
         }
         // The time axis.
@@ -297,21 +299,48 @@ extension DownloadFigureTests {
         }
         figure.text("ftyp", x: left, y: fileY - 6, size: 12, ink: .muted, anchor: "start")
         // The transfers, each joined to where its samples landed.
+        // The names of segment bars too narrow to hold them, to go above their bars.
+        var namesAbove: [(name: String, center: Double, width: Double, lane: Int)] = []
         for (transfer, lane) in zip(transfers, lanes) {
             let x = left + transfer.start * 1_000 * timeScale
             let width = max((transfer.end - transfer.start) * 1_000 * timeScale, 2)
-            let y = laneTop + Double(lane) * laneHeight
+            let y = laneTop + Double(lane) * laneHeight + barOffset
             figure.rect(x: x, y: y, width: width, height: 20, fill: Self.ink(transfer.path), stroke: .muted)
-            // The name inside the bar when it fits.
+            // The name inside the bar when it fits; a segment's above it otherwise.
             let name = transfer.path.hasSuffix(".m3u8") ? "m3u8" : Self.shortName(transfer.path)
-            if SVGFigure.estimatedWidth(name, size: 12) + 4 <= width {
+            let nameWidth = SVGFigure.estimatedWidth(name, size: 12)
+            if nameWidth + 4 <= width {
                 figure.text(
                     name, x: x + width / 2, y: y + 14.5, size: 12,
                     ink: transfer.path.hasSuffix(".m3u8") ? .text : .background, anchor: "middle")
+            } else if !transfer.path.hasSuffix(".m3u8") {
+                namesAbove.append((name, x + width / 2, nameWidth, lane))
             }
             if let segment = segments.first(where: { $0.path == transfer.path }) {
                 let target = left + (Double(segment.offset) + Double(segment.length) / 2) * byteScale
                 figure.line(from: (x + width / 2, y + 20), to: (target, fileY), ink: .muted, width: 0.75)
+            }
+        }
+        // The names above narrow bars, after the lines, each on the background; neighbours that
+        // would touch move apart by the same amount each way.
+        for lane in Set(namesAbove.map(\.lane)).sorted() {
+            var names = namesAbove.filter { $0.lane == lane }.sorted { $0.center < $1.center }
+            for index in names.indices.dropFirst() {
+                let needed = (names[index - 1].width + names[index].width) / 2 + 6
+                let gap = names[index].center - names[index - 1].center
+                if gap < needed {
+                    names[index - 1].center -= (needed - gap) / 2
+                    names[index].center += (needed - gap) / 2
+                }
+            }
+            let baseline = laneTop + Double(lane) * laneHeight + barOffset - 6
+            for name in names {
+                figure.rect(
+                    x: name.center - name.width / 2 - 2, y: baseline - 12, width: name.width + 4, height: 15,
+                    fill: .background, stroke: nil)
+                figure.text(
+                    name.name, x: min(name.center, right + 12 - name.width / 2), y: baseline, size: 12, anchor: "middle"
+                )
             }
         }
         // The tick labels after the lines to the file, each on the background, so no line crosses one.
