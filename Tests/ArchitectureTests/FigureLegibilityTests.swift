@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The check every committed figure passes: read at a phone's column width, its smallest text is
-/// still 9 pixels, nothing runs off it, and no text overlaps other text.
+/// still 9 pixels, nothing runs off it, no text overlaps other text, and no line crosses text.
 @Suite("Figure legibility")
 struct FigureLegibilityTests {
     @Test(
@@ -43,6 +43,37 @@ struct FigureLegibilityTests {
             offEdge.legibilityProblems() == [
                 "\"too far right\" runs off the figure", "\"centred at the left edge\" runs off the figure",
             ])
+    }
+
+    @Test(
+        "a line, a curve or an outline through text is reported, unless an opaque shape drawn between them covers the text"
+    )
+    func linesThroughText() {
+        var figure = SVGFigure(width: 300, height: 120, description: "a label and lines")
+        figure.line(from: (0, 100), to: (300, 100))  // well below the label
+        figure.curve(from: (0, 10), control: (150, 0), to: (300, 10))  // well above it
+        figure.text("a label", x: 100, y: 50, size: 12)
+        #expect(figure.legibilityProblems().isEmpty)
+
+        var crossed = figure
+        crossed.line(from: (90, 46), to: (160, 46))
+        #expect(crossed.legibilityProblems() == ["a line crosses \"a label\""])
+
+        var curved = figure
+        curved.curve(from: (80, 80), control: (120, 20), to: (160, 80))
+        #expect(curved.legibilityProblems() == ["a line crosses \"a label\""])
+
+        var outlined = figure
+        outlined.rect(x: 110, y: 30, width: 60, height: 30, fill: nil, stroke: .muted)
+        #expect(outlined.legibilityProblems() == ["a line crosses \"a label\""])
+
+        // Drawn before the label with a background under it, as tick labels over the lines to
+        // the file in the download figure: covered.
+        var covered = SVGFigure(width: 300, height: 120, description: "a label on the background")
+        covered.line(from: (90, 46), to: (160, 46))
+        covered.rect(x: 96, y: 36, width: 50, height: 18, fill: .background, stroke: nil)
+        covered.text("a label", x: 100, y: 50, size: 12)
+        #expect(covered.legibilityProblems().isEmpty)
     }
 
     @Test("estimated widths: wide letters set wider than narrow ones, bold wider than regular, and size scales")

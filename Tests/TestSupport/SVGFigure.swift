@@ -205,12 +205,105 @@ public struct SVGFigure: Sendable {
         return ems * size * (bold ? 1.06 : 1)
     }
 
+    /// The straight pieces of a line, a path (a quadratic curve as 24 chords) or a rectangle's
+    /// outline, with the element's index; nothing for elements that draw no stroke across.
+    var strokes: [(index: Int, from: CGPoint, to: CGPoint)] {
+        var pieces: [(Int, CGPoint, CGPoint)] = []
+        for (index, element) in elements.enumerated() {
+            switch element {
+            case .line(let x1, let y1, let x2, let y2, _, _, _, _):
+                pieces.append((index, CGPoint(x: x1, y: y1), CGPoint(x: x2, y: y2)))
+            case .path(let data, _, _, _, _):
+                var current = CGPoint.zero
+                var words = data.replacingOccurrences(of: "M", with: "M ").replacingOccurrences(of: "L", with: "L ")
+                    .replacingOccurrences(of: "Q", with: "Q ").split(separator: " ").map(String.init)[...]
+                func point() -> CGPoint? {
+                    guard let x = words.popFirst().flatMap(Double.init), let y = words.popFirst().flatMap(Double.init)
+                    else { return nil }
+                    return CGPoint(x: x, y: y)
+                }
+                while let command = words.popFirst() {
+                    switch command {
+                    case "M": current = point() ?? current
+                    case "L":
+                        guard let next = point() else { break }
+                        pieces.append((index, current, next))
+                        current = next
+                    case "Q":
+                        guard let control = point(), let end = point() else { break }
+                        var previous = current
+                        for step in 1...24 {
+                            let t = Double(step) / 24
+                            let a = (1 - t) * (1 - t)
+                            let b = 2 * (1 - t) * t
+                            let c = t * t
+                            let next = CGPoint(
+                                x: a * current.x + b * control.x + c * end.x,
+                                y: a * current.y + b * control.y + c * end.y)
+                            pieces.append((index, previous, next))
+                            previous = next
+                        }
+                        current = end
+                    default: break
+                    }
+                }
+            case .rect(let x, let y, let width, let height, _, _, let stroke) where stroke != nil:
+                let corners = [
+                    CGPoint(x: x, y: y), CGPoint(x: x + width, y: y), CGPoint(x: x + width, y: y + height),
+                    CGPoint(x: x, y: y + height),
+                ]
+                for side in 0..<4 { pieces.append((index, corners[side], corners[(side + 1) % 4])) }
+            default: break
+            }
+        }
+        return pieces
+    }
+
+    /// Whether the segment from `a` to `b` passes through `box` (Liang–Barsky clipping).
+    static func crosses(_ a: CGPoint, _ b: CGPoint, _ box: CGRect) -> Bool {
+        var low = 0.0
+        var high = 1.0
+        let dx = b.x - a.x
+        let dy = b.y - a.y
+        for (p, q) in [(-dx, a.x - box.minX), (dx, box.maxX - a.x), (-dy, a.y - box.minY), (dy, box.maxY - a.y)] {
+            if p == 0 {
+                if q < 0 { return false }
+            } else {
+                let r = q / p
+                if p < 0 { low = max(low, r) } else { high = min(high, r) }
+                if low > high { return false }
+            }
+        }
+        return true
+    }
+
+    /// Whether an opaque rectangle or circle drawn after element `after` and before element
+    /// `before` covers `box`: a line under it does not show through the text on it.
+    func isCovered(_ box: CGRect, after: Int, before: Int) -> Bool {
+        guard after + 1 < before else { return false }
+        return elements[(after + 1)..<before].contains { element in
+            switch element {
+            case .rect(let x, let y, let width, let height, _, let fill, _) where fill != nil:
+                // By comparison, not CGRect.contains, which on Linux compares a union for equality
+                // and so misses by rounding.
+                return x <= box.minX && y <= box.minY && x + width >= box.maxX && y + height >= box.maxY
+            case .circle(let x, let y, let radius, let fill, _) where fill != nil:
+                return [
+                    (box.minX, box.minY), (box.maxX, box.minY), (box.minX, box.maxY), (box.maxX, box.maxY),
+                ].allSatisfy { ($0.0 - x) * ($0.0 - x) + ($0.1 - y) * ($0.1 - y) <= radius * radius }
+            default:
+                return false
+            }
+        }
+    }
+
     /// What keeps the figure from being read where it is shown narrowest, one sentence each: text
     /// smaller than `minimumPixels` once the figure is scaled to `columnWidth` (a phone's column:
-    /// DocC scales a wider image down to fit), text that runs off the figure, and text that
-    /// overlaps other text.
+    /// DocC scales a wider image down to fit), text that runs off the figure, text that
+    /// overlaps other text, and text a line crosses (a line, a curve or an outline through its
+    /// box, unless an opaque shape drawn between the line and the text covers it).
     ///
-    /// - Complexity: O(*t*²) for *t* texts.
+    /// - Complexity: O(*t*² + *t*·*s*·*e*) for *t* texts, *s* stroke pieces and *e* elements.
     public func legibilityProblems(columnWidth: Double = 322, minimumPixels: Double = 9) -> [String] {
         let scale = min(1, columnWidth / width)
         var found: [String] = []
@@ -221,8 +314,8 @@ public struct SVGFigure: Sendable {
                     + "\(Self.number(smallest.size * scale)) px at a \(Self.number(columnWidth))-px column, under "
                     + "\(Self.number(minimumPixels)) px")
         }
-        let page = CGRect(x: 0, y: 0, width: width, height: height)
-        for item in boxes where !page.contains(item.box) {
+        for item in boxes
+        where item.box.minX < 0 || item.box.minY < 0 || item.box.maxX > width || item.box.maxY > height {
             found.append("\"\(item.text)\" runs off the figure")
         }
         for (index, item) in boxes.enumerated() {
@@ -232,6 +325,19 @@ public struct SVGFigure: Sendable {
                     found.append("\"\(item.text)\" overlaps \"\(other.text)\"")
                 }
             }
+        }
+        let textIndices = elements.indices.filter {
+            if case .text = elements[$0] { return true }
+            return false
+        }
+        let pieces = strokes
+        for (item, textIndex) in zip(boxes, textIndices) {
+            // A line may touch a letter's edge; it may not pass through the text.
+            let inner = item.box.insetBy(dx: 1, dy: 1.5)
+            let crossing = pieces.first { piece in
+                Self.crosses(piece.from, piece.to, inner) && !isCovered(inner, after: piece.index, before: textIndex)
+            }
+            if crossing != nil { found.append("a line crosses \"\(item.text)\"") }
         }
         return found
     }
@@ -309,7 +415,22 @@ extension SVGFigure {
         text(yTitle, x: x, y: y - 10, size: 12, ink: .muted, anchor: "start")
         for guide in guides {
             line(from: (x, py(guide.value)), to: (x + width, py(guide.value)), ink: .muted, dashed: true)
-            text(guide.label, x: x + width - 2, y: py(guide.value) - 5, size: 12, ink: .muted, anchor: "end")
+            // Above the line at its right end, or below it where a series passes above.
+            let labelWidth = Self.estimatedWidth(guide.label, size: 12)
+            let isClear = { (baseline: Double) -> Bool in
+                series.allSatisfy { item in
+                    (0...400).allSatisfy { step in
+                        let time =
+                            item.domain.lowerBound
+                            + (item.domain.upperBound - item.domain.lowerBound) * Double(step) / 400
+                        let point = (px(time), py(item.value(time)))
+                        return point.0 < x + width - 4 - labelWidth || point.0 > x + width
+                            || point.1 < baseline - 12 || point.1 > baseline + 5
+                    }
+                }
+            }
+            let baseline = [py(guide.value) - 5, py(guide.value) + 15].first(where: isClear) ?? py(guide.value) - 5
+            text(guide.label, x: x + width - 2, y: baseline, size: 12, ink: .muted, anchor: "end")
         }
         for item in series {
             let samples = 200
