@@ -41,16 +41,33 @@ struct PlayerFigureTests {
         }
     }
 
-    /// Every event, with the fetch the machine is on (a stale fetch is rejected, never drawn).
+    /// An event's name in the figure. The switch is exhaustive: a new kind of event does not
+    /// compile here until it is named, which is the reminder to try it in ``events(for:)`` too
+    /// (Swift cannot list the cases of an enum with associated values).
+    static func name(_ event: Machine.Event) -> String {
+        switch event {
+        case .tap: "tap"
+        case .exit: "exit"
+        case .fetchProgressed: "progress"
+        case .fetchFinished: "finished"
+        case .fetchFailed: "failed"
+        case .playbackEnded: "ended"
+        case .playbackFailed: "unplayable"
+        case .cacheDeleted: "cache deleted"
+        case .cacheDeletionFailed: "deletion failed"
+        }
+    }
+
+    /// Every kind of event, with the fetch the machine is on (a stale fetch is rejected, never
+    /// drawn), each named by ``name(_:)``.
     static func events(for machine: Machine) -> [(String, Machine.Event)] {
         let id: Machine.FetchID
         if case .fetching(let current, _) = machine.state { id = current } else { id = .init(rawValue: 1) }
-        return [
-            ("tap", .tap), ("exit", .exit), ("progress", .fetchProgressed(id, fraction: 0.5)),
-            ("finished", .fetchFinished(id, file: file)), ("failed", .fetchFailed(id, error)),
-            ("ended", .playbackEnded), ("unplayable", .playbackFailed(error)), ("cache deleted", .cacheDeleted),
-            ("deletion failed", .cacheDeletionFailed(error)),
+        let events: [Machine.Event] = [
+            .tap, .exit, .fetchProgressed(id, fraction: 0.5), .fetchFinished(id, file: file), .fetchFailed(id, error),
+            .playbackEnded, .playbackFailed(error), .cacheDeleted, .cacheDeletionFailed(error),
         ]
+        return events.map { (name($0), $0) }
     }
 
     static func name(_ effect: Machine.Effect) -> String {
