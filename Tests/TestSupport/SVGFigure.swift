@@ -505,11 +505,19 @@ public enum CommittedFigure {
         return found
     }
 
+    /// How an article shows figure `name` with `description` as its alternative text: DocC's
+    /// image directive, `@Image(source: "name.svg", alt: "description")`, which also picks
+    /// `name~dark.svg` in dark mode. A directive's argument keeps a backslash before a quotation
+    /// mark as it is, so the description's double quotation marks become single ones.
+    public static func directive(_ description: String, name: String) -> String {
+        "@Image(source: \"\(name).svg\", alt: \"\(description.replacingOccurrences(of: "\"", with: "'"))\")"
+    }
+
     /// Whether the article at `path` (from the repository's root) shows the figure with its
-    /// description as the alternative text: `![description](name.svg)`.
+    /// description as the alternative text (``directive(_:name:)``).
     public static func isShown(_ description: String, name: String, inArticle path: String) -> Bool {
         let text = (try? String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)) ?? ""
-        return text.contains("![\(description)](\(name).svg)")
+        return text.contains(directive(description, name: name))
     }
 
     /// Everything wrong with `figure` in the documentation, one sentence each: the committed
@@ -518,7 +526,7 @@ public enum CommittedFigure {
     public static func problems(_ figure: SVGFigure, name: String, module: String, article: String) -> [String] {
         var found = differences(figure, name: name, module: module)
         if !isShown(figure.description, name: name, inArticle: article) {
-            found.append("\(article) should show ![\(figure.description)](\(name).svg)")
+            found.append("\(article) should show \(directive(figure.description, name: name))")
         }
         return found
     }
