@@ -304,3 +304,27 @@ extension RemuxTests {
         #expect(try Data(contentsOf: url) == whole.bytes)
     }
 }
+
+extension RemuxTests {
+    @Test(
+        "ISO/IEC 14496-12 §8.5.2: a discontinuity into another audio codec (AAC, then AC-3) gives the one track a sample entry of the new format, every frame of both kept"
+    )
+    func otherCodecAfterADiscontinuity() throws {
+        let steps = try [("packed-aac/seg0.aac", 0), ("packed-aac/seg1.aac", 0), ("packed-ac3/seg0.ac3", 1)]
+            .enumerated().map { index, entry in
+                [SegmentRemuxer.Segment(data: try Lessons.data(entry.0), discontinuity: entry.1, index: index)]
+            }
+        let result = try Remux.run(steps, brand: .audio)
+        let tracks = result.file.tracks("soun")
+        #expect(tracks.count == 1)
+        let track = try #require(tracks.first)
+        #expect(track.formats == ["mp4a", "ac-3"])
+        let aacFrames = try Lessons.sourceSegments("packed-aac/index.m3u8").flatMap(\.streams).reduce(0) {
+            $0 + $1.frames.count
+        }
+        let ac3Frames = try #require(
+            Lessons.sourceSegments("packed-ac3/index.m3u8").first?.streams.first?.frames.count)
+        #expect(track.samples.filter { $0.description == 1 }.count == aacFrames)
+        #expect(track.samples.filter { $0.description == 2 }.count == ac3Frames)
+    }
+}
