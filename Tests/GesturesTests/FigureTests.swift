@@ -15,11 +15,11 @@ struct GesturesFigureTests {
     }
 
     static let throwsShown: [Throw] = [
-        Throw(label: "fast, right", release: CGPoint(x: 200, y: 300), velocity: CGVector(dx: 4_000, dy: 150)),
+        Throw(label: "fast, right", release: CGPoint(x: 265, y: 380), velocity: CGVector(dx: 4_000, dy: 150)),
         Throw(label: "slow, left", release: CGPoint(x: 220, y: 420), velocity: CGVector(dx: -300, dy: 0)),
-        Throw(label: "up and left", release: CGPoint(x: 250, y: 560), velocity: CGVector(dx: -1_200, dy: -2_400)),
+        Throw(label: "up and left", release: CGPoint(x: 320, y: 690), velocity: CGVector(dx: -1_200, dy: -2_400)),
         Throw(label: "down, right", release: CGPoint(x: 120, y: 600), velocity: CGVector(dx: 900, dy: 2_800)),
-        Throw(label: "a drop", release: CGPoint(x: 110, y: 200), velocity: CGVector(dx: 0, dy: 0)),
+        Throw(label: "a drop", release: CGPoint(x: 100, y: 250), velocity: CGVector(dx: 0, dy: 0)),
     ]
 
     /// The session's flight for `thrown`: the finger moves at the velocity for 24 ms, then lifts.
@@ -57,7 +57,9 @@ struct GesturesFigureTests {
             description:
                 "Five throws of the floating player on a 390 by 844 point phone screen: "
                 + flights.map { thrown, flight in
-                    "\(thrown.label) from (\(Int(thrown.release.x)), \(Int(thrown.release.y))) lands at "
+                    // Where the player's centre is when the finger lifts: the path's first point.
+                    let start = flight.path.first ?? thrown.release
+                    return "\(thrown.label) from (\(Int(start.x.rounded())), \(Int(start.y.rounded()))) lands at "
                         + "(\(Int(flight.landing.x.rounded())), \(Int(flight.landing.y.rounded())))"
                 }
                 .joined(separator: "; ") + ". Every path stays inside the safe area.")
@@ -79,7 +81,11 @@ struct GesturesFigureTests {
             [corner, (far.0, corner.1), far, (corner.0, far.1), corner], ink: .muted, width: 1, dashed: true)
         for (index, (thrown, flight)) in flights.enumerated() {
             figure.polyline(flight.path.map(point), ink: .accent, width: 2)
-            let release = point(thrown.release)
+            // A mark every 10 ms, so that the spacing shows the speed.
+            for sample in flight.path.dropFirst() {
+                figure.circle(x: point(sample).0, y: point(sample).1, radius: 1.6, fill: .accent)
+            }
+            let release = point(flight.path.first ?? thrown.release)
             figure.circle(x: release.0, y: release.1, radius: 4, fill: .highlight)
             let landing = point(flight.landing)
             let half = Double(layout.playerSize.width) * scale / 2
@@ -202,6 +208,9 @@ struct GesturesFigureTests {
     }
 
     static func springFigure() -> SVGFigure {
+        // How far the spring passes the edge at 338, sampled every millisecond.
+        let peak = (0...600).map { spring.position(at: Double($0) / 1_000) }.max() ?? 338
+        let overshoot = Int((peak - 338).rounded())
         let series: [SVGFigure.Series] = [
             .init("glide, fast throw", ink: .accent, domain: 0...fast.duration) { fast.position(at: $0) },
             .init("glide, slow push", ink: .highlight, domain: 0...slow.duration) { slow.position(at: $0) },
@@ -215,7 +224,7 @@ struct GesturesFigureTests {
                 "Position against time for 0.6 s after a release at x = 270 towards the edge at 338: the fast "
                 + "throw's glide reaches the edge in \(Int((fast.duration * 1_000).rounded())) ms and stops there, "
                 + "the slow push's in \(Int((slow.duration * 1_000).rounded())) ms; the spring started at the fast "
-                + "throw's speed passes the edge and peaks 60 points beyond it before it comes back.")
+                + "throw's speed passes the edge and peaks \(overshoot) points beyond it before it comes back.")
         figure.chart(
             x: 52, y: 30, width: 340, height: 200, xRange: 0...0.6, yRange: 260...410,
             xTicks: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], yTicks: [270, 300, 338, 400],
