@@ -130,7 +130,9 @@ struct CatalogFigureTests {
                     let before = name(bench.model.phase)
                     let (during, after) = await bench.run(action, against: answer)
                     try? FileManager.default.removeItem(at: bench.folder)
+                    found.tried(before)
                     if let during {
+                        found.tried(during)
                         found.record(from: before, to: during, label: action)
                         found.record(from: during, to: after, label: answer.rawValue)
                     } else {
@@ -150,6 +152,7 @@ struct CatalogFigureTests {
         // Going offline, and pulling to refresh a screen that shows a list, lead to one phase
         // from nearly every other: written out, not drawn.
         diagram.isWrittenOut = { $0.to == "offline" || ($0.to == "refreshing" && $0.from != "loading") }
+        for state in found.triedStates { diagram.tried(state) }
         for transition in found.transitions {
             // Both actions with the same outcome are one label.
             var merged = transition.labels

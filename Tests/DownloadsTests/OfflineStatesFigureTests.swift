@@ -136,7 +136,7 @@ struct OfflineStatesFigureTests {
             guard isInFlight, (operation == .fails) == (start == .downloadingToFail) else { return nil }
             bench.clock.advance(by: .seconds(3_600))
         case .relaunch:
-            guard isInFlight || start != .downloadingToFail else { return nil }
+            // From every state: an app can be relaunched whatever its downloads are doing.
             let after = await bench.relaunched().state(of: id).caseName
             await library.cancel(id)
             await library.waitForDownload(id)
@@ -158,6 +158,11 @@ struct OfflineStatesFigureTests {
         // Removing the item leads back from nearly every state: written out, not drawn.
         diagram.isWrittenOut = { $0.to == "notDownloaded" }
         for start in Start.allCases {
+            let tried = try await bench(start)
+            diagram.tried(await tried.library.state(of: id).caseName)
+            await tried.library.cancel(id)
+            await tried.library.waitForDownload(id)
+            try? FileManager.default.removeItem(at: tried.folder)
             for operation in Operation.allCases {
                 guard let (from, to) = try await outcome(of: operation, from: start) else { continue }
                 diagram.record(from: from, to: to, label: operation.rawValue)

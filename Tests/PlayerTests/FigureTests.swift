@@ -95,6 +95,7 @@ struct PlayerFigureTests {
             // An event accepted with nothing to do is listed in a note, not drawn.
             isQuiet: { $0.from == $0.to && $0.labels.allSatisfy { !$0.contains("/") } && $0.labels != ["progress"] })
         for machine in machines {
+            diagram.tried(name(machine.state))
             for (label, event) in events(for: machine) {
                 var copy = machine
                 guard case .accepted(let effects) = copy.handle(event) else { continue }

@@ -58,6 +58,23 @@ struct SliderFigureTests {
         }
     }
 
+    /// The kind of `event`. The switch is exhaustive: a new kind of event does not compile here
+    /// until it is named, which is the reminder to try it in ``events(for:)`` too (Swift cannot
+    /// list the cases of an enum with associated values).
+    static func kind(_ event: Machine.Event) -> String {
+        switch event {
+        case .start: "start"
+        case .startSucceeded: "startSucceeded"
+        case .startFailed: "startFailed"
+        case .select: "select"
+        case .submit: "submit"
+        case .submitSucceeded: "submitSucceeded"
+        case .submitFailed: "submitFailed"
+        case .cancel: "cancel"
+        case .startOver: "startOver"
+        }
+    }
+
     /// Every event, answering the request the machine awaits (a stale answer is rejected, never
     /// drawn); a choice with no ticks to choose from is named apart.
     static func events(for machine: Machine) -> [(String, Machine.Event)] {
@@ -89,6 +106,7 @@ struct SliderFigureTests {
             initial: "idle",
             isQuiet: { $0.from == $0.to && $0.labels == ["start over"] })
         for machine in machines {
+            diagram.tried(name(machine.state))
             for (label, event) in events(for: machine) {
                 var copy = machine
                 guard case .accepted(let effects) = copy.handle(event) else { continue }

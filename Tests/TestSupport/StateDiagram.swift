@@ -33,6 +33,24 @@ public struct StateDiagram {
         public var description: String { "the state \(state) has no position in the diagram" }
     }
 
+    /// A state that transitions lead to and in which no event was tried: what leaves it would
+    /// be missing from the diagram.
+    public struct UntriedState: Error, CustomStringConvertible {
+        /// The state's name.
+        public var state: String
+        /// A sentence naming it.
+        public var description: String { "transitions lead to \(state), but no event was tried in it" }
+    }
+
+    /// The states in which every event was tried, in the order noted.
+    public private(set) var triedStates: [String] = []
+
+    /// Notes that every event was tried in `state`, so that its outgoing transitions are all
+    /// recorded (``figure()`` refuses a state that transitions lead to and that was not tried).
+    public mutating func tried(_ state: String) {
+        if !triedStates.contains(state) { triedStates.append(state) }
+    }
+
     /// What the figure's description calls the machine ("The audio circle's").
     public var subject: String
     /// The transitions found, in the order they were found.
@@ -80,8 +98,9 @@ public struct StateDiagram {
         record(from: from, to: to, label: effects.isEmpty ? event : event + " / " + effects.joined(separator: ", "))
     }
 
-    /// The figure. Throws ``UnplacedState`` when a transition's state has no position, so that a
-    /// new state cannot go missing from it.
+    /// The figure. Throws ``UnplacedState`` when a transition's state has no position, and
+    /// ``UntriedState`` when transitions lead to a state in which no event was tried, so that
+    /// neither a new state nor the ways out of it can go missing from it.
     ///
     /// - Complexity: O(*t* + *s*) for *t* transitions and *s* states.
     public func figure() throws -> SVGFigure {
@@ -89,6 +108,7 @@ public struct StateDiagram {
             for state in [transition.from, transition.to] where positions[state] == nil {
                 throw UnplacedState(state: state)
             }
+            if !triedStates.contains(transition.to) { throw UntriedState(state: transition.to) }
         }
         let halfWidth = 58.0
         let halfHeight = 19.0
@@ -217,27 +237,45 @@ public struct StateDiagram {
                 }
             }
         }
-        for curve in curves {
-            figure.curve(from: curve.from, control: curve.control, to: curve.to)
-            // The number goes at the curve's middle (t = 1/2 of the quadratic Bézier), or a little
-            // along it where another number or a box would be under it.
-            func point(_ t: Double) -> (Double, Double) {
-                let (a, b, c) = ((1 - t) * (1 - t), 2 * (1 - t) * t, t * t)
-                return (
-                    a * curve.from.0 + b * curve.control.0 + c * curve.to.0,
-                    a * curve.from.1 + b * curve.control.1 + c * curve.to.1
-                )
-            }
-            func isClear(_ spot: (Double, Double)) -> Bool {
-                let apart = markers.allSatisfy {
-                    ($0.x - spot.0) * ($0.x - spot.0) + ($0.y - spot.1) * ($0.y - spot.1) >= 24 * 24
+        /// Point `t` of the quadratic Bézier from `from` through `control` to `to`.
+        func bezier(
+            _ from: (Double, Double), _ control: (Double, Double), _ to: (Double, Double), _ t: Double
+        ) -> (Double, Double) {
+            let (a, b, c) = ((1 - t) * (1 - t), 2 * (1 - t) * t, t * t)
+            return (a * from.0 + b * control.0 + c * to.0, a * from.1 + b * control.1 + c * to.1)
+        }
+        // Every curve sampled, loops included, so that a number is never put on another curve.
+        let samples: [[(Double, Double)]] =
+            curves.map { curve in (0...40).map { bezier(curve.from, curve.control, curve.to, Double($0) / 40) } }
+        let loopSamples: [(Double, Double)] = drawn.filter { $0.from == $0.to }.compactMap { positions[$0.from] }
+            .flatMap { start in
+                (0...20).map {
+                    bezier(
+                        (start.x - 30, start.y - halfHeight), (start.x, start.y - 70),
+                        (start.x + 30, start.y - halfHeight), Double($0) / 20)
                 }
+            }
+        for (index, curve) in curves.enumerated() {
+            figure.curve(from: curve.from, control: curve.control, to: curve.to)
+            // The number goes at the curve's middle (t = 1/2), or a little along it where another
+            // number, a box or another curve would be under it.
+            func isClear(_ spot: (Double, Double)) -> Bool {
+                func distance(_ other: (Double, Double)) -> Double {
+                    ((other.0 - spot.0) * (other.0 - spot.0) + (other.1 - spot.1) * (other.1 - spot.1)).squareRoot()
+                }
+                let apart = markers.allSatisfy { distance(($0.x, $0.y)) >= 24 }
                 let outside = positions.values.allSatisfy {
                     abs($0.x - spot.0) > halfWidth + 10 || abs($0.y - spot.1) > halfHeight + 10
                 }
-                return apart && outside
+                let offOthers = samples.enumerated().allSatisfy { other, points in
+                    other == index || points.allSatisfy { distance($0) >= 12 }
+                }
+                return apart && outside && offOthers && loopSamples.allSatisfy { distance($0) >= 12 }
             }
-            let spot = [0.5, 0.4, 0.6, 0.32, 0.68].map(point).first(where: isClear) ?? point(0.5)
+            let candidates = [0.5, 0.42, 0.58, 0.35, 0.65, 0.28, 0.72].map {
+                bezier(curve.from, curve.control, curve.to, $0)
+            }
+            let spot = candidates.first(where: isClear) ?? candidates[0]
             markers.append((spot.0, spot.1, curve.number))
         }
         for (state, center) in positions.sorted(by: { $0.key < $1.key }) {

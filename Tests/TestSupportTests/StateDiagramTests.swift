@@ -32,6 +32,7 @@ struct StateDiagramTests {
             subject: "A test machine's",
             positions: ["source": (300, 100), "near": (170, 260), "far": (80, 330)], initial: "source",
             isQuiet: { _ in false })
+        for state in ["source", "near", "far"] { diagram.tried(state) }
         diagram.record(from: "source", to: "near", label: "first")
         diagram.record(from: "source", to: "far", label: "second")
         diagram.record(from: "near", to: "source", label: "back")
@@ -64,5 +65,17 @@ struct StateDiagramTests {
         var diagram = Self.diagram()
         diagram.record(from: "source", to: "elsewhere", label: "lost")
         #expect(throws: StateDiagram.UnplacedState.self) { try diagram.figure() }
+    }
+
+    @Test("a state transitions lead to, in which no event was tried, is an error: its ways out would be missing")
+    func untriedState() {
+        var diagram = StateDiagram(
+            subject: "A test machine's", positions: ["source": (100, 100), "near": (300, 100)], initial: "source",
+            isQuiet: { _ in false })
+        diagram.tried("source")
+        diagram.record(from: "source", to: "near", label: "go")
+        #expect(throws: StateDiagram.UntriedState.self) { try diagram.figure() }
+        diagram.tried("near")
+        #expect(throws: Never.self) { try diagram.figure() }
     }
 }
