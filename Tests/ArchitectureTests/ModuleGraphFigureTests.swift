@@ -47,7 +47,7 @@ struct ModuleGraphFigureTests {
     }
 
     /// Each target's row, counted from the bottom: its layer (``layers(_:)``), with a layer of
-    /// more than `perRow` modules split into rows of at most `perRow`, so that the figure stays
+    /// more than `perRow` modules split evenly into rows of at most `perRow`, so that the figure stays
     /// narrow enough to read on a phone. Within a split layer, the modules more targets import
     /// go in the upper rows (fewer arrows pass through a row to reach them), ties by name. A
     /// split keeps every import pointing down: modules of one layer never import each other.
@@ -69,9 +69,11 @@ struct ModuleGraphFigureTests {
                 (importers[$0] ?? 0, $1) > (importers[$1] ?? 0, $0)
             }
             let count = (members.count + perRow - 1) / perRow
+            // As many in each row as the split allows evenly (four make two rows of two).
+            let each = (members.count + max(count, 1) - 1) / max(count, 1)
             for (index, name) in members.enumerated() {
-                // The first `perRow` go in the highest of the layer's rows.
-                row[name] = next + count - 1 - index / perRow
+                // The first ones go in the highest of the layer's rows.
+                row[name] = next + count - 1 - index / max(each, 1)
             }
             next += max(count, 1)
         }
@@ -120,31 +122,37 @@ struct ModuleGraphFigureTests {
             }
             routes["\(edge.from)→\(edge.to)"] = route + [edge.to]
         }
-        // Order each row by the barycenter of the slots above that lead into it.
-        var order: [String: Double] = [:]
-        for (index, slot) in rows[0].enumerated() { order[slot.name] = Double(index) }
-        for row in rows.indices.dropFirst() {
-            let keyed = rows[row].map { slot -> (Slot, Double) in
-                let above = routes.values.compactMap { route -> Double? in
-                    guard let index = route.firstIndex(of: slot.name), index > 0 else { return nil }
-                    return order[route[index - 1]]
-                }
-                return (slot, above.isEmpty ? 999 : above.reduce(0, +) / Double(above.count))
-            }
-            rows[row] = keyed.sorted { ($0.1, $0.0.name) < ($1.1, $1.0.name) }.map(\.0)
-            for (index, slot) in rows[row].enumerated() { order[slot.name] = Double(index) }
+        // Order the rows by the barycenter heuristic: each slot goes to the mean position of the
+        // slots it connects to in the row above (sweeping down) or below (sweeping up), positions
+        // counted as fractions of their row's width so that rows of different lengths compare. A
+        // slot with no neighbour that way follows its neighbours the other way (a module nothing
+        // imports sits above what it imports), and one with none keeps its place. Four sweeps each
+        // way settle these small graphs.
+        var position: [String: Double] = [:]
+        func place(_ row: Int) {
+            let last = Double(max(rows[row].count - 1, 1))
+            for (index, slot) in rows[row].enumerated() { position[slot.name] = Double(index) / last }
         }
-        // Then upwards, by the barycenter of the slots each leads to (ties keep the order above).
-        for row in rows.indices.dropLast().reversed() {
-            let keyed = rows[row].enumerated().map { index, slot -> (Slot, Double, Int) in
-                let below = routes.values.compactMap { route -> Double? in
-                    guard let at = route.firstIndex(of: slot.name), at + 1 < route.count else { return nil }
-                    return order[route[at + 1]]
-                }
-                return (slot, below.isEmpty ? 999 : below.reduce(0, +) / Double(below.count), index)
+        for row in rows.indices { place(row) }
+        func neighbours(of name: String, step: Int) -> [Double] {
+            routes.values.compactMap { route -> Double? in
+                guard let at = route.firstIndex(of: name), route.indices.contains(at + step) else { return nil }
+                return position[route[at + step]]
             }
-            rows[row] = keyed.sorted { ($0.1, $0.2) < ($1.1, $1.2) }.map(\.0)
-            for (index, slot) in rows[row].enumerated() { order[slot.name] = Double(index) }
+        }
+        func sweep(_ row: Int, towards step: Int) {
+            let keyed = rows[row].map { slot -> (Slot, Double, Double) in
+                let current = position[slot.name] ?? 0
+                let near = neighbours(of: slot.name, step: step)
+                let far = near.isEmpty ? neighbours(of: slot.name, step: -step) : near
+                return (slot, far.isEmpty ? current : far.reduce(0, +) / Double(far.count), current)
+            }
+            rows[row] = keyed.sorted { ($0.1, $0.2, $0.0.name) < ($1.1, $1.2, $1.0.name) }.map(\.0)
+            place(row)
+        }
+        for _ in 0..<4 {
+            for row in rows.indices.dropFirst() { sweep(row, towards: -1) }
+            for row in rows.indices.dropLast().reversed() { sweep(row, towards: 1) }
         }
         let rowWidths = rows.map { row in row.reduce(0) { $0 + $1.width } + Double(max(row.count - 1, 0)) * gap }
         let width = (rowWidths.max() ?? 0) + 24
