@@ -245,19 +245,29 @@ extension DownloadFigureTests {
         let laneHeight = 48.0
         let barOffset = 24.0
         let axisY = laneTop + Double(laneCount - 1) * laneHeight + barOffset + 24
-        let fileY = axisY + 72
+        let fileY = axisY + 84
         let layout = recording.layout
         let byteScale = (right - left) / Double(max(layout.size, 1))
         let segments = layout.segments
         let order = segments.map { Self.longName($0.path) }
+        // The file's top-level boxes in their order, the media data described by what it holds.
+        let boxes = layout.boxes.map { box in
+            switch box.path {
+            case "mdat":
+                "the media data holding each segment's samples in playlist order (" + order.joined(separator: ", ")
+                    + ")"
+            case "moov": "the moov index"
+            default: box.path
+            }
+        }
         let description =
-            "The multi-audio lesson downloaded over loopback with two transfers, as recorded: the playlists, then "
-            + "\(segments.count) segments requested two at a time, all in \(SVGFigure.number(total)) ms. Below, the file "
-            + "they became, to scale: ftyp, then the media data holding each segment's samples in playlist order ("
-            + order.joined(separator: ", ") + "), then the moov index at the end. A line joins each transfer to "
-            + "where its samples landed."
-        var figure = SVGFigure(width: 420, height: fileY + 124, description: description)
-        figure.rect(x: 0, y: 0, width: 420, height: fileY + 124, fill: .background, stroke: nil)
+            "The multi-audio lesson downloaded over loopback, as recorded: the playlists, then "
+            + "\(segments.count) segments requested at most \(laneCount) at a time, all in "
+            + "\(SVGFigure.number(total)) ms. Below, the file they became, to scale: "
+            + boxes.joined(separator: ", then ") + ". A line joins each request to where its samples landed."
+        let height = fileY + 92
+        var figure = SVGFigure(width: 420, height: height, description: description)
+        figure.rect(x: 0, y: 0, width: 420, height: height, fill: .background, stroke: nil)
         figure.text("Requests in time (ms since the first)", x: 12, y: 22, size: 13, bold: true)
         for lane in 0..<laneCount {
             figure.text(
@@ -276,7 +286,6 @@ extension DownloadFigureTests {
             tick += step
         }
         // The file, to scale.
-        figure.text("The file, bytes to scale", x: 12, y: fileY + 74, size: 13, bold: true)
         figure.text("lesson.mp4", x: left - 6, y: fileY + 15, size: 12, ink: .muted, anchor: "end")
         for box in layout.boxes {
             figure.rect(
@@ -298,13 +307,27 @@ extension DownloadFigureTests {
                 ink: .muted, anchor: "middle")
         }
         figure.text("ftyp", x: left, y: fileY - 6, size: 12, ink: .muted, anchor: "start")
-        // The transfers, each joined to where its samples landed.
-        // The names of segment bars too narrow to hold them, to go above their bars.
-        var namesAbove: [(name: String, center: Double, width: Double, lane: Int)] = []
+        // The requests: first the lines to where each one's samples landed, then the bars over
+        // them, so that no line crosses another request's bar.
+        func bar(_ transfer: Transfer, lane: Int) -> (x: Double, y: Double, width: Double) {
+            (
+                left + transfer.start * 1_000 * timeScale, laneTop + Double(lane) * laneHeight + barOffset,
+                max((transfer.end - transfer.start) * 1_000 * timeScale, 2)
+            )
+        }
         for (transfer, lane) in zip(transfers, lanes) {
-            let x = left + transfer.start * 1_000 * timeScale
-            let width = max((transfer.end - transfer.start) * 1_000 * timeScale, 2)
-            let y = laneTop + Double(lane) * laneHeight + barOffset
+            let (x, y, width) = bar(transfer, lane: lane)
+            if let segment = segments.first(where: { $0.path == transfer.path }) {
+                let target = left + (Double(segment.offset) + Double(segment.length) / 2) * byteScale
+                figure.line(from: (x + width / 2, y + 20), to: (target, fileY), ink: .muted, width: 0.75)
+            }
+        }
+        // The names of bars too narrow to hold them, to go above their bars (the media playlists
+        // under one name).
+        var namesAbove: [(name: String, center: Double, width: Double, lane: Int)] = []
+        var playlists: [Int: (start: Double, end: Double)] = [:]
+        for (transfer, lane) in zip(transfers, lanes) {
+            let (x, y, width) = bar(transfer, lane: lane)
             figure.rect(x: x, y: y, width: width, height: 20, fill: Self.ink(transfer.path), stroke: .muted)
             // The name inside the bar when it fits; a segment's above it otherwise.
             let name = transfer.path.hasSuffix(".m3u8") ? "m3u8" : Self.shortName(transfer.path)
@@ -313,13 +336,16 @@ extension DownloadFigureTests {
                 figure.text(
                     name, x: x + width / 2, y: y + 14.5, size: 12,
                     ink: transfer.path.hasSuffix(".m3u8") ? .text : .background, anchor: "middle")
-            } else if !transfer.path.hasSuffix(".m3u8") {
+            } else if transfer.path.hasSuffix(".m3u8") {
+                let span = playlists[lane] ?? (x, x + width)
+                playlists[lane] = (min(span.start, x), max(span.end, x + width))
+            } else {
                 namesAbove.append((name, x + width / 2, nameWidth, lane))
             }
-            if let segment = segments.first(where: { $0.path == transfer.path }) {
-                let target = left + (Double(segment.offset) + Double(segment.length) / 2) * byteScale
-                figure.line(from: (x + width / 2, y + 20), to: (target, fileY), ink: .muted, width: 0.75)
-            }
+        }
+        for (lane, span) in playlists {
+            let name = "media playlists"
+            namesAbove.append((name, (span.start + span.end) / 2, SVGFigure.estimatedWidth(name, size: 12), lane))
         }
         // The names above narrow bars, after the lines, each on the background; neighbours that
         // would touch move apart by the same amount each way.
@@ -343,6 +369,12 @@ extension DownloadFigureTests {
                 )
             }
         }
+        // The file's heading, on the background over the lines that pass it.
+        let heading = "The file, bytes to scale"
+        figure.rect(
+            x: 10, y: fileY - 42, width: SVGFigure.estimatedWidth(heading, size: 13, bold: true) + 4, height: 18,
+            fill: .background, stroke: nil)
+        figure.text(heading, x: 12, y: fileY - 28, size: 13, bold: true)
         // The tick labels after the lines to the file, each on the background, so no line crosses one.
         for label in tickLabels {
             let width = SVGFigure.estimatedWidth(label.text, size: 12) + 4
@@ -351,7 +383,7 @@ extension DownloadFigureTests {
             figure.text(label.text, x: label.x, y: axisY + 17, size: 12, ink: .muted, anchor: "middle")
         }
         // The legend.
-        let legendY = fileY + 108
+        let legendY = fileY + 78
         for (offset, entry) in [
             ("video segment", SVGFigure.Ink.accent), ("audio segment", .highlight), ("playlist, box", .surface),
         ]
