@@ -68,6 +68,16 @@ struct ModuleGraphTests {
         }
     }
 
+    @Test(
+        "every dependency the table (and so Package.swift and the figure) gives a module is imported by one of its files",
+        arguments: allowed.keys.sorted())
+    func dependenciesUsed(module: String) throws {
+        let imported = Set(try Self.imports(of: module).keys)
+        for dependency in Self.allowed[module] ?? [] {
+            #expect(imported.contains(dependency), "\(module) may import \(dependency) but no file does")
+        }
+    }
+
     @Test("the graph has no cycle, and every source folder is a module of the table")
     func acyclic() throws {
         let folders = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter {
