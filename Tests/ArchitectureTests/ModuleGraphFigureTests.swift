@@ -96,7 +96,7 @@ struct ModuleGraphFigureTests {
     /// import an arrow that passes between the boxes of the rows it crosses.
     ///
     /// - Complexity: O(*t*² + *d*·*r*) for *t* targets, *d* dependencies and *r* rows.
-    static func figure(_ targets: [Target]) -> SVGFigure {
+    static func figure(_ targets: [Target], highlighting module: String? = nil) -> SVGFigure {
         let layer = Self.rows(targets)
         let top = layer.values.max() ?? 0
         let boxWidth = 112.0
@@ -156,7 +156,8 @@ struct ModuleGraphFigureTests {
         }
         let rowWidths = rows.map { row in row.reduce(0) { $0 + $1.width } + Double(max(row.count - 1, 0)) * gap }
         let width = (rowWidths.max() ?? 0) + 24
-        let height = Double(rows.count) * boxHeight + Double(rows.count - 1) * rowGap + 76
+        let keyLines = module == nil ? 2.0 : 3.0
+        let height = Double(rows.count) * boxHeight + Double(rows.count - 1) * rowGap + 40 + keyLines * 18
         var centers: [String: (Double, Double)] = [:]
         for (row, slots) in rows.enumerated() {
             var x = (width - rowWidths[row]) / 2
@@ -166,10 +167,18 @@ struct ModuleGraphFigureTests {
             }
         }
         let internalTargets = targets.filter { !$0.isProduct }.map(\.name)
+        // A module's own page says first where it sits: what it imports, and what imports it.
+        let focus = module.map { name in
+            let imports = targets.first { $0.name == name }?.dependencies ?? []
+            let importers = targets.filter { $0.dependencies.contains(name) }.map(\.name)
+            return "\(name), outlined in orange, "
+                + (imports.isEmpty ? "imports no other module" : "imports \(imports.joined(separator: ", "))")
+                + (importers.isEmpty ? " and no module imports it" : "; \(importers.joined(separator: ", ")) import it")
+                + ". "
+        }
         var figure = SVGFigure(
             width: width, height: height,
-            description:
-                "MediaCore's modules and what each imports, from Package.swift: "
+            description: (focus ?? "") + "MediaCore's modules and what each imports, from Package.swift: "
                 + targets.map { target in
                     target.dependencies.isEmpty
                         ? "\(target.name) imports no other module"
@@ -218,16 +227,36 @@ struct ModuleGraphFigureTests {
         }
         for target in targets {
             guard let center = centers[target.name] else { continue }
+            if target.name == module {
+                // A second outline around the page's module, so that it stands out at a glance.
+                figure.rect(
+                    x: center.0 - boxWidth / 2 - 3, y: center.1 - boxHeight / 2 - 3, width: boxWidth + 6,
+                    height: boxHeight + 6, radius: 10, fill: nil, stroke: .highlight)
+            }
             figure.rect(
                 x: center.0 - boxWidth / 2, y: center.1 - boxHeight / 2, width: boxWidth, height: boxHeight, radius: 8,
-                fill: target.isProduct ? .surface : nil, stroke: target.isProduct ? .text : .muted)
+                fill: target.isProduct ? .surface : nil,
+                stroke: target.name == module ? .highlight : target.isProduct ? .text : .muted)
             figure.text(
                 target.name, x: center.0, y: center.1 + 4, size: 12, ink: target.isProduct ? .text : .muted,
                 anchor: "middle", bold: target.isProduct)
         }
-        figure.text("An arrow from A to B: A imports B.", x: 12, y: height - 32, size: 12, ink: .muted)
-        figure.text("Outlined in grey: package-internal, not a product.", x: 12, y: height - 14, size: 12, ink: .muted)
+        var key = ["An arrow from A to B: A imports B.", "Outlined in grey: package-internal, not a product."]
+        if let module { key.append("Outlined in orange: \(module), this page's module.") }
+        for (index, line) in key.enumerated() {
+            figure.text(line, x: 12, y: height - 14 - Double(key.count - 1 - index) * 18, size: 12, ink: .muted)
+        }
         return figure
+    }
+
+    @Test(
+        "each module's landing page shows the module graph with that module outlined, drawn from Package.swift",
+        arguments: ModuleGraphTests.allowed.keys.sorted())
+    func moduleFigure(module: String) throws {
+        let problems = CommittedFigure.problems(
+            Self.figure(try Self.targets(), highlighting: module), name: "modules", module: module,
+            article: "Sources/\(module)/\(module).docc/\(module).md")
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
     @Test("a module that imports none and that none imports stands in the top row, not below the others")
