@@ -12,7 +12,7 @@ struct LessonFramesTests {
     static let lessons = [
         "aes-explicit-iv", "aes-fmp4-init", "aes-implicit-iv", "aes-rotation", "cmaf", "cmaf-ac3", "cmaf-disc",
         "cmaf-eac3", "cmaf-heaac", "cmaf-heaacv2", "cmaf-hevc", "cmaf-mp3", "cmaf-renditions-disc", "disc-encoders",
-        "disc-rates", "disc-same",
+        "disc-rates", "disc-same", "fmp4-base-offset",
         "multi-audio", "packed-aac", "packed-ac3", "packed-beside-video", "packed-eac3", "packed-heaac", "packed-mp3",
         "ts-ac3", "ts-captions", "ts-eac3", "ts-heaac", "ts-heaacv2", "ts-hevc-cra", "ts-mp3", "ts-opengop",
         "ts-renditions-disc", "webvtt",

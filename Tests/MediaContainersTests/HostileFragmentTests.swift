@@ -151,3 +151,28 @@ extension HostileFragmentTests {
         #expect(try read(initialization, segment).count == 47)
     }
 }
+
+extension HostileFragmentTests {
+    @Test(
+        "§8.8.8: runs that point at the same mdat bytes again and again are refused before a byte is copied",
+        arguments: [3, 8_000])
+    func runsReadingTheSameBytes(copies: Int) throws {
+        // The segment's run repeated, each copy's data offset moved by the bytes the copies add
+        // to the moof, so that every copy reads the mdat's samples again.
+        let hostile = Self.rewriting(segment) { type, box in
+            guard type == "trun", box[11] & 0x01 != 0 else { return nil }
+            let growth = UInt32((copies - 1) * box.count)
+            let offset = box[16..<20].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } &+ growth
+            let moved = Array(box[0..<16]) + Self.bigEndian(offset, bytes: 4) + Array(box[20...])
+            return Array(repeatElement(moved, count: copies).joined())
+        }
+        #expect(hostile.count > segment.count)
+        let error = try #require(throws: ContainerError.self) { try read(initialization, hostile) }
+        guard case .malformedBox(let box, let reason) = error.kind else {
+            Issue.record("unexpected error \(error)")
+            return
+        }
+        #expect(box == "trun")
+        #expect(reason.contains("more than the"), "\(reason)")
+    }
+}

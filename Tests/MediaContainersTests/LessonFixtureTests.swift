@@ -11,7 +11,8 @@ struct LessonFixtureTests {
     static let lessons = [
         "cmaf", "cmaf-ac3", "cmaf-disc", "cmaf-eac3", "cmaf-heaac", "cmaf-heaacv2", "cmaf-hevc", "cmaf-mp3",
         "cmaf-renditions-disc",
-        "disc-encoders", "disc-rates", "disc-same", "multi-audio", "packed-aac", "packed-ac3", "packed-beside-video",
+        "disc-encoders", "disc-rates", "disc-same", "fmp4-base-offset", "multi-audio", "packed-aac", "packed-ac3",
+        "packed-beside-video",
         "packed-eac3",
         "packed-heaac", "packed-mp3", "ts-ac3", "ts-captions", "ts-eac3", "ts-heaac", "ts-heaacv2", "ts-hevc-cra",
         "ts-mp3", "ts-opengop", "ts-renditions-disc",

@@ -64,13 +64,17 @@ enum Remux {
             try step.map { segment in
                 defer { index += 1 }
                 var initialization: Data?
-                if let map = segment.initialization, maps[segment.rendition] != map {
-                    maps[segment.rendition] = map
-                    initialization = try Lessons.data(map)
+                if let map = segment.initialization {
+                    let key = "\(map)@\(segment.initializationRange.map { "\($0)" } ?? "")"
+                    if maps[segment.rendition] != key {
+                        maps[segment.rendition] = key
+                        initialization = try segment.initializationData()
+                    }
                 }
                 return SegmentRemuxer.Segment(
-                    data: try Lessons.data(segment.path), rendition: segment.rendition,
-                    discontinuity: segment.discontinuity, initialization: initialization, index: index)
+                    data: try segment.data(), rendition: segment.rendition, discontinuity: segment.discontinuity,
+                    initialization: initialization, resourceOffset: UInt64(segment.byteRange?.lowerBound ?? 0),
+                    index: index)
             }
         }
     }

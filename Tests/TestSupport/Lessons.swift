@@ -24,6 +24,37 @@ public enum Lessons {
         public var initialization: String?
         /// The rendition's index (0 for the variant, 1 for separate audio).
         public var rendition: Int
+        /// Its bytes in the file at ``path`` when an `EXT-X-BYTERANGE` names them; `nil` for the
+        /// whole file.
+        public var byteRange: Range<Int>? = nil
+        /// The initialisation section's bytes in its file, when its `EXT-X-MAP` has a `BYTERANGE`.
+        public var initializationRange: Range<Int>? = nil
+
+        /// The segment's bytes: its byte range of its file, or the whole file.
+        public func data() throws -> Data { try Lessons.data(path, range: byteRange) }
+
+        /// The initialisation section's bytes, if any.
+        public func initializationData() throws -> Data? {
+            try initialization.map { try Lessons.data($0, range: initializationRange) }
+        }
+    }
+
+    /// The bytes of `path`, or those of `range` in it.
+    static func data(_ path: String, range: Range<Int>?) throws -> Data {
+        let whole = try data(path)
+        guard let range else { return whole }
+        guard range.lowerBound >= 0, range.upperBound <= whole.count else {
+            throw FixtureError.missing("\(path): bytes \(range) of \(whole.count)")
+        }
+        return whole.subdata(in: range)
+    }
+
+    /// `length[@offset]` (RFC 8216 §4.3.2.2) as a range, an offset left out continuing `next`.
+    static func byteRange(_ text: some StringProtocol, next: Int) -> Range<Int>? {
+        let parts = text.split(separator: "@")
+        guard let length = parts.first.flatMap({ Int($0) }) else { return nil }
+        let offset = parts.count > 1 ? Int(parts[1]) ?? next : next
+        return offset..<(offset + length)
     }
 
     /// The segments of the media playlist at `path`.
@@ -35,6 +66,10 @@ public enum Lessons {
         var initialization: String?
         var start = 0.0
         var duration = 0.0
+        var range: Range<Int>?
+        var initializationRange: Range<Int>?
+        var nextOffset: [String: Int] = [:]
+        var pendingLength: Int?
         for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if line.hasPrefix("#EXT-X-DISCONTINUITY-SEQUENCE:") {
                 discontinuity = Int(line.dropFirst("#EXT-X-DISCONTINUITY-SEQUENCE:".count)) ?? 0
@@ -42,13 +77,29 @@ public enum Lessons {
                 discontinuity += 1
             } else if line.hasPrefix("#EXT-X-MAP:"), let uri = attribute("URI", in: line) {
                 initialization = folder.isEmpty ? uri : folder + "/" + uri
+                initializationRange = attribute("BYTERANGE", in: line).flatMap { byteRange($0, next: 0) }
+            } else if line.hasPrefix("#EXT-X-BYTERANGE:") {
+                range = byteRange(line.dropFirst("#EXT-X-BYTERANGE:".count), next: 0)
+                if let parsed = range, !line.contains("@") {
+                    range = nil
+                    pendingLength = parsed.count
+                }
             } else if line.hasPrefix("#EXTINF:") {
                 duration = Double(line.dropFirst(8).split(separator: ",").first ?? "") ?? 0
             } else if !line.isEmpty, !line.hasPrefix("#") {
+                let path = folder.isEmpty ? line : folder + "/" + line
+                if let length = pendingLength {
+                    let offset = nextOffset[path] ?? 0
+                    range = offset..<(offset + length)
+                    pendingLength = nil
+                }
+                if let range { nextOffset[path] = range.upperBound }
                 segments.append(
                     Segment(
-                        path: folder.isEmpty ? line : folder + "/" + line, start: start, duration: duration,
-                        discontinuity: discontinuity, initialization: initialization, rendition: rendition))
+                        path: path, start: start, duration: duration, discontinuity: discontinuity,
+                        initialization: initialization, rendition: rendition, byteRange: range,
+                        initializationRange: initializationRange))
+                range = nil
                 start += duration
             }
         }

@@ -42,6 +42,8 @@ struct LessonPlan: Sendable {
         var initialization: Int?
 
         var downloadPart: DownloadPart { DownloadPart(url: url, byteRange: byteRange) }
+        /// Where its bytes start in the resource its URL names: its byte range's offset, else 0.
+        var resourceOffset: UInt64 { byteRange?.offset ?? 0 }
     }
 
     /// A subtitle rendition of the lesson.

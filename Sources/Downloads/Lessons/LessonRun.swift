@@ -599,7 +599,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     flow.stream(
                         SegmentRemuxer.Segment(
                             data: Data(), rendition: part.rendition, discontinuity: part.discontinuity,
-                            initialization: initialization, index: number))
+                            initialization: initialization, resourceOffset: part.resourceOffset, index: number))
                     streamingStep = step
                     advance()
                     return
@@ -617,7 +617,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                         whole.append(
                             SegmentRemuxer.Segment(
                                 data: data, rendition: part.rendition, discontinuity: part.discontinuity,
-                                initialization: initialization[part.rendition], index: number))
+                                initialization: initialization[part.rendition], resourceOffset: part.resourceOffset,
+                                index: number))
                     }
                 }
                 let wholeSegments = whole

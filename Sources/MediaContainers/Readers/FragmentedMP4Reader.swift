@@ -8,10 +8,10 @@ public import Foundation
 /// samples in the `mdat` that follows. The flags of `trun` and `tfhd` that place and time
 /// samples are read (data offset, first-sample flags, per-sample duration, size, flags and
 /// composition offset; base data offset, default-base-is-moof, sample description index and the
-/// defaults), as are several track fragments and runs per fragment. Two are not:
-/// `duration-is-empty` (a fragment with no samples adds no time here), and a `base_data_offset`
-/// counts from the start of the segment's bytes, so a byte-range segment cut from a larger file
-/// must use `default-base-is-moof` or data offsets, as CMAF requires. A track's first edit shifts its times, so a video
+/// defaults), as are several track fragments and runs per fragment. A `base_data_offset` counts
+/// from the start of the resource the segment was cut from (``resourceOffset`` says where the
+/// segment starts in it). One flag is not read: `duration-is-empty` (a fragment with no samples
+/// adds no time here). A track's first edit shifts its times, so a video
 /// track's composition delay (B-frames) and an audio track's priming stay as the source presents
 /// them.
 ///
@@ -47,6 +47,10 @@ public struct FragmentedMP4Reader: Sendable {
     private var moofStart = 0
     /// The handlers of tracks left out (timed text, metadata) with their track IDs.
     public private(set) var ignoredTracks: [String] = []
+    /// Where the segment's bytes start in the resource they were cut from (an `EXT-X-BYTERANGE`
+    /// offset; 0, the default, for a segment that is a file of its own): a `tfhd`
+    /// `base_data_offset` counts from the resource's start (ISO/IEC 14496-12 §8.8.7).
+    public var resourceOffset = 0
 
     /// The largest top-level box accepted: 1 GiB.
     static let maximumBoxLength = 1 << 30
@@ -430,6 +434,20 @@ public struct FragmentedMP4Reader: Sendable {
                 }
                 pendingRuns = try readFragment(raw, box, base: at)
             case "mdat":
+                // The samples of one fragment together fit in its mdat: runs that point at the
+                // same bytes again and again (8,000 runs over one mebibyte asked for gigabytes) are
+                // refused before a byte is copied.
+                let claimed = pendingRuns.reduce(0) { total, run in
+                    run.samples.reduce(total) { $0 + max($1.size, 0) }
+                }
+                guard claimed <= box.end - box.body else {
+                    throw ContainerError(
+                        .malformedBox(
+                            box: "trun",
+                            reason:
+                                "samples of \(claimed) bytes in all, more than the \(box.end - box.body) of their mdat"),
+                        offset: consumed + at)
+                }
                 for run in pendingRuns { try emit(run, from: raw, mdat: box, base: at, into: &samples) }
                 pendingRuns = []
             case "moov":
@@ -466,8 +484,16 @@ public struct FragmentedMP4Reader: Sendable {
             let track = tracks[index]
             var dataBase = flags & 0x20000 != 0 ? moof.start : previousDataEnd
             if flags & 0x1 != 0, let offset = cursor.uint64() {
-                // Counted from the segment's start: HLS segments are files of their own.
-                dataBase = Int(clamping: offset) - consumed
+                // Counted from the resource's start; the buffer starts `consumed` bytes into the
+                // segment, which starts `resourceOffset` bytes into the resource.
+                let (fromSegment, early) = Int(clamping: offset).subtractingReportingOverflow(resourceOffset)
+                let (fromBuffer, late) = fromSegment.subtractingReportingOverflow(consumed)
+                guard !early, !late else {
+                    throw ContainerError(
+                        .malformedBox(box: "tfhd", reason: "a base data offset of \(offset)"),
+                        offset: consumed + tfhd.start)
+                }
+                dataBase = fromBuffer
             }
             let description = flags & 0x2 != 0 ? cursor.uint32() ?? track.defaultDescription : track.defaultDescription
             let defaultDuration = flags & 0x8 != 0 ? cursor.uint32() ?? track.defaultDuration : track.defaultDuration

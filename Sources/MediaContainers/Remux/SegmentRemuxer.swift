@@ -69,15 +69,23 @@ public struct SegmentRemuxer: Sendable {
         /// The initialisation section in force for a fragmented MP4 segment; `nil` keeps the
         /// rendition's previous one.
         public var initialization: Data?
+        /// Where its bytes start in the resource its URI names: the offset of its
+        /// `EXT-X-BYTERANGE` (RFC 8216 §4.3.2.2), 0 for a whole file. A fragmented MP4
+        /// `base_data_offset` counts from the resource's start.
+        public var resourceOffset: UInt64
         /// Its index, for errors.
         public var index: Int
 
         /// Creates a segment.
-        public init(data: Data, rendition: Int = 0, discontinuity: Int, initialization: Data? = nil, index: Int) {
+        public init(
+            data: Data, rendition: Int = 0, discontinuity: Int, initialization: Data? = nil, resourceOffset: UInt64 = 0,
+            index: Int
+        ) {
             self.data = data
             self.rendition = rendition
             self.discontinuity = discontinuity
             self.initialization = initialization
+            self.resourceOffset = resourceOffset
             self.index = index
         }
     }
@@ -527,9 +535,9 @@ public struct SegmentRemuxer: Sendable {
                 }
             }
             guard let initialization else { throw ContainerError(.missingInitialization) }
-            return .fragmented(
-                try FragmentedMP4Reader(initialization: initialization, continuing: times),
-                initialization: initialization)
+            var reader = try FragmentedMP4Reader(initialization: initialization, continuing: times)
+            reader.resourceOffset = Int(clamping: segment.resourceOffset)
+            return .fragmented(reader, initialization: initialization)
         }
     }
 

@@ -106,6 +106,19 @@ disc_rates() {
     "ffmpeg hls muxer per encode (-hls_segment_options mpegts_pmt_start_pid/mpegts_start_pid for B), playlist joined by tools/hls_join.py"
 }
 
+# One fragmented MP4 file served as byte ranges: ffmpeg's mp4 muxer with
+# frag_keyframe+empty_moov writes tfhd base_data_offset (flags 0x000001), so every sample
+# offset counts from the file's start, not the segment's (ISO/IEC 14496-12 8.8.7). The playlist
+# is the file's ftyp+moov as EXT-X-MAP and each moof+mdat as an EXT-X-BYTERANGE.
+fmp4_base_offset() {
+  local n=fmp4-base-offset d="$MEDIA/fmp4-base-offset"; fresh $n
+  "${FF[@]}" -f lavfi -i "$(vsrc testsrc2 192x108)" -f lavfi -i "$(asrc 523.25)" -map 0:v -map 1:a \
+    "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" -f mp4 -movflags frag_keyframe+empty_moov "$d/lesson.mp4"
+  python3 "$TOOLS/fmp4_byterange.py" "$d/lesson.mp4" "$d/index.m3u8"
+  facts $n "One fragmented MP4 file (H.264+AAC muxed, a fragment per second) served as byte ranges: EXT-X-MAP is its ftyp+moov, each EXT-X-BYTERANGE one moof+mdat, and every tfhd carries base_data_offset, counting sample offsets from the file's start." \
+    "ffmpeg mp4 muxer (-movflags frag_keyframe+empty_moov), playlist by tools/fmp4_byterange.py"
+}
+
 # ---------------------------------------------------------------- 3
 # ffmpeg 5.1's own master playlist has NAME="audio_1" (not the var_stream_map
 # name) and lists the audio rendition again as an audio-only variant, so it is
@@ -476,7 +489,7 @@ EOF
 }
 
 # ---------------------------------------------------------------- main
-ALL=(disc-encoders disc-same disc-rates cmaf cmaf-hevc cmaf-disc ts-ac3 ts-map ts-eac3 ts-mp3
+ALL=(disc-encoders disc-same disc-rates fmp4-base-offset cmaf cmaf-hevc cmaf-disc ts-ac3 ts-map ts-eac3 ts-mp3
      packed-aac packed-mp3 packed-ac3 packed-eac3 ts-heaac ts-heaacv2 packed-heaac
      ts-opengop ts-hevc-cra ts-captions aes-explicit-iv aes-implicit-iv aes-rotation
      aes-fmp4-init multi-audio webvtt cmaf-ac3 cmaf-eac3 cmaf-mp3 cmaf-heaac cmaf-heaacv2

@@ -61,7 +61,7 @@ def parse_playlist(path):
                 variants.append(v)
         return {'kind': 'master', 'variants': variants, 'media': media}
     pl = {'kind': 'media', 'segments': []}
-    seq, key, mp, disc, dur = 0, None, None, False, None
+    seq, key, mp, disc, dur, rng, next_offset = 0, None, None, False, None, None, {}
     for l in lines:
         if l.startswith('#EXT-X-MEDIA-SEQUENCE:'):
             seq = pl['media_sequence'] = int(l.split(':')[1])
@@ -76,14 +76,25 @@ def parse_playlist(path):
         elif l.startswith('#EXT-X-MAP:'):
             mp = attrs(l[len('#EXT-X-MAP:'):])
             mp['key_in_effect'] = key          # RFC 8216 4.3.2.5
+            if 'BYTERANGE' in mp:              # length@offset, the offset required here
+                length, offset = mp['BYTERANGE'].split('@')
+                mp['range'] = (int(offset), int(length))
+        elif l.startswith('#EXT-X-BYTERANGE:'):
+            rng = l[len('#EXT-X-BYTERANGE:'):]
         elif l == '#EXT-X-DISCONTINUITY':
             disc = True
         elif l.startswith('#EXTINF:'):
             dur = float(l[8:].split(',')[0])
         elif l and not l.startswith('#'):
-            pl['segments'].append({'uri': l, 'media_sequence': seq + len(pl['segments']),
-                                   'extinf': dur, 'discontinuity_before': disc,
-                                   'key': key, 'map': mp})
+            seg = {'uri': l, 'media_sequence': seq + len(pl['segments']),
+                   'extinf': dur, 'discontinuity_before': disc, 'key': key, 'map': mp}
+            if rng is not None:                # RFC 8216 4.3.2.2: no offset continues the last range
+                length, _, offset = rng.partition('@')
+                start = int(offset) if offset else next_offset.get(l, 0)
+                seg['range'] = (start, int(length))
+                next_offset[l] = start + int(length)
+                rng = None
+            pl['segments'].append(seg)
             disc = False
     pl['extinf_sum'] = round(sum(s['extinf'] for s in pl['segments']), 6)
     return pl
@@ -100,16 +111,28 @@ def key_iv(key, seq):
     return seq.to_bytes(16, 'big')
 
 
+def read_range(path, rng):
+    data = open(path, 'rb').read()
+    return data if rng is None else data[rng[0]:rng[0] + rng[1]]
+
+
 def segment_bytes(base, seg):
-    """Plain bytes of the segment as a standalone file (init section prepended)."""
-    data = open(os.path.join(base, seg['uri']), 'rb').read()
+    """Plain bytes of the segment as a standalone file (init section prepended).
+
+    A byte-range fMP4 segment keeps its offset in the file it was cut from: a 'free' box fills
+    the bytes between the init section and it, so that a tfhd base_data_offset (counted from the
+    file's start) still finds its samples."""
+    data = read_range(os.path.join(base, seg['uri']), seg.get('range'))
     if seg['key']:
         data = aes_decrypt(data, os.path.join(base, seg['key']['URI']), key_iv(seg['key'], seg['media_sequence']))
     if seg['map']:
-        init = open(os.path.join(base, seg['map']['URI']), 'rb').read()
+        init = read_range(os.path.join(base, seg['map']['URI']), seg['map'].get('range'))
         k = seg['map']['key_in_effect']
         if k:
             init = aes_decrypt(init, os.path.join(base, k['URI']), key_iv(k, None))
+        gap = seg['range'][0] - len(init) if 'range' in seg else 0
+        if gap >= 8:
+            init += gap.to_bytes(4, 'big') + b'free' + bytes(gap - 8)
         data = init + data
     return data
 
