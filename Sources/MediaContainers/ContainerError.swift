@@ -57,6 +57,11 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
         case malformedWebVTT(line: Int, reason: String)
         /// A timestamp, duration or offset is out of the range a track can hold.
         case timestampOutOfRange(reason: String)
+        /// A track's timestamps step back by `seconds` (more than a second) where no
+        /// discontinuity is declared: the segments restart their clock without the
+        /// `EXT-X-DISCONTINUITY` (RFC 8216 §4.3.2.3) that would place them after what came before,
+        /// so they cannot be put on one timeline without guessing.
+        case timestampsStepBack(seconds: Double)
         /// A checkpoint does not belong to this output (another file, or damaged).
         case invalidCheckpoint(reason: String)
         /// The output file could not be written; the file system's message.
@@ -109,9 +114,17 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
             case .malformedID3(let reason): "malformed ID3 tag: \(reason)"
             case .malformedWebVTT(let line, let reason): "malformed WebVTT at line \(line): \(reason)"
             case .timestampOutOfRange(let reason): "a timestamp is out of range: \(reason)"
+            case .timestampsStepBack(let seconds):
+                "the timestamps step back \(Self.seconds(seconds)) s where no discontinuity is declared"
             case .invalidCheckpoint(let reason): "the checkpoint cannot be used: \(reason)"
             case .writeFailed(let reason): "the file could not be written: \(reason)"
             }
         return prefix + what
+    }
+
+    /// `value` with at most three decimals.
+    static func seconds(_ value: Double) -> String {
+        let rounded = (value * 1_000).rounded() / 1_000
+        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
     }
 }

@@ -173,7 +173,9 @@ struct ModuleGraphFigureTests {
             let importers = targets.filter { $0.dependencies.contains(name) }.map(\.name)
             return "\(name), outlined in orange, "
                 + (imports.isEmpty ? "imports no other module" : "imports \(imports.joined(separator: ", "))")
-                + (importers.isEmpty ? " and no module imports it" : "; \(importers.joined(separator: ", ")) import it")
+                + (importers.isEmpty
+                    ? " and no module imports it"
+                    : "; \(importers.joined(separator: ", ")) \(importers.count == 1 ? "imports" : "import") it")
                 + ". "
         }
         var figure = SVGFigure(

@@ -40,7 +40,9 @@ struct DownloadFailureTests {
             (.unsupportedCodec("dvh1"), .unsupported),
             (.container(ContainerError(.unsupportedFormat("Opus"))), .unsupported),
             (.container(ContainerError(.unsupportedCodec(StreamType(rawValue: 0x82)))), .unsupported),
-            (.container(ContainerError(.lostSync(found: 0))), .notMedia), (.cancelled, .cancelled), (.paused, .paused),
+            (.container(ContainerError(.lostSync(found: 0))), .notMedia),
+            (.container(ContainerError(.timestampsStepBack(seconds: 2))), .server), (.cancelled, .cancelled),
+            (.paused, .paused),
             (.destinationInUse, .other), (.wrongLength(expected: 10, received: 5), .server),
         ])
     func categories(kind: DownloadError.Kind, category: DownloadError.Category) {

@@ -62,15 +62,42 @@ struct VideoRemuxTests {
 
     @Test("video remuxing is deterministic, whatever the size of the pieces", arguments: [1, 5, 97, 4_096])
     func deterministic(parts: Int) throws {
-        let segments = [try Facts.data("disc-a.ts"), try Facts.data("disc-a.ts")]
-        #expect(try Remux.run(segments, pieces: parts).bytes == Remux.run(segments).bytes)
+        // The same encode twice, the second after a discontinuity (its clock restarts).
+        let segment = try Facts.data("disc-a.ts")
+        let steps = [
+            [SegmentRemuxer.Segment(data: segment, discontinuity: 0, index: 0)],
+            [SegmentRemuxer.Segment(data: segment, discontinuity: 1, index: 1)],
+        ]
+        #expect(try Remux.run(steps, pieces: parts).bytes == Remux.run(steps).bytes)
+    }
+
+    @Test(
+        "RFC 8216 §4.3.2.3: a clock that restarts where no discontinuity is declared is a typed error naming the segment, not a silently broken file",
+        arguments: [false, true])
+    func clockRestartsWithoutDiscontinuity(audioOnly: Bool) throws {
+        // The same segment twice in one discontinuity number: its timestamps go back to where
+        // they started (two seconds of picture and sound; 1.4 s of sound alone).
+        let segment =
+            audioOnly
+            ? Data(TransportStreamBuilder.audioStream(pesCount: 60)) : try Facts.data("disc-a.ts")
+        let error = try #require(throws: ContainerError.self) {
+            _ = try Remux.run([segment, segment], brand: audioOnly ? .audio : .movie)
+        }
+        guard case .timestampsStepBack(let seconds) = error.kind else {
+            Issue.record("unexpected error \(error)")
+            return
+        }
+        #expect(seconds > 1)
+        #expect(error.segment == 1)
+        #expect(error.description.contains("no discontinuity is declared"))
     }
 
     @Test(
         "ISO/IEC 13818-1 §2.4.4.9: a declared stream in a codec MP4 remuxing does not take is a typed error naming the codec and segment, never dropped",
         arguments: [
-            // MPEG-2 video, LATM AAC, MPEG-H 3D audio, VVC, DTS, TrueHD, DTS-HD, DTS secondary.
-            0x02, 0x11, 0x2D, 0x33, 0x82, 0x83, 0x85, 0xA2,
+            // MPEG-2 video, LATM AAC, MPEG-H 3D audio, VVC, user private without a registration
+            // (Blu-ray LPCM, ATSC DigiCipher II video), DTS, TrueHD, DTS-HD, DTS secondary.
+            0x02, 0x11, 0x2D, 0x33, 0x80, 0x82, 0x83, 0x85, 0xA2,
         ] as [UInt8])
     func unsupportedCodec(streamType: UInt8) throws {
         // The builder's stream, its PMT announcing `streamType` instead of AAC.
@@ -81,6 +108,35 @@ struct VideoRemuxTests {
         #expect(throws: ContainerError(.unsupportedCodec(StreamType(rawValue: streamType)), segment: 0)) {
             _ = try Remux.run([Data(stream)])
         }
+    }
+
+    @Test(
+        "ATSC A/52 Annex A: AC-3 declared as user private (stream type 0x80) with an AC-3 registration descriptor is read as AC-3"
+    )
+    func userPrivateAC3() throws {
+        // ts-ac3's segments with each program map's stream type 0x81 changed to 0x80 (its
+        // registration descriptor 'AC-3' kept; the demuxer does not check the table's CRC).
+        func relabelled(_ name: String) throws -> Data {
+            var bytes = [UInt8](try Lessons.data("ts-ac3/\(name)"))
+            var changed = 0
+            for packet in stride(from: 0, to: bytes.count - 187, by: 188) {
+                let body = bytes[packet..<(packet + 188)]
+                // The PMT's audio entry: 0x81, then the PID 0x101 (E1 01).
+                if let at = (packet + 4..<(packet + 185)).first(where: {
+                    bytes[$0] == 0x81 && bytes[$0 + 1] == 0xE1 && bytes[$0 + 2] == 0x01
+                }), body.contains(0x02) {
+                    bytes[at] = 0x80
+                    changed += 1
+                }
+            }
+            #expect(changed > 0)
+            return Data(bytes)
+        }
+        let original = try Remux.run([try Lessons.data("ts-ac3/seg0.ts"), try Lessons.data("ts-ac3/seg1.ts")])
+        let relabelledRun = try Remux.run([try relabelled("seg0.ts"), try relabelled("seg1.ts")])
+        let audio = try #require(relabelledRun.file.tracks("soun").first)
+        #expect(audio.formats == ["ac-3"])
+        #expect(relabelledRun.bytes == original.bytes)
     }
 
     @Test(

@@ -306,6 +306,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             // A stream the file cannot hold, declared by a segment's program map or an
             // initialisation section's sample entry: not bad media.
             case .unsupportedCodec, .unsupportedFormat, .encrypted: .unsupported
+            // A clock that restarts with no discontinuity declared: the server's playlist is wrong.
+            case .timestampsStepBack: .server
             default: .notMedia
             }
         case .invalidKey, .decryptionFailed, .notMedia: .notMedia

@@ -784,6 +784,11 @@ public struct SegmentRemuxer: Sendable {
                 ?? timing.nextAudio.map({ rescale($0, from: timescale, to: flicks) })
             {
                 let difference = start - expected
+                // More than a second back is not an overlap to trim but a clock restarted where
+                // the playlist declares no discontinuity.
+                guard difference >= -Int64(flicks) else {
+                    throw ContainerError(.timestampsStepBack(seconds: Double(-difference) / Double(flicks)))
+                }
                 if abs(difference) * 2 < frame {
                     start = expected
                 } else if difference < 0 {
@@ -822,6 +827,9 @@ public struct SegmentRemuxer: Sendable {
             timing.lastDecode = decode
         } else {
             if let last = timing.lastDecode {
+                guard last - decode <= Int64(timescale) else {
+                    throw ContainerError(.timestampsStepBack(seconds: Double(last - decode) / Double(timescale)))
+                }
                 if decode <= last {
                     // A source whose decode times stall or step back: the sample keeps its place
                     // in decode order, one tick later.

@@ -122,6 +122,12 @@ public struct DeclaredStream: Hashable, Sendable, Codable {
                 return .unsupported
             }
             return .data
+        case 0x80:
+            // User private: Blu-ray's LPCM, ATSC's DigiCipher II video, or AC-3 whose registration
+            // descriptor names it (ATSC A/52 Annex A) where an encoder wrote 0x80 for 0x81.
+            if registration == "AC-3" { return .media(.audio, .ac3) }
+            if registration == "EAC3" { return .media(.audio, .eac3) }
+            return .unsupported
         case 0xDB, 0xCF, 0xC1, 0xC2: return .encrypted("SAMPLE-AES")
         // Video and audio this module cannot write: MPEG-1/2 and MPEG-4 part 2 video, LATM and
         // raw MPEG-4 audio, SVC/MVC, JPEG 2000, MPEG-H 3D audio, VVC, AVS, VC-1, and the
