@@ -165,3 +165,34 @@ extension PlaylistTimelineTests {
         #expect(written.map(\.parameterSets) == source.map(\.parameterSets))
     }
 }
+
+extension PlaylistTimelineTests {
+    @Test(
+        "RFC 8216 §3.4: audio frames trimmed where the source's sound overlaps itself are omissions the result names, with their count"
+    )
+    func trimmedAudioIsAnOmission() async throws {
+        // packed-aac's second segment placed 4,180 ticks (two 48 kHz AAC frames) earlier than
+        // the first one ends.
+        let (lesson, transport, downloader) = try LessonFramesTests.serving("packed-aac")
+        let second = try #require(lesson.files["seg1.aac"])
+        transport.stub(
+            lesson.base.appendingPathComponent("seg1.aac"),
+            reply: .resource(try Lessons.packedAudio(second, shiftedBy: -4_180)))
+        let folder = temporaryFolder("timeline-overlap")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try await downloader.downloadLesson(
+            from: lesson.entry, to: folder.appendingPathComponent("lesson")
+        )
+        .result()
+        #expect(result.omissions == [.overlappingAudio(frames: 2)])
+        #expect(
+            result.omissions.first?.description == "2 audio frames left out where the source's sound overlapped itself")
+        // Unmoved, nothing is left out.
+        let (plainLesson, _, plainDownloader) = try LessonFramesTests.serving("packed-aac")
+        let plain = try await plainDownloader.downloadLesson(
+            from: plainLesson.entry, to: folder.appendingPathComponent("plain")
+        )
+        .result()
+        #expect(plain.omissions.isEmpty)
+    }
+}

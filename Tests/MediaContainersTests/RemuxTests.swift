@@ -156,18 +156,6 @@ struct AudioGapTests {
         #expect(abs((last - first) - 11 * seconds) < 0.000_1)
     }
 
-    /// `segment` (packed audio) with its ID3 `PRIV` timestamp moved by `ticks` of 90 kHz.
-    static func shifted(_ segment: Data, by ticks: Int64) throws -> Data {
-        var bytes = [UInt8](segment)
-        let owner = Array("com.apple.streaming.transportStreamTimestamp".utf8) + [0]
-        let start = try #require(
-            (0...(bytes.count - owner.count)).first { Array(bytes[$0..<($0 + owner.count)]) == owner })
-        let field = start + owner.count
-        let stamp = bytes[field..<(field + 8)].reduce(Int64(0)) { $0 << 8 | Int64($1) } + ticks
-        for index in 0..<8 { bytes[field + index] = UInt8((stamp >> (56 - 8 * Int64(index))) & 0xFF) }
-        return Data(bytes)
-    }
-
     @Test(
         "RFC 8216 §3.4: packed audio is placed by its ID3 PRIV timestamp: a later one leaves a gap, an earlier one an overlap trimmed by whole frames",
         arguments: [
@@ -185,7 +173,7 @@ struct AudioGapTests {
         }
         let alone = try #require(try run([first]).file.tracks("soun").first)
         let plain = try #require(try run([first, second]).file.tracks("soun").first)
-        let moved = try run([first, try Self.shifted(second, by: ticks)])
+        let moved = try run([first, try Lessons.packedAudio(second, shiftedBy: ticks)])
         let track = try #require(moved.file.tracks("soun").first)
         let frame = 1_024 / Double(track.timescale)
         let shift = Double(ticks) / 90_000

@@ -39,6 +39,22 @@ public enum Lessons {
         }
     }
 
+    /// A packed-audio segment (RFC 8216 §3.4) with its ID3 PRIV
+    /// `com.apple.streaming.transportStreamTimestamp` moved by `ticks` (90 kHz).
+    public static func packedAudio(_ segment: Data, shiftedBy ticks: Int64) throws -> Data {
+        var bytes = [UInt8](segment)
+        let owner = Array("com.apple.streaming.transportStreamTimestamp".utf8) + [0]
+        guard bytes.count >= owner.count + 8,
+            let start = (0...(bytes.count - owner.count - 8)).first(where: {
+                Array(bytes[$0..<($0 + owner.count)]) == owner
+            })
+        else { throw FixtureError.missing("a transportStreamTimestamp PRIV frame") }
+        let field = start + owner.count
+        let stamp = bytes[field..<(field + 8)].reduce(Int64(0)) { $0 << 8 | Int64($1) } + ticks
+        for index in 0..<8 { bytes[field + index] = UInt8((stamp >> (56 - 8 * Int64(index))) & 0xFF) }
+        return Data(bytes)
+    }
+
     /// The bytes of `path`, or those of `range` in it.
     static func data(_ path: String, range: Range<Int>?) throws -> Data {
         let whole = try data(path)

@@ -63,7 +63,8 @@ public struct DownloadResult: Hashable, Sendable {
     /// The most bytes held in memory at once (received but not yet written).
     package var peakBufferedBytes: UInt64
     /// What the file leaves out of the source, and why: a subtitle rendition that could not be
-    /// fetched, a stream that is not picture or sound. Empty for most downloads.
+    /// fetched, a stream that is not picture or sound, audio frames where the source's sound
+    /// overlapped itself, pictures no player could decode. Empty for most downloads.
     public var omissions: [Omission]
 
     /// Something a download left out of its file.
@@ -74,13 +75,29 @@ public struct DownloadResult: Hashable, Sendable {
         /// A stream or track that is not picture or sound (timed metadata, splice information),
         /// as the source names it.
         case stream(String)
+        /// Audio frames left out where the source's sound overlapped what came before by half a
+        /// frame or more (its timestamps went back), so that no sound plays twice.
+        case overlappingAudio(frames: Int)
+        /// Video samples left out because they came before the first picture a decoder can
+        /// start from (a source that begins mid-GOP).
+        case undecodableVideo(samples: Int)
 
         /// A sentence saying what was left out.
         public var description: String {
             switch self {
             case .subtitles(let language, let reason): "the \(language) subtitles were not saved: \(reason)"
             case .stream(let name): "\(name) was left out: it is not picture or sound"
+            case .overlappingAudio(let frames):
+                "\(frames) audio frame\(frames == 1 ? "" : "s") left out where the source's sound overlapped itself"
+            case .undecodableVideo(let samples):
+                "\(samples) video sample\(samples == 1 ? "" : "s") left out before the first picture a player can start from"
             }
+        }
+
+        /// What a remux's report says it left out.
+        static func remuxed(ignoredStreams: [String], framesTrimmed: Int, undecodableSamples: Int) -> [Self] {
+            ignoredStreams.map { .stream($0) } + (framesTrimmed > 0 ? [.overlappingAudio(frames: framesTrimmed)] : [])
+                + (undecodableSamples > 0 ? [.undecodableVideo(samples: undecodableSamples)] : [])
         }
     }
 

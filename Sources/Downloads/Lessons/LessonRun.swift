@@ -372,7 +372,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                 .complete(byteCount: done.byteCount)
             return DownloadResult(
                 file: destination, byteCount: done.byteCount, partsFetched: 0, peakBufferedBytes: 0,
-                omissions: done.ignoredStreams.map { DownloadResult.Omission.stream($0) })
+                omissions: DownloadResult.Omission.remuxed(
+                    ignoredStreams: done.ignoredStreams, framesTrimmed: done.framesTrimmed ?? 0,
+                    undecodableSamples: done.undecodableSamples ?? 0))
         }
         let output = try RemuxOutput(url: files.partial)
         let journal = try RemuxJournal.open(url: files.journal, header: header, partial: existed ? output : nil)
@@ -417,8 +419,10 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         }
         let skipped = try await addSubtitles(session: session)
         let summary = try await session.perform { try $0.finish() }
+        let report = session.report
         let completion = RemuxJournal.Completion(
-            byteCount: summary.byteCount, ignoredStreams: session.report.ignoredStreams)
+            byteCount: summary.byteCount, ignoredStreams: report.ignoredStreams, framesTrimmed: report.framesTrimmed,
+            undecodableSamples: report.undecodableSamples)
         try await session.perform { try $0.markDone(completion) }
         // rename(2) replaces the destination atomically: it is the complete file or absent.
         do {
@@ -432,7 +436,10 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         }
         StagingFiles.removeIfAllowed(files.journal)
         progress.complete(byteCount: summary.byteCount)
-        let omissions = session.report.ignoredStreams.map { DownloadResult.Omission.stream($0) } + skipped
+        let omissions =
+            DownloadResult.Omission.remuxed(
+                ignoredStreams: report.ignoredStreams, framesTrimmed: report.framesTrimmed,
+                undecodableSamples: report.undecodableSamples) + skipped
         return DownloadResult(
             file: destination, byteCount: summary.byteCount, partsFetched: fetched.parts,
             peakBufferedBytes: fetched.peak,
