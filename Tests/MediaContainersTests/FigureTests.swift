@@ -95,7 +95,11 @@ struct MediaContainersFigureTests {
         let joint = file.filter { $0.part == 1 }.map(\.start).min() ?? 0
         figure.line(from: (x(joint), 236), to: (x(joint), 288), ink: .text, dashed: true)
         if let audioEnd = file.first(where: { $0.part == 0 && $0.kind == "audio" })?.end, audioEnd < joint {
-            figure.text("gap", x: (x(audioEnd) + x(joint)) / 2, y: 306, size: 12, ink: .muted, anchor: "middle")
+            // A bracket under the stretch of part A with no sound, its name below it.
+            let (from, to) = (x(audioEnd), x(joint))
+            figure.polyline([(from, 286), (from, 292), (to, 292), (to, 286)], ink: .text, width: 1)
+            figure.line(from: ((from + to) / 2, 292), to: ((from + to) / 2, 296), ink: .text)
+            figure.text("no sound", x: (from + to) / 2, y: 308, size: 12, ink: .muted, anchor: "middle")
         }
         figure.line(from: (left, 320), to: (right, 320), ink: .muted)
         for tick in stride(from: 0.0, through: max(fileEnd, sourceEnd), by: 1) {

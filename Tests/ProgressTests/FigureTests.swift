@@ -11,10 +11,12 @@ struct ProgressFigureTests {
     static func watchedCases() -> SVGFigure {
         let left = 96.0
         let right = 400.0
-        let scale = (right - left) / 100
+        // The article's lesson lasts 100 s; the figure's axis is in percent of it.
+        let duration = 100.0
+        let scale = (right - left) / duration
         var rows: [(title: String, spans: [Range<Double>], union: [Range<Double>], fraction: Double)] = []
         for example in ArticleCaseTests.cases {
-            var tracker = WatchTracker(deviceID: "ipad", duration: 100)
+            var tracker = WatchTracker(deviceID: "ipad", duration: duration)
             var now = Date(timeIntervalSince1970: 1_763_700_000)
             for event in example.events {
                 tracker.handle(event, at: now)
@@ -31,9 +33,12 @@ struct ProgressFigureTests {
         var figure = SVGFigure(
             width: 420, height: height,
             description:
-                "Three viewings of a 100-second lesson on a timeline. "
-                + rows.map {
-                    "\($0.title.prefix(1).uppercased() + $0.title.dropFirst()): played \($0.spans.map(Self.describe).joined(separator: ", then ")); watched \($0.union.map(Self.describe).joined(separator: " and "))."
+                "Three viewings of a \(Int(duration))-second lesson on a timeline. "
+                + rows.map { row in
+                    let played = row.spans.map { Self.describe($0, of: duration) }.joined(separator: ", then ")
+                    let watched = row.union.map { Self.describe($0, of: duration) }.joined(separator: " and ")
+                    return
+                        "\(row.title.prefix(1).uppercased() + row.title.dropFirst()): played \(played); watched \(watched)."
                 }
                 .joined(separator: " "))
         var y = 24.0
@@ -62,7 +67,7 @@ struct ProgressFigureTests {
         // The time axis, in percent of the lesson.
         figure.line(from: (left, y), to: (right, y), ink: .muted)
         for percent in stride(from: 0, through: 100, by: 10) {
-            let x = left + Double(percent) * scale
+            let x = left + Double(percent) / 100 * (right - left)
             figure.line(from: (x, y), to: (x, y + 4), ink: .muted)
             if percent % 20 == 0 {
                 figure.text("\(percent)%", x: x, y: y + 17, size: 12, ink: .muted, anchor: "middle")
@@ -71,8 +76,9 @@ struct ProgressFigureTests {
         return figure
     }
 
-    static func describe(_ range: Range<Double>) -> String {
-        "\(Int(range.lowerBound))–\(Int(range.upperBound))%"
+    /// `range` (seconds) as percent of a lesson of `duration` seconds: "0–15%".
+    static func describe(_ range: Range<Double>, of duration: Double) -> String {
+        "\(Int((range.lowerBound / duration * 100).rounded()))–\(Int((range.upperBound / duration * 100).rounded()))%"
     }
 
     @Test("watched-cases.svg (light and dark) is what the tracker computes for the article's cases")

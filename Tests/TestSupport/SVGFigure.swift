@@ -21,6 +21,18 @@ public struct SVGFigure: Sendable {
         case surface
         /// The figure's background.
         case background
+
+        /// The role's name, as the figure's marker IDs use it.
+        var name: String {
+            switch self {
+            case .text: "text"
+            case .muted: "muted"
+            case .accent: "accent"
+            case .highlight: "highlight"
+            case .surface: "surface"
+            case .background: "background"
+            }
+        }
     }
 
     /// The two palettes DocC shows: `name.svg` in light mode and `name~dark.svg` in dark mode.
@@ -125,6 +137,26 @@ public struct SVGFigure: Sendable {
         elements.append(.text(x: x, y: y, string, size: size, ink: ink, anchor: anchor, bold: bold))
     }
 
+    /// The inks of the lines and paths that end in an arrowhead, each once, in a fixed order.
+    var arrowInks: [Ink] {
+        let used = Set(
+            elements.compactMap { element -> Ink? in
+                switch element {
+                case .line(_, _, _, _, let ink, _, _, true), .path(_, let ink, _, _, true): ink
+                default: nil
+                }
+            })
+        return [Ink.muted, .text, .accent, .highlight, .surface, .background].filter { used.contains($0) }
+    }
+
+    /// The arrowhead marker of `ink`, filled with its colour, so that an arrow's head is the
+    /// colour of its line.
+    static func marker(for ink: Ink, in palette: Palette) -> String {
+        "<marker id=\"arrow-\(ink.name)\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" "
+            + "markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0 0 L10 5 L0 10 z\" "
+            + "fill=\"\(palette.color(ink))\"/></marker>"
+    }
+
     /// The figure as an SVG document in `palette`.
     public func svg(_ palette: Palette) -> String {
         var out = """
@@ -132,8 +164,7 @@ public struct SVGFigure: Sendable {
             width="\(Self.number(width))" height="\(Self.number(height))" role="img" \
             aria-label="\(Self.escaped(description))">
             <title>\(Self.escaped(description))</title>
-            <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" \
-            orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="\(palette.color(.muted))"/></marker></defs>
+            <defs>\(arrowInks.map { Self.marker(for: $0, in: palette) }.joined())</defs>
             <rect x="0" y="0" width="\(Self.number(width))" height="\(Self.number(height))" \
             fill="\(palette.color(.background))"/>
 
@@ -150,11 +181,13 @@ public struct SVGFigure: Sendable {
         case .line(let x1, let y1, let x2, let y2, let ink, let width, let dashed, let arrow):
             return "<line x1=\"\(Self.number(x1))\" y1=\"\(Self.number(y1))\" x2=\"\(Self.number(x2))\" "
                 + "y2=\"\(Self.number(y2))\" stroke=\"\(paint(ink))\" stroke-width=\"\(Self.number(width))\""
-                + (dashed ? " stroke-dasharray=\"4 3\"" : "") + (arrow ? " marker-end=\"url(#arrow)\"" : "") + "/>"
+                + (dashed ? " stroke-dasharray=\"4 3\"" : "") + (arrow ? " marker-end=\"url(#arrow-\(ink.name))\"" : "")
+                + "/>"
         case .path(let data, let ink, let width, let dashed, let arrow):
             return "<path d=\"\(data)\" fill=\"none\" stroke=\"\(paint(ink))\" stroke-width=\"\(Self.number(width))\" "
                 + "stroke-linejoin=\"round\" stroke-linecap=\"round\""
-                + (dashed ? " stroke-dasharray=\"4 3\"" : "") + (arrow ? " marker-end=\"url(#arrow)\"" : "") + "/>"
+                + (dashed ? " stroke-dasharray=\"4 3\"" : "") + (arrow ? " marker-end=\"url(#arrow-\(ink.name))\"" : "")
+                + "/>"
         case .rect(let x, let y, let width, let height, let radius, let fill, let stroke):
             return "<rect x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" width=\"\(Self.number(width))\" "
                 + "height=\"\(Self.number(height))\" rx=\"\(Self.number(radius))\" fill=\"\(paint(fill))\" "
