@@ -179,7 +179,15 @@ struct DownloadFigureTests {
             audioRenditions: .all
         ).result()
         let layout = try Self.layout(of: MP4Inspector(url: result.file))
-        #expect(layout == (try Self.recording().layout))
+        let recording = try Self.recording()
+        #expect(layout == recording.layout)
+        // The requests go out in the recorded order (their times are the recorded run's own),
+        // and never more than two at once, as the figure's two lanes show.
+        let prefix = served.base.path.hasSuffix("/") ? served.base.path : served.base.path + "/"
+        let requested = transport.requests.compactMap { $0.url?.path }.filter { $0.hasPrefix(prefix) }
+            .map { String($0.dropFirst(prefix.count)) }
+        #expect(requested == recording.transfers.map(\.path))
+        #expect(Set(Self.lanes(recording.transfers)) == [0, 1])
         // Every segment of every rendition is in the file once, and the media data holds them.
         let media = try #require(layout.boxes.first { $0.path == "mdat" })
         #expect(layout.segments.count == 6)
