@@ -316,3 +316,37 @@ extension RemuxTests {
         #expect(track.samples.filter { $0.description == 2 }.count == ac3Frames)
     }
 }
+
+extension RemuxTests {
+    @Test(
+        "ISO/IEC 11172-3 §2.4.2.3: a gap in MP3 is filled with silent frames of the stream's own header over zeros, as many as the gap holds"
+    )
+    func mp3GapFilledWithSilence() throws {
+        let first = try Lessons.data("packed-mp3/seg0.mp3")
+        let second = try Lessons.data("packed-mp3/seg1.mp3")
+        func run(_ segments: [Data]) throws -> Remux.Result {
+            try Remux.run(
+                segments.enumerated().map { [SegmentRemuxer.Segment(data: $1, discontinuity: 0, index: $0)] },
+                brand: .audio, gaps: .fillWithSilence)
+        }
+        let plain = try run([first, second])
+        // The second segment a tenth of a second later: 4.2 frames of 1,152 samples at 48 kHz.
+        let moved = try run([first, try Lessons.packedAudio(second, shiftedBy: 9_000)])
+        #expect(moved.report.silentFramesInserted == 4)
+        #expect(moved.report.gapsKept == 0)
+        let track = try #require(moved.file.tracks("soun").first)
+        let plainTrack = try #require(plain.file.tracks("soun").first)
+        #expect(track.samples.count == plainTrack.samples.count + 4)
+        // The four frames after the first segment's: the next frame's header, no CRC, no
+        // padding, then zeros to the frame's length.
+        let head = try #require(
+            Lessons.sourceSegments("packed-mp3/index.m3u8").first?.streams.first?.frames.count)
+        let next = moved.file.data(of: track.samples[head + 4])
+        for sample in track.samples[head..<(head + 4)] {
+            let silent = moved.file.data(of: sample)
+            #expect(silent[0] == next[0] && silent[1] == next[1] | 0x01 && silent[2] == next[2] & ~0x02)
+            #expect(silent.dropFirst(4).allSatisfy { $0 == 0 })
+            #expect(sample.duration == Int64(track.timescale) * 1_152 / 48_000)
+        }
+    }
+}

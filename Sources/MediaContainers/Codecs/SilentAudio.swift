@@ -25,13 +25,39 @@ enum SilentAudio {
         ],
     ]
 
-    /// A silent frame for samples of `description`, or `nil` when the codec or profile has none
-    /// this module can make (HE-AAC's depends on its SBR configuration; MP3 and AC-3 are not
-    /// filled).
-    static func frame(for description: SampleDescription) -> Data? {
-        guard description.codec == .aac, let config = audioSpecificConfig(in: description.sampleEntry),
-            config.count >= 2
-        else { return nil }
+    /// A silent frame for samples of `description`, to go before `next` (the frame after the
+    /// gap), or `nil` when the codec or profile has none this module can make (AC-3 and E-AC-3
+    /// code silence in frames this module does not write).
+    static func frame(for description: SampleDescription, before next: Data) -> Data? {
+        switch description.codec {
+        case .aac: lowComplexityFrame(for: description)
+        case .mp3: mpegAudioFrame(like: next)
+        default: nil
+        }
+    }
+
+    /// An MPEG audio frame of `next`'s version, layer, rate, bit rate and channel mode that
+    /// decodes to silence: its header without CRC or padding (ISO/IEC 11172-3 §2.4.2.3), then
+    /// zeros. Zeros are a layer I or II frame with no bits allocated to any subband, and a
+    /// layer III frame whose side information gives every granule no main data (the bit
+    /// reservoir's `main_data_begin` 0, `part2_3_length` 0), so no spectral value is coded.
+    /// Checked by decoding with ffmpeg: after the previous frame's overlap, every sample is zero.
+    /// A layer III frame after the silence that draws on the bit reservoir of the frames before
+    /// the gap (a gap inside one encode) finds zeros there and decodes silent too, as a stream
+    /// joined mid-encode does; after a discontinuity, the new encode starts with an empty
+    /// reservoir.
+    static func mpegAudioFrame(like next: Data) -> Data? {
+        guard next.count >= 4 else { return nil }
+        var header = [UInt8](next.prefix(4))
+        header[1] |= 0x01  // protection_bit 1: no CRC follows
+        header[2] &= ~0x02  // padding_bit 0
+        guard let parsed = header.withUnsafeBytes({ MPEGAudioHeader.read($0, at: 0) }) else { return nil }
+        return Data(header + [UInt8](repeating: 0, count: parsed.frameLength - 4))
+    }
+
+    /// An AAC-LC silent block for `description`'s channel configuration.
+    private static func lowComplexityFrame(for description: SampleDescription) -> Data? {
+        guard let config = audioSpecificConfig(in: description.sampleEntry), config.count >= 2 else { return nil }
         let objectType = config[0] >> 3
         let channels = Int((config[1] >> 3) & 0x0F)
         // AAC LC (object type 2). An HE-AAC stream signalled implicitly (ADTS) says LC too; a

@@ -25,9 +25,10 @@ public import Foundation
 ///   earliest sample of the new part there and the others at their offsets from it.
 /// - **Audio where the source puts it.** Each audio frame is placed by the source's timestamps. A
 ///   difference under half a frame from where the track already is keeps the track continuous; a
-///   gap of half a frame or more is kept (``GapPolicy``) or filled with silent frames (AAC LC), or left as a longer last
-///   frame (other codecs, or always with ``GapPolicy/keepTimestamps``, the default), an overlap
-///   is trimmed by whole frames. ``report`` counts each.
+///   gap of half a frame or more is filled with silent frames (``GapPolicy/fillWithSilence``: AAC
+///   LC and MPEG audio) or left as a longer last frame (AC-3 and E-AC-3, or always with
+///   ``GapPolicy/keepTimestamps``, the default), and an overlap is trimmed by whole frames.
+///   ``report`` counts each.
 /// - **Checkpoints.** ``checkpoint()`` returns everything a resume needs (the media data's
 ///   length, the tracks, the timeline, each rendition's reading state) and the records of the
 ///   samples written since the last one; ``init(output:resuming:)`` continues from it, and the
@@ -100,8 +101,9 @@ public struct SegmentRemuxer: Sendable {
         /// silence; one that plays audio samples back to back would play what follows the gap
         /// early by its length, and wants ``fillWithSilence``.
         case keepTimestamps
-        /// The gap is filled with silent frames (AAC LC; other codecs keep their timestamps), for
-        /// a player that plays audio samples back to back regardless of their timestamps.
+        /// The gap is filled with silent frames (AAC LC and MPEG audio layers I to III; AC-3 and
+        /// E-AC-3 keep their timestamps), for a player that plays audio samples back to back
+        /// regardless of their timestamps.
         case fillWithSilence
     }
 
@@ -111,7 +113,7 @@ public struct SegmentRemuxer: Sendable {
         /// ``GapPolicy/fillWithSilence``).
         public var silentFramesInserted = 0
         /// Gaps of a frame or more kept in audio timestamps (with ``GapPolicy/keepTimestamps``, or
-        /// with ``GapPolicy/fillWithSilence`` for a codec other than AAC LC).
+        /// with ``GapPolicy/fillWithSilence`` for AC-3 or E-AC-3).
         public var gapsKept = 0
         /// Audio frames left out where the source overlapped what came before.
         public var framesTrimmed = 0
@@ -798,7 +800,7 @@ public struct SegmentRemuxer: Sendable {
                 } else if gaps == .keepTimestamps {
                     // The gap stays: the frame before lasts until this one.
                     report.gapsKept += 1
-                } else if let silence = SilentAudio.frame(for: sample.description) {
+                } else if let silence = SilentAudio.frame(for: sample.description, before: sample.data) {
                     let count = (difference + frame / 2) / frame
                     for index in 0..<count {
                         let time = expected + index * frame
