@@ -350,3 +350,89 @@ extension RemuxTests {
         }
     }
 }
+
+extension RemuxTests {
+    /// The CRC-16 of ETSI TS 102 366 Annex A (x¹⁶ + x¹⁵ + x² + 1, most significant bit first,
+    /// from 0), written here apart from the module's so that the test checks it.
+    static func ac3CRC(_ bytes: some Sequence<UInt8>) -> UInt16 {
+        var crc: UInt16 = 0
+        for byte in bytes {
+            for bit in (0..<8).reversed() {
+                let top = (crc >> 15) ^ UInt16((byte >> UInt8(bit)) & 1)
+                crc <<= 1
+                if top == 1 { crc ^= 0x8005 }
+            }
+        }
+        return crc
+    }
+
+    /// Whether `frame` (one AC-3 syncframe) passes both CRCs: the first five eighths after the
+    /// syncword, and the whole frame after it (§4.4.1.2, §4.4.5.2).
+    static func passesCRCs(_ frame: [UInt8]) -> Bool {
+        let fiveEighths = ((frame.count >> 2) + (frame.count >> 4)) << 1
+        return ac3CRC(frame[2..<fiveEighths]) == 0 && ac3CRC(frame[2...]) == 0
+    }
+
+    @Test("ETSI TS 102 366 Annex A: the test's CRC is CRC-16/BUYPASS, and real AC-3 frames pass both of theirs")
+    func ac3CRCs() throws {
+        #expect(Self.ac3CRC(Array("123456789".utf8)) == 0xFEE8)
+        let stream = [UInt8](try Facts.data("ac3-layouts/stereo.ac3"))
+        #expect(stream.count == 8 * 384)
+        for start in stride(from: 0, to: stream.count, by: 384) {
+            #expect(Self.passesCRCs(Array(stream[start..<(start + 384)])))
+        }
+    }
+
+    @Test(
+        "ETSI TS 102 366 §4.3: a gap in AC-3 is filled with silent syncframes of the stream's rate, bit rate and channel layout, both CRCs right",
+        arguments: ["mono", "stereo", "3.0", "2.1", "quad", "5.1"])
+    func ac3GapFilledWithSilence(layout: String) throws {
+        let stream = try Facts.data("ac3-layouts/\(layout).ac3")
+        // The syncframes, by the frame size each header gives (frmsizecod; 44.1 kHz adds a word
+        // to odd codes).
+        var frames: [Data] = []
+        var at = stream.startIndex
+        while at + 5 <= stream.endIndex {
+            let code = Int(stream[at + 4] & 0x3F)
+            let rate = stream[at + 4] >> 6
+            let words48 = [
+                64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1_024, 1_152, 1_280,
+            ]
+            let words44 = [
+                69, 87, 104, 121, 139, 174, 208, 243, 278, 348, 417, 487, 557, 696, 835, 975, 1_114, 1_253, 1_393,
+            ]
+            let words = rate == 1 ? words44[code / 2] + code % 2 : words48[code / 2]
+            frames.append(stream[at..<(at + 2 * words)])
+            at += 2 * words
+        }
+        #expect(frames.count == 8)
+        let sampleRate = stream[stream.startIndex + 4] >> 6 == 1 ? 44_100 : 48_000
+        // Two packed-audio segments of four frames each, the second a tenth of a second late.
+        let frameTicks = Int64(1_536 * 90_000 / sampleRate)
+        func segment(_ range: Range<Int>, at timestamp: Int64) -> Data {
+            frames[range].reduce(AudioFramingTests.id3(timestamp: timestamp), +)
+        }
+        let result = try Remux.run(
+            [
+                [SegmentRemuxer.Segment(data: segment(0..<4, at: 900_000), discontinuity: 0, index: 0)],
+                [
+                    SegmentRemuxer.Segment(
+                        data: segment(4..<8, at: 900_000 + 4 * frameTicks + 9_000), discontinuity: 0, index: 1)
+                ],
+            ], brand: .audio, gaps: .fillWithSilence)
+        let silent = Int((9_000.0 / Double(frameTicks)).rounded())
+        #expect(result.report.silentFramesInserted == silent)
+        #expect(result.report.gapsKept == 0)
+        let track = try #require(result.file.tracks("soun").first)
+        #expect(track.formats == ["ac-3"])
+        #expect(track.samples.count == 8 + silent)
+        for sample in track.samples[4..<(4 + silent)] {
+            let bytes = result.file.data(of: sample)
+            let next = [UInt8](frames[4])
+            // The next frame's fscod and frmsizecod, bsid and bsmod, and acmod.
+            #expect(bytes[4] == next[4] && bytes[5] == next[5] && bytes[6] >> 5 == next[6] >> 5)
+            #expect(bytes.count == frames[4].count)
+            #expect(Self.passesCRCs(bytes), "\(layout)")
+        }
+    }
+}

@@ -26,14 +26,151 @@ enum SilentAudio {
     ]
 
     /// A silent frame for samples of `description`, to go before `next` (the frame after the
-    /// gap), or `nil` when the codec or profile has none this module can make (AC-3 and E-AC-3
-    /// code silence in frames this module does not write).
+    /// gap), or `nil` when the codec or profile has none this module can make (E-AC-3's frames
+    /// are not coded here).
     static func frame(for description: SampleDescription, before next: Data) -> Data? {
         switch description.codec {
         case .aac: lowComplexityFrame(for: description)
         case .mp3: mpegAudioFrame(like: next)
+        case .ac3: ac3Frame(like: next)
         default: nil
         }
+    }
+
+    /// An AC-3 syncframe of `next`'s rate, bit rate, bitstream ID and mode, channel layout and
+    /// LFE that decodes to silence (ETSI TS 102 366 §4.3): no block switching, dither, dynamic
+    /// range, coupling or rematrixing; in the first audio block every channel's exponents climb
+    /// from 15 to the quietest, 24, over its narrowest bandwidth (D15 exponents, `chbwcod` 0), and
+    /// the bit allocation is told the largest SNR offset down, so every mantissa gets no bits and
+    /// is zero; the other five blocks reuse all of it. Zeros fill the rest, and both CRCs are set
+    /// (crc1 over the first five eighths, §4.4.1.2, crc2 over the frame). `nil` for E-AC-3,
+    /// whose frames this module does not code.
+    static func ac3Frame(like next: Data) -> Data? {
+        guard next.count >= 8,
+            let header = try? next.withUnsafeBytes({ raw throws(ContainerError) in
+                try AC3Header.read(raw, at: 0, offset: 0)
+            }),
+            !header.isEnhanced
+        else { return nil }
+        let acmod = UInt32(header.audioCodingMode & 0x07)
+        let channels = AC3Header.mainChannels[Int(acmod)]
+        let lfe = header.hasLFE
+        var bits = BitWriter()
+        bits.write(0x0B77, 16)
+        bits.write(0, 16)  // crc1, set below
+        bits.write(UInt32(next[next.startIndex + 4]), 8)  // fscod and frmsizecod
+        bits.write(UInt32(header.bitstreamID), 5)
+        bits.write(UInt32(header.bitstreamMode), 3)
+        bits.write(acmod, 3)
+        if acmod & 0x01 != 0, acmod != 1 { bits.write(0, 2) }  // cmixlev
+        if acmod & 0x04 != 0 { bits.write(0, 2) }  // surmixlev
+        if acmod == 2 { bits.write(0, 2) }  // dsurmod
+        bits.write(lfe ? 1 : 0, 1)
+        // dialnorm 31, and no compression, language or production information.
+        bits.write(31, 5)
+        bits.write(0, 3)
+        if acmod == 0 {
+            bits.write(31, 5)
+            bits.write(0, 3)
+        }
+        // copyrightb 0, origbs 1, and no time codes (or extended information) nor additional bsi.
+        bits.write(0b01000, 5)
+        // Exponent groups (D15, 3 exponents each, deltas -2…2 stored as 25·m1 + 5·m2 + m3 with
+        // m = delta + 2): up by 6, then by 3 to 24, then flat.
+        let climb: [UInt32] = [124, 117]
+        let flat: UInt32 = 62
+        for block in 0..<6 {
+            bits.write(0, channels)  // blksw
+            bits.write(0, channels)  // dithflag
+            bits.write(0, 1)  // dynrnge
+            if acmod == 0 { bits.write(0, 1) }  // dynrng2e
+            if block == 0 {
+                bits.write(0b10, 2)  // cplstre 1, cplinu 0
+            } else {
+                bits.write(0, 1)
+            }
+            if acmod == 2 { block == 0 ? bits.write(0b10000, 5) : bits.write(0, 1) }  // rematstr, rematflg
+            for _ in 0..<channels { bits.write(block == 0 ? 1 : 0, 2) }  // chexpstr: D15, then reuse
+            if lfe { bits.write(block == 0 ? 1 : 0, 1) }  // lfeexpstr
+            if block == 0 {
+                for _ in 0..<channels { bits.write(0, 6) }  // chbwcod 0: mantissas 0…72
+                for _ in 0..<channels {
+                    bits.write(15, 4)
+                    for group in 0..<24 { bits.write(group < climb.count ? climb[group] : flat, 7) }
+                    bits.write(0, 2)  // gainrng
+                }
+                if lfe {
+                    bits.write(15, 4)
+                    for value in climb { bits.write(value, 7) }
+                }
+                // baie: sdcycod 2, fdcycod 1, sgaincod 1, dbpbcod 2, floorcod 0.
+                bits.write(1, 1)
+                bits.write(0b1001_0110, 8)
+                bits.write(0, 3)
+                // snroffste: csnroffst 0, and each channel's fsnroffst 0, fgaincod 4.
+                bits.write(1, 1)
+                bits.write(0, 6)
+                for _ in 0..<(channels + (lfe ? 1 : 0)) { bits.write(0b0000_100, 7) }
+            } else {
+                bits.write(0, 2)  // baie, snroffste
+            }
+            bits.write(0, 2)  // deltbaie, skiple
+        }
+        var frame = bits.bytes
+        guard frame.count + 3 <= header.frameLength else { return nil }
+        frame += [UInt8](repeating: 0, count: header.frameLength - frame.count)
+        // crc1 makes the CRC of the first five eighths (after the syncword) zero; crc2 that of
+        // the rest, and so of the whole frame.
+        let fiveEighths = ((header.frameLength >> 2) + (header.frameLength >> 4)) << 1
+        let crc1 = Self.crcPrefix(making: Self.crc16(frame[4..<fiveEighths]), zeroAfter: fiveEighths - 4)
+        frame[2] = UInt8(crc1 >> 8)
+        frame[3] = UInt8(crc1 & 0xFF)
+        let crc2 = Self.crc16(frame[fiveEighths..<(header.frameLength - 2)])
+        frame[header.frameLength - 2] = UInt8(crc2 >> 8)
+        frame[header.frameLength - 1] = UInt8(crc2 & 0xFF)
+        return Data(frame)
+    }
+
+    /// The CRC-16 of ETSI TS 102 366 §4.4.1.2 and Annex A (x¹⁶ + x¹⁵ + x² + 1, most significant
+    /// bit first, from 0) of `bytes`, continuing from `start`.
+    ///
+    /// - Complexity: O(*n*) in the bytes.
+    static func crc16<Bytes: Sequence>(_ bytes: Bytes, from start: UInt16 = 0) -> UInt16 where Bytes.Element == UInt8 {
+        var crc = start
+        for byte in bytes {
+            crc ^= UInt16(byte) << 8
+            for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x8005 : crc << 1 }
+        }
+        return crc
+    }
+
+    /// The two bytes `x` such that the CRC of `x` followed by `length` bytes whose own CRC is
+    /// `tail` is zero: the CRC is linear, so `x` solves CRC(x · 0ˡᵉⁿᵍᵗʰ) = `tail`, found by
+    /// Gaussian elimination over the images of the 16 unit vectors.
+    ///
+    /// - Complexity: O(16 · *length* + 16²).
+    static func crcPrefix(making tail: UInt16, zeroAfter length: Int) -> UInt16 {
+        let zeros = [UInt8](repeating: 0, count: length)
+        // Row i: the image of bit i of x, and that bit.
+        var rows: [(image: UInt16, input: UInt16)] = (0..<16).map { bit in
+            let x = UInt16(1) << UInt16(bit)
+            return (crc16(zeros, from: crc16([UInt8(x >> 8), UInt8(x & 0xFF)])), x)
+        }
+        var target = (image: tail, input: UInt16(0))
+        for pivot in (0..<16).reversed() {
+            let mask = UInt16(1) << UInt16(pivot)
+            guard let at = rows.firstIndex(where: { $0.image & mask != 0 }) else { continue }
+            let row = rows.remove(at: at)
+            for index in rows.indices where rows[index].image & mask != 0 {
+                rows[index].image ^= row.image
+                rows[index].input ^= row.input
+            }
+            if target.image & mask != 0 {
+                target.image ^= row.image
+                target.input ^= row.input
+            }
+        }
+        return target.input
     }
 
     /// An MPEG audio frame of `next`'s version, layer, rate, bit rate and channel mode that

@@ -26,7 +26,7 @@ public import Foundation
 /// - **Audio where the source puts it.** Each audio frame is placed by the source's timestamps. A
 ///   difference under half a frame from where the track already is keeps the track continuous; a
 ///   gap of half a frame or more is filled with silent frames (``GapPolicy/fillWithSilence``: AAC
-///   LC and MPEG audio) or left as a longer last frame (AC-3 and E-AC-3, or always with
+///   LC, MPEG audio and AC-3) or left as a longer last frame (E-AC-3, or always with
 ///   ``GapPolicy/keepTimestamps``, the default), and an overlap is trimmed by whole frames.
 ///   ``report`` counts each.
 /// - **Checkpoints.** ``checkpoint()`` returns everything a resume needs (the media data's
@@ -101,8 +101,8 @@ public struct SegmentRemuxer: Sendable {
         /// silence; one that plays audio samples back to back would play what follows the gap
         /// early by its length, and wants ``fillWithSilence``.
         case keepTimestamps
-        /// The gap is filled with silent frames (AAC LC and MPEG audio layers I to III; AC-3 and
-        /// E-AC-3 keep their timestamps), for a player that plays audio samples back to back
+        /// The gap is filled with silent frames (AAC LC, MPEG audio layers I to III and AC-3;
+        /// E-AC-3 keeps its timestamps), for a player that plays audio samples back to back
         /// regardless of their timestamps.
         case fillWithSilence
     }
@@ -113,7 +113,7 @@ public struct SegmentRemuxer: Sendable {
         /// ``GapPolicy/fillWithSilence``).
         public var silentFramesInserted = 0
         /// Gaps of a frame or more kept in audio timestamps (with ``GapPolicy/keepTimestamps``, or
-        /// with ``GapPolicy/fillWithSilence`` for AC-3 or E-AC-3).
+        /// with ``GapPolicy/fillWithSilence`` for E-AC-3).
         public var gapsKept = 0
         /// Audio frames left out where the source overlapped what came before.
         public var framesTrimmed = 0
