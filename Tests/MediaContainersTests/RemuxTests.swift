@@ -383,56 +383,71 @@ extension RemuxTests {
         }
     }
 
-    @Test(
-        "ETSI TS 102 366 §4.3: a gap in AC-3 is filled with silent syncframes of the stream's rate, bit rate and channel layout, both CRCs right",
-        arguments: ["mono", "stereo", "3.0", "2.1", "quad", "5.1"])
-    func ac3GapFilledWithSilence(layout: String) throws {
-        let stream = try Facts.data("ac3-layouts/\(layout).ac3")
-        // The syncframes, by the frame size each header gives (frmsizecod; 44.1 kHz adds a word
-        // to odd codes).
+    /// The syncframes of a raw AC-3 or E-AC-3 stream, each as long as its header says
+    /// (frmsizecod, 44.1 kHz adding a word to odd codes; E-AC-3's frmsiz).
+    static func syncframes(_ stream: Data) -> [Data] {
+        let words48 = [
+            64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1_024, 1_152, 1_280,
+        ]
+        let words44 = [
+            69, 87, 104, 121, 139, 174, 208, 243, 278, 348, 417, 487, 557, 696, 835, 975, 1_114, 1_253, 1_393,
+        ]
         var frames: [Data] = []
         var at = stream.startIndex
-        while at + 5 <= stream.endIndex {
-            let code = Int(stream[at + 4] & 0x3F)
-            let rate = stream[at + 4] >> 6
-            let words48 = [
-                64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1_024, 1_152, 1_280,
-            ]
-            let words44 = [
-                69, 87, 104, 121, 139, 174, 208, 243, 278, 348, 417, 487, 557, 696, 835, 975, 1_114, 1_253, 1_393,
-            ]
-            let words = rate == 1 ? words44[code / 2] + code % 2 : words48[code / 2]
-            frames.append(stream[at..<(at + 2 * words)])
+        while at + 6 <= stream.endIndex {
+            let enhanced = stream[at + 5] >> 3 > 10
+            let words: Int
+            if enhanced {
+                words = (Int(stream[at + 2] & 0x07) << 8 | Int(stream[at + 3])) + 1
+            } else {
+                let code = Int(stream[at + 4] & 0x3F)
+                words = stream[at + 4] >> 6 == 1 ? words44[code / 2] + code % 2 : words48[code / 2]
+            }
+            frames.append(stream[at..<min(at + 2 * words, stream.endIndex)])
             at += 2 * words
         }
-        #expect(frames.count == 8)
-        let sampleRate = stream[stream.startIndex + 4] >> 6 == 1 ? 44_100 : 48_000
-        // Two packed-audio segments of four frames each, the second a tenth of a second late.
+        return frames
+    }
+
+    @Test(
+        "ETSI TS 102 366 §4.3 and Annex E: a gap in AC-3 or E-AC-3 is filled with silent syncframes of the stream's rate, size and channel layout, their CRCs right",
+        arguments: ["ac3", "eac3"], ["mono", "stereo", "3.0", "2.1", "quad", "5.1"])
+    func dolbyGapFilledWithSilence(codec: String, layout: String) throws {
+        let frames = Self.syncframes(try Facts.data("\(codec)-layouts/\(layout).\(codec)"))
+        #expect(frames.count >= 6)
+        // fscod: 48, 44.1 or 32 kHz.
+        let sampleRate = [48_000, 44_100, 32_000][Int(frames[0][frames[0].startIndex + (codec == "ac3" ? 4 : 4)] >> 6)]
+        // Two packed-audio segments of three frames each, the second a tenth of a second late.
         let frameTicks = Int64(1_536 * 90_000 / sampleRate)
         func segment(_ range: Range<Int>, at timestamp: Int64) -> Data {
             frames[range].reduce(AudioFramingTests.id3(timestamp: timestamp), +)
         }
+        let late = 900_000 + 3 * frameTicks + 9_000
         let result = try Remux.run(
             [
-                [SegmentRemuxer.Segment(data: segment(0..<4, at: 900_000), discontinuity: 0, index: 0)],
-                [
-                    SegmentRemuxer.Segment(
-                        data: segment(4..<8, at: 900_000 + 4 * frameTicks + 9_000), discontinuity: 0, index: 1)
-                ],
+                [SegmentRemuxer.Segment(data: segment(0..<3, at: 900_000), discontinuity: 0, index: 0)],
+                [SegmentRemuxer.Segment(data: segment(3..<6, at: late), discontinuity: 0, index: 1)],
             ], brand: .audio, gaps: .fillWithSilence)
         let silent = Int((9_000.0 / Double(frameTicks)).rounded())
+        #expect(silent >= 2)
         #expect(result.report.silentFramesInserted == silent)
         #expect(result.report.gapsKept == 0)
         let track = try #require(result.file.tracks("soun").first)
-        #expect(track.formats == ["ac-3"])
-        #expect(track.samples.count == 8 + silent)
-        for sample in track.samples[4..<(4 + silent)] {
+        #expect(track.formats == [codec == "ac3" ? "ac-3" : "ec-3"])
+        #expect(track.samples.count == 6 + silent)
+        let next = [UInt8](frames[3])
+        for sample in track.samples[3..<(3 + silent)] {
             let bytes = result.file.data(of: sample)
-            let next = [UInt8](frames[4])
-            // The next frame's fscod and frmsizecod, bsid and bsmod, and acmod.
-            #expect(bytes[4] == next[4] && bytes[5] == next[5] && bytes[6] >> 5 == next[6] >> 5)
-            #expect(bytes.count == frames[4].count)
-            #expect(Self.passesCRCs(bytes), "\(layout)")
+            #expect(bytes.count == next.count)
+            if codec == "ac3" {
+                // fscod and frmsizecod, bsid and bsmod, and acmod.
+                #expect(bytes[4] == next[4] && bytes[5] == next[5] && bytes[6] >> 5 == next[6] >> 5)
+                #expect(Self.passesCRCs(bytes), "\(layout)")
+            } else {
+                // frmsiz, fscod and numblkscod, acmod, lfeon and bsid.
+                #expect(bytes[2...5] == next[2...5])
+                #expect(Self.ac3CRC(bytes[2...]) == 0, "\(layout)")
+            }
         }
     }
 }

@@ -28,7 +28,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     public let engine: DownloadEngine<C>
     /// What becomes of a gap in a lesson's audio where its timestamps jump forward (after a
     /// discontinuity, or where the source lacks frames): kept in the timestamps, the default, or
-    /// filled with silent frames (AAC LC, MPEG audio and AC-3; E-AC-3 keeps the gap). See
+    /// filled with silent frames (AAC LC, MPEG audio, AC-3 and E-AC-3). See
     /// `SegmentRemuxer.GapPolicy`.
     ///
     /// A paused download resumes with the policy it started with; one that started with

@@ -191,7 +191,8 @@ struct AudioFramer: Sendable {
     }
 
     /// The MP4 sample of a group of E-AC-3 frames, with the `dec3` of the stream's first group
-    /// (its data rate from that group's size), kept while the substreams' layout stays the same.
+    /// (its data rate from that group's size, to the nearest kbit/s), kept while the substreams'
+    /// layout stays the same.
     private mutating func enhancedSample(_ group: EnhancedGroup) -> MediaSample {
         let samples = group.blocks * 256
         let rate = group.header.sampleRate
@@ -202,7 +203,10 @@ struct AudioFramer: Sendable {
         if let kept = enhancedLayout, kept.layout == layout {
             description = kept.description
         } else {
-            let dataRate = samples > 0 ? group.data.count * 8 * rate / samples / 1_000 : 0
+            // Rounded to the nearest kbit/s: at 44.1 kHz frame sizes alternate (416 and 418
+            // bytes at 96 kbit/s), and truncated they would give each segment's first group
+            // another rate, and the track another sample description.
+            let dataRate = samples > 0 ? (group.data.count * 8 * rate / samples + 500) / 1_000 : 0
             description = group.header.enhancedDescription(dependents: group.dependents, dataRate: dataRate)
             enhancedLayout = (layout, description)
         }

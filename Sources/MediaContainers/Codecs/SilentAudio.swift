@@ -26,15 +26,109 @@ enum SilentAudio {
     ]
 
     /// A silent frame for samples of `description`, to go before `next` (the frame after the
-    /// gap), or `nil` when the codec or profile has none this module can make (E-AC-3's frames
-    /// are not coded here).
+    /// gap), or `nil` when the codec or profile has none this module can make (an AAC profile
+    /// other than LC signalled explicitly, E-AC-3 other than one independent substream of six
+    /// blocks).
     static func frame(for description: SampleDescription, before next: Data) -> Data? {
         switch description.codec {
         case .aac: lowComplexityFrame(for: description)
         case .mp3: mpegAudioFrame(like: next)
         case .ac3: ac3Frame(like: next)
+        case .eac3: enhancedAC3Frame(like: next)
         default: nil
         }
+    }
+
+    /// The D15 exponent groups of a full-bandwidth channel coded over its narrowest bandwidth
+    /// (`chbwcod` 0, mantissas 0 to 72: 24 groups of three, ETSI TS 102 366 §7.1.3), and of the
+    /// LFE (2 groups), each group's three deltas (−2…2) stored as 25·m1 + 5·m2 + m3 with
+    /// m = delta + 2: from an absolute 15, up by 6 and then by 3 to 24, the quietest exponent,
+    /// then flat.
+    private static let channelExponentGroups: [UInt32] = [124, 117] + [UInt32](repeating: 62, count: 22)
+    private static let lfeExponentGroups: [UInt32] = [124, 117]
+
+    /// Writes the first audio block's bandwidth codes and exponents for `channels` full-bandwidth
+    /// channels and, when `lfe`, the LFE: the quietest exponents everywhere, so that with the
+    /// bit allocation's largest SNR offset down no mantissa gets a bit.
+    private static func writeSilentExponents(channels: Int, lfe: Bool, into bits: inout BitWriter) {
+        for _ in 0..<channels { bits.write(0, 6) }  // chbwcod 0
+        for _ in 0..<channels {
+            bits.write(15, 4)
+            for group in channelExponentGroups { bits.write(group, 7) }
+            bits.write(0, 2)  // gainrng
+        }
+        if lfe {
+            bits.write(15, 4)
+            for group in lfeExponentGroups { bits.write(group, 7) }
+        }
+    }
+
+    /// An E-AC-3 syncframe (ETSI TS 102 366 Annex E) of `next`'s rate, frame size, bitstream ID,
+    /// channel layout and LFE that decodes to silence: an independent substream of six blocks
+    /// with no coupling, spectral extension, adaptive hybrid transform, block switching or
+    /// transient processing, dither off in every block; the default bit allocation with frame
+    /// SNR offsets of 0; each
+    /// channel's exponents sent in the first block (the quietest, as for AC-3) and reused in the
+    /// others, so that no mantissa gets a bit; zeros after, and the frame's CRC (`crc2`) set.
+    /// `nil` for a dependent substream, an access unit of several substreams, reduced sample
+    /// rates or fewer than six blocks, whose frames are not coded here.
+    static func enhancedAC3Frame(like next: Data) -> Data? {
+        guard next.count >= 8,
+            let header = try? next.withUnsafeBytes({ raw throws(ContainerError) in
+                try AC3Header.read(raw, at: 0, offset: 0)
+            }),
+            header.isEnhanced, header.streamType == 0, header.blocks == 6, header.sampleRateCode != 3,
+            header.frameLength == next.count
+        else { return nil }
+        let acmod = UInt32(header.audioCodingMode & 0x07)
+        let channels = AC3Header.mainChannels[Int(acmod)]
+        let lfe = header.hasLFE
+        var bits = BitWriter()
+        bits.write(0x0B77, 16)
+        // bsi: an independent substream 0 of the same size, rate, six blocks (numblkscod 3).
+        bits.write(0, 5)
+        bits.write(UInt32(header.frameLength / 2 - 1), 11)
+        bits.write(UInt32(header.sampleRateCode), 2)
+        bits.write(3, 2)
+        bits.write(acmod, 3)
+        bits.write(lfe ? 1 : 0, 1)
+        bits.write(UInt32(header.bitstreamID), 5)
+        bits.write(31 << 1, 6)  // dialnorm 31, compre 0
+        if acmod == 0 { bits.write(31 << 1, 6) }  // dialnorm2, compr2e 0
+        bits.write(0, 3)  // mixmdate, infomdate, addbsie
+        // audfrm: block exponent strategies (expstre 1), no AHT, frame SNR offsets
+        // (snroffststr 0), no transient processing or block switching, dither flags sent
+        // (dithflage 1: left out, every channel would be dithered), and no bit allocation model,
+        // fast gain codes, delta bit allocation, skip fields or spectral extension.
+        bits.write(0b10, 2)
+        bits.write(0, 2)
+        bits.write(0b0010_0000, 8)
+        if acmod > 1 { bits.write(0, 6) }  // cplinu 0 in block 0, cplstre 0 in the others
+        for block in 0..<6 {
+            for _ in 0..<channels { bits.write(block == 0 ? 1 : 0, 2) }  // chexpstr: D15, then reuse
+        }
+        if lfe {
+            for block in 0..<6 { bits.write(block == 0 ? 1 : 0, 1) }  // lfeexpstr
+        }
+        for _ in 0..<channels { bits.write(0, 5) }  // convexpstr (numblkscod 3: always sent)
+        bits.write(0, 10)  // frmcsnroffst, frmfsnroffst
+        bits.write(0, 1)  // blkstrtinfoe
+        for block in 0..<6 {
+            bits.write(0, channels)  // dithflag 0
+            bits.write(0, 1)  // dynrnge
+            if acmod == 0 { bits.write(0, 1) }  // dynrng2e
+            bits.write(0, 1)  // spxinu in block 0, spxstre after
+            if acmod == 2 { block == 0 ? bits.write(0, 4) : bits.write(0, 1) }  // rematflg, rematstr
+            if block == 0 { writeSilentExponents(channels: channels, lfe: lfe, into: &bits) }
+            bits.write(0, 1)  // convsnroffste
+        }
+        var frame = bits.bytes
+        guard frame.count + 3 <= header.frameLength else { return nil }
+        frame += [UInt8](repeating: 0, count: header.frameLength - frame.count)
+        let crc = Self.crc16(frame[2..<(header.frameLength - 2)])
+        frame[header.frameLength - 2] = UInt8(crc >> 8)
+        frame[header.frameLength - 1] = UInt8(crc & 0xFF)
+        return Data(frame)
     }
 
     /// An AC-3 syncframe of `next`'s rate, bit rate, bitstream ID and mode, channel layout and
@@ -75,10 +169,6 @@ enum SilentAudio {
         }
         // copyrightb 0, origbs 1, and no time codes (or extended information) nor additional bsi.
         bits.write(0b01000, 5)
-        // Exponent groups (D15, 3 exponents each, deltas -2…2 stored as 25·m1 + 5·m2 + m3 with
-        // m = delta + 2): up by 6, then by 3 to 24, then flat.
-        let climb: [UInt32] = [124, 117]
-        let flat: UInt32 = 62
         for block in 0..<6 {
             bits.write(0, channels)  // blksw
             bits.write(0, channels)  // dithflag
@@ -93,16 +183,7 @@ enum SilentAudio {
             for _ in 0..<channels { bits.write(block == 0 ? 1 : 0, 2) }  // chexpstr: D15, then reuse
             if lfe { bits.write(block == 0 ? 1 : 0, 1) }  // lfeexpstr
             if block == 0 {
-                for _ in 0..<channels { bits.write(0, 6) }  // chbwcod 0: mantissas 0…72
-                for _ in 0..<channels {
-                    bits.write(15, 4)
-                    for group in 0..<24 { bits.write(group < climb.count ? climb[group] : flat, 7) }
-                    bits.write(0, 2)  // gainrng
-                }
-                if lfe {
-                    bits.write(15, 4)
-                    for value in climb { bits.write(value, 7) }
-                }
+                writeSilentExponents(channels: channels, lfe: lfe, into: &bits)
                 // baie: sdcycod 2, fdcycod 1, sgaincod 1, dbpbcod 2, floorcod 0.
                 bits.write(1, 1)
                 bits.write(0b1001_0110, 8)

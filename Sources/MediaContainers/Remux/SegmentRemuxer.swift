@@ -26,8 +26,9 @@ public import Foundation
 /// - **Audio where the source puts it.** Each audio frame is placed by the source's timestamps. A
 ///   difference under half a frame from where the track already is keeps the track continuous; a
 ///   gap of half a frame or more is filled with silent frames (``GapPolicy/fillWithSilence``: AAC
-///   LC, MPEG audio and AC-3) or left as a longer last frame (E-AC-3, or always with
-///   ``GapPolicy/keepTimestamps``, the default), and an overlap is trimmed by whole frames.
+///   LC, MPEG audio, AC-3 and E-AC-3) or left as a longer last frame (always with
+///   ``GapPolicy/keepTimestamps``, the default, and for audio with no silent frame), and an
+///   overlap is trimmed by whole frames.
 ///   ``report`` counts each.
 /// - **Checkpoints.** ``checkpoint()`` returns everything a resume needs (the media data's
 ///   length, the tracks, the timeline, each rendition's reading state) and the records of the
@@ -101,9 +102,10 @@ public struct SegmentRemuxer: Sendable {
         /// silence; one that plays audio samples back to back would play what follows the gap
         /// early by its length, and wants ``fillWithSilence``.
         case keepTimestamps
-        /// The gap is filled with silent frames (AAC LC, MPEG audio layers I to III and AC-3;
-        /// E-AC-3 keeps its timestamps), for a player that plays audio samples back to back
-        /// regardless of their timestamps.
+        /// The gap is filled with silent frames (AAC LC, MPEG audio layers I to III, AC-3, and
+        /// E-AC-3 of one independent substream of six blocks; other audio, such as HE-AAC
+        /// signalled explicitly, keeps its timestamps), for a player that plays audio samples
+        /// back to back regardless of their timestamps.
         case fillWithSilence
     }
 
@@ -113,7 +115,7 @@ public struct SegmentRemuxer: Sendable {
         /// ``GapPolicy/fillWithSilence``).
         public var silentFramesInserted = 0
         /// Gaps of a frame or more kept in audio timestamps (with ``GapPolicy/keepTimestamps``, or
-        /// with ``GapPolicy/fillWithSilence`` for E-AC-3).
+        /// with ``GapPolicy/fillWithSilence`` for audio with no silent frame).
         public var gapsKept = 0
         /// Audio frames left out where the source overlapped what came before.
         public var framesTrimmed = 0

@@ -51,13 +51,19 @@ ffmpeg -hide_banner -loglevel error -f lavfi -i "testsrc=size=192x108:rate=25" \
     -f lavfi -i "sine=frequency=440:sample_rate=44100" -t 2 -c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p \
     -c:a aac -b:a 48k -ac 1 -f hls -hls_time 1 -hls_playlist_type vod -hls_segment_type fmp4 \
     -hls_fmp4_init_filename init.mp4 -hls_segment_filename "hls-fmp4/seg%d.m4s" -y hls-fmp4/index.m3u8
-# AC-3 in six channel layouts (ETSI TS 102 366 acmod 1, 2, 3, 4, 6, 7; the LFE on and off; 48 and
-# 44.1 kHz), eight raw syncframes each, for the silent frames that fill a gap.
-mkdir -p ac3-layouts
+# AC-3 and E-AC-3 in six channel layouts (ETSI TS 102 366 acmod 1, 2, 3, 4, 6, 7; the LFE on and
+# off; 48, 44.1 and 32 kHz), a quarter of a second of raw syncframes each, for the silent frames
+# that fill a gap.
+mkdir -p ac3-layouts eac3-layouts
 for spec in mono:48000 stereo:48000 3.0:44100 2.1:48000 quad:48000 5.1:44100; do
     ffmpeg -hide_banner -loglevel error -f lavfi -i "sine=frequency=440:sample_rate=${spec#*:}:duration=0.25" \
         -af "aformat=channel_layouts=${spec%%:*}" -c:a ac3 -b:a 96k -fflags +bitexact -flags:a +bitexact \
         -f ac3 -y "ac3-layouts/${spec%%:*}.ac3"
+done
+for spec in mono:48000 stereo:48000 3.0:44100 2.1:48000 quad:48000 5.1:32000; do
+    ffmpeg -hide_banner -loglevel error -f lavfi -i "sine=frequency=440:sample_rate=${spec#*:}:duration=0.25" \
+        -af "aformat=channel_layouts=${spec%%:*}" -c:a eac3 -b:a 96k -fflags +bitexact -flags:a +bitexact \
+        -f eac3 -y "eac3-layouts/${spec%%:*}.eac3"
 done
 for file in audio-aac.ts av-h264-aac.ts hls-audio/seg*.ts hls-av/*/seg*.ts hevc.ts disc-a.ts disc-b.ts; do
     echo "== $file"
