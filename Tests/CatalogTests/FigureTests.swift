@@ -94,9 +94,19 @@ struct CatalogFigureTests {
             var during: String?
             if answer != .offline {
                 await clock.waitForSleepers(count: 1)
-                // Let the model take in the cached copy the repository yielded before asking.
-                for _ in 0..<50 { await Task.yield() }
-                during = CatalogFigureTests.name(model.phase)
+                // Let the model take in the cached copy the repository yielded before asking:
+                // the phase is read once it has not changed for 50 turns of the scheduler.
+                var phase = CatalogFigureTests.name(model.phase)
+                var unchanged = 0
+                var turns = 0
+                while unchanged < 50, turns < 10_000 {
+                    await Task.yield()
+                    let now = CatalogFigureTests.name(model.phase)
+                    unchanged = now == phase ? unchanged + 1 : 0
+                    phase = now
+                    turns += 1
+                }
+                during = phase
                 clock.advance(by: .seconds(1))
             }
             await task.value
