@@ -122,9 +122,11 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
         return prefix + what
     }
 
-    /// `value` with at most three decimals.
+    /// `value` with at most three decimals (as Swift writes a `Double` when it is not finite or
+    /// past 2⁵³, where a whole number would not fit an `Int`).
     static func seconds(_ value: Double) -> String {
         let rounded = (value * 1_000).rounded() / 1_000
+        guard rounded.isFinite, rounded.magnitude < 9_007_199_254_740_992 else { return String(value) }
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
     }
 }

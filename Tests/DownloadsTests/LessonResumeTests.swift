@@ -208,6 +208,7 @@ struct LessonResumeTests {
         (.offlineLibrary, "disc-same"), (.lessonDownloadModel, "cmaf"), (.downloadLesson, "aes-fmp4-init"),
         (.downloadLesson, "webvtt"), (.downloadLesson, "ts-map"), (.downloadLesson, "cmaf-renditions-disc"),
         (.downloadLesson, "ts-renditions-disc"), (.downloadLesson, "packed-beside-video"),
+        (.downloadLesson, "disc-rates"), (.downloadLesson, "fmp4-base-offset"),
     ]
 
     /// An uninterrupted download: its bytes, and the segments it asked for in order.
@@ -634,7 +635,7 @@ struct LessonResumeTests {
 struct AudioGapDownloadTests {
     @Test(
         "RFC 8216 §6.3.3: a downloader's audio gap policy decides a lesson's drift at its end, as the remuxer's tests state it",
-        arguments: ["disc-encoders", "cmaf-disc", "ts-renditions-disc", "cmaf-renditions-disc"],
+        arguments: ["disc-encoders", "cmaf-disc", "ts-renditions-disc", "cmaf-renditions-disc", "disc-rates"],
         [SegmentRemuxer.GapPolicy.keepTimestamps, .fillWithSilence])
     func policyDecidesDrift(name: String, gaps: SegmentRemuxer.GapPolicy) async throws {
         let clock = ManualClock()

@@ -176,3 +176,57 @@ extension HostileFragmentTests {
         #expect(reason.contains("more than the"), "\(reason)")
     }
 }
+
+extension HostileFragmentTests {
+    /// The CMAF lesson's audio segment with its tfdt set to `time` (a version 1 box).
+    func segment(decodingFrom time: UInt64) -> [UInt8] {
+        Self.rewriting(segment) { type, _ in
+            type == "tfdt"
+                ? Self.bigEndian(UInt32(20), bytes: 4) + Array("tfdt".utf8) + [1, 0, 0, 0]
+                    + Self.bigEndian(time, bytes: 8) : nil
+        }
+    }
+
+    @Test(
+        "ISO/IEC 14496-12 §8.8.12: decode times near the reader's limit, again after every discontinuity, are a typed error, never an overflow"
+    )
+    func hugeDecodeTimesAcrossDiscontinuities() throws {
+        let late = segment(decodingFrom: UInt64(Int64.max / 4 - 1_000_000))
+        var steps: [[SegmentRemuxer.Segment]] = []
+        for part in 0..<4 {
+            steps.append([
+                SegmentRemuxer.Segment(
+                    data: Data(segment), discontinuity: part, initialization: Data(initialization), index: 2 * part)
+            ])
+            steps.append([SegmentRemuxer.Segment(data: Data(late), discontinuity: part, index: 2 * part + 1)])
+        }
+        let error = try #require(throws: ContainerError.self) { _ = try Remux.run(steps, brand: .audio) }
+        guard case .timestampOutOfRange(let reason) = error.kind else {
+            Issue.record("unexpected error \(error)")
+            return
+        }
+        #expect(reason.contains("on the lesson's timeline"), "\(reason)")
+    }
+
+    @Test(
+        "§8.8.7: a base data offset past any file is a typed error, not an overflow", arguments: [UInt64.max, 1 << 63])
+    func hugeBaseDataOffset(offset: UInt64) throws {
+        let hostile = Self.rewriting(segment) { type, box in
+            guard type == "tfhd" else { return nil }
+            // Flags: base data offset present (0x01), the rest as the box had them; the offset
+            // goes right after the track ID.
+            let flags = UInt32(box[9]) << 16 | UInt32(box[10]) << 8 | UInt32(box[11])
+            let rest = flags & 0x01 != 0 ? Array(box[24...]) : Array(box[16...])
+            let body =
+                [box[8]] + Array(Self.bigEndian(flags | 0x01, bytes: 4).suffix(3)) + Array(box[12..<16])
+                + Self.bigEndian(offset, bytes: 8) + rest
+            return Self.bigEndian(UInt32(body.count + 8), bytes: 4) + Array("tfhd".utf8) + body
+        }
+        let error = try #require(throws: ContainerError.self) { try read(initialization, hostile) }
+        guard case .malformedBox(let box, _) = error.kind else {
+            Issue.record("unexpected error \(error)")
+            return
+        }
+        #expect(box == "tfhd")
+    }
+}

@@ -416,7 +416,7 @@ extension RemuxTests {
         let frames = Self.syncframes(try Facts.data("\(codec)-layouts/\(layout).\(codec)"))
         #expect(frames.count >= 6)
         // fscod: 48, 44.1 or 32 kHz.
-        let sampleRate = [48_000, 44_100, 32_000][Int(frames[0][frames[0].startIndex + (codec == "ac3" ? 4 : 4)] >> 6)]
+        let sampleRate = [48_000, 44_100, 32_000][Int(frames[0][frames[0].startIndex + 4] >> 6)]
         // Two packed-audio segments of three frames each, the second a tenth of a second late.
         let frameTicks = Int64(1_536 * 90_000 / sampleRate)
         func segment(_ range: Range<Int>, at timestamp: Int64) -> Data {
@@ -449,5 +449,66 @@ extension RemuxTests {
                 #expect(Self.ac3CRC(bytes[2...]) == 0, "\(layout)")
             }
         }
+    }
+}
+
+extension RemuxTests {
+    @Test(
+        "RFC 8216 §3.4: packed audio whose 33-bit ID3 timestamp wraps past 2³³ between segments carries on, every frame kept, as unwrapped"
+    )
+    func packedAudioClockWraps() throws {
+        let first = try Lessons.data("packed-aac/seg0.aac")
+        let second = try Lessons.data("packed-aac/seg1.aac")
+        func run(_ segments: [Data]) throws -> Remux.Result {
+            try Remux.run(
+                segments.enumerated().map { [SegmentRemuxer.Segment(data: $1, discontinuity: 0, index: $0)] },
+                brand: .audio)
+        }
+        // The first segment half a second before the wrap (its stamp 900,000 moved to 2³³ − 45,000);
+        // the second one, 90,240 ticks later, lands past 2³³ and is written as its low 33 bits.
+        let shift: Int64 = (1 << 33) - 900_000 - 45_000
+        let wrapped = try run([
+            try Lessons.packedAudio(first, shiftedBy: shift),
+            try Lessons.packedAudio(second, shiftedBy: shift - (1 << 33)),
+        ])
+        let plain = try run([first, second])
+        #expect(wrapped.report.framesTrimmed == 0 && wrapped.report.gapsKept == 0)
+        let track = try #require(wrapped.file.tracks("soun").first)
+        let plainTrack = try #require(plain.file.tracks("soun").first)
+        #expect(track.samples.map(\.duration) == plainTrack.samples.map(\.duration))
+        #expect(track.samples.map { wrapped.file.data(of: $0) } == plainTrack.samples.map { plain.file.data(of: $0) })
+    }
+}
+
+extension RemuxTests {
+    @Test(
+        "a gap of more than ten minutes is kept in the timestamps even with fillWithSilence: a clock that jumped, not missing sound"
+    )
+    func longGapIsNotFilled() throws {
+        let first = try Lessons.data("packed-aac/seg0.aac")
+        let second = try Lessons.data("packed-aac/seg1.aac")
+        func run(late ticks: Int64) throws -> Remux.Result {
+            try Remux.run(
+                [
+                    [SegmentRemuxer.Segment(data: first, discontinuity: 0, index: 0)],
+                    [
+                        SegmentRemuxer.Segment(
+                            data: try Lessons.packedAudio(second, shiftedBy: ticks), discontinuity: 0, index: 1)
+                    ],
+                ], brand: .audio, gaps: .fillWithSilence)
+        }
+        let long = try run(late: 90_000 * 660)
+        #expect(long.report.silentFramesInserted == 0)
+        #expect(long.report.gapsKept == 1)
+        // Nine minutes are filled: 540 s of frames of 1,024 samples at the stream's rate, 25,312.5
+        // at 48 kHz. The half frame left over moves what follows by half a frame, and no frame
+        // after the gap is trimmed for it (every other one was, before: a tie read as an
+        // overlap, then the next as a gap).
+        let filled = try run(late: 90_000 * 540)
+        let track = try #require(filled.file.tracks("soun").first)
+        let frames = (540 * Double(track.timescale) / 1_024).rounded()
+        #expect(Double(filled.report.silentFramesInserted) == frames)
+        #expect(filled.report.gapsKept == 0)
+        #expect(filled.report.framesTrimmed == 0)
     }
 }

@@ -361,7 +361,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         let existed = FileManager.default.fileExists(atPath: files.partial.path)
         // The gap policy is part of what a checkpoint continues: a run with another one starts again.
         let policy = audioGaps == .keepTimestamps ? "" : " gaps=\(audioGaps.rawValue)"
-        let header = "mediacore-remux v1 \(plan.fingerprint) \(plan.steps.count)\(policy)"
+        // v2: audio placed on exact times, E-AC-3's rounded data rate and silent MPEG audio and
+        // AC-3 frames; a v1 checkpoint would resume with other rules than it started with.
+        let header = "mediacore-remux v2 \(plan.fingerprint) \(plan.steps.count)\(policy)"
         // Killed after the rename, before the journal was removed: the file is in place.
         if !existed, let done = RemuxJournal.completion(at: files.journal, header: header),
             let size = (try? FileManager.default.attributesOfItem(atPath: destination.path))?[.size] as? NSNumber,
@@ -419,7 +421,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         }
         let skipped = try await addSubtitles(session: session)
         let summary = try await session.perform { try $0.finish() }
-        let report = session.report
+        let report = try await session.perform { $0.report }
         let completion = RemuxJournal.Completion(
             byteCount: summary.byteCount, ignoredStreams: report.ignoredStreams, framesTrimmed: report.framesTrimmed,
             undecodableSamples: report.undecodableSamples)
@@ -515,8 +517,10 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// A step of one segment whose place on the timeline is known streams: its bytes go to the
     /// remuxer as they arrive (after those that came while it waited its turn), so the segment
-    /// being remuxed is never held whole. A step that starts a discontinuity, or whose parts are
-    /// decrypted, is remuxed whole when all its parts are in.
+    /// being remuxed is not held whole (unless every segment of its discontinuity before it held
+    /// no sample, so that its place on the timeline is still open: `SegmentRemuxer.begin` then
+    /// holds it). A step that starts a discontinuity, or whose parts are decrypted, is remuxed
+    /// whole when all its parts are in.
     private func fetchAndRemux(session: RemuxSession, progress: LessonProgress, decryption: LessonDecryption)
         async throws -> (parts: Int, peak: UInt64)
     {

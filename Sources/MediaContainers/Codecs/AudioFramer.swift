@@ -101,8 +101,18 @@ struct AudioFramer: Sendable {
     }
 
     /// Moves the running clock to a timestamp of 90 kHz ticks unless it is within half a frame.
+    /// The timestamp is 33 bits (RFC 8216 §3.4, as an MPEG-2 PTS): it is taken in the period
+    /// nearest the running clock, so a clock that wraps past 2³³ carries on instead of going
+    /// back 26.5 hours.
     private mutating func align(to stamp: Int64, description: SampleDescription) {
         let rate = Int64(description.timescale)
+        var stamp = stamp
+        if let next = nextTime, rate > 0 {
+            let period: Int64 = 1 << 33
+            let running = next / rate * 90_000 + next % rate * 90_000 / rate
+            stamp += (running / period) * period
+            if stamp - running > period / 2 { stamp -= period } else if running - stamp > period / 2 { stamp += period }
+        }
         let ticks = (stamp * rate + 45_000) / 90_000
         let half = Int64(description.frameDuration ?? 1_024) / 2
         if let next = nextTime, abs(ticks - next) < half { return }

@@ -39,27 +39,30 @@ enum SilentAudio {
         }
     }
 
-    /// The D15 exponent groups of a full-bandwidth channel coded over its narrowest bandwidth
-    /// (`chbwcod` 0, mantissas 0 to 72: 24 groups of three, ETSI TS 102 366 §7.1.3), and of the
-    /// LFE (2 groups), each group's three deltas (−2…2) stored as 25·m1 + 5·m2 + m3 with
+    /// The exponent groups of a full-bandwidth channel coded over its narrowest bandwidth
+    /// (`chbwcod` 0, mantissas 0 to 72, ETSI TS 102 366 §7.1.3): 24 groups of three deltas with
+    /// the D15 strategy, 6 with D45 (each delta then covering four mantissas); and the LFE's 2
+    /// D15 groups. Each group's three deltas (−2…2) are stored as 25·m1 + 5·m2 + m3 with
     /// m = delta + 2: from an absolute 15, up by 6 and then by 3 to 24, the quietest exponent,
     /// then flat.
-    private static let channelExponentGroups: [UInt32] = [124, 117] + [UInt32](repeating: 62, count: 22)
-    private static let lfeExponentGroups: [UInt32] = [124, 117]
+    private static func exponentGroups(count: Int) -> [UInt32] {
+        [124, 117] + [UInt32](repeating: 62, count: count - 2)
+    }
 
     /// Writes the first audio block's bandwidth codes and exponents for `channels` full-bandwidth
-    /// channels and, when `lfe`, the LFE: the quietest exponents everywhere, so that with the
-    /// bit allocation's largest SNR offset down no mantissa gets a bit.
-    private static func writeSilentExponents(channels: Int, lfe: Bool, into bits: inout BitWriter) {
+    /// channels (`groups` exponent groups each) and, when `lfe`, the LFE: the quietest exponents
+    /// everywhere, so that with the bit allocation's largest SNR offset down no mantissa gets a
+    /// bit.
+    private static func writeSilentExponents(channels: Int, lfe: Bool, groups: Int, into bits: inout BitWriter) {
         for _ in 0..<channels { bits.write(0, 6) }  // chbwcod 0
         for _ in 0..<channels {
             bits.write(15, 4)
-            for group in channelExponentGroups { bits.write(group, 7) }
+            for group in exponentGroups(count: groups) { bits.write(group, 7) }
             bits.write(0, 2)  // gainrng
         }
         if lfe {
             bits.write(15, 4)
-            for group in lfeExponentGroups { bits.write(group, 7) }
+            for group in exponentGroups(count: 2) { bits.write(group, 7) }
         }
     }
 
@@ -119,7 +122,7 @@ enum SilentAudio {
             if acmod == 0 { bits.write(0, 1) }  // dynrng2e
             bits.write(0, 1)  // spxinu in block 0, spxstre after
             if acmod == 2 { block == 0 ? bits.write(0, 4) : bits.write(0, 1) }  // rematflg, rematstr
-            if block == 0 { writeSilentExponents(channels: channels, lfe: lfe, into: &bits) }
+            if block == 0 { writeSilentExponents(channels: channels, lfe: lfe, groups: 24, into: &bits) }
             bits.write(0, 1)  // convsnroffste
         }
         var frame = bits.bytes
@@ -134,11 +137,11 @@ enum SilentAudio {
     /// An AC-3 syncframe of `next`'s rate, bit rate, bitstream ID and mode, channel layout and
     /// LFE that decodes to silence (ETSI TS 102 366 §4.3): no block switching, dither, dynamic
     /// range, coupling or rematrixing; in the first audio block every channel's exponents climb
-    /// from 15 to the quietest, 24, over its narrowest bandwidth (D15 exponents, `chbwcod` 0), and
+    /// from 15 to the quietest, 24, over its narrowest bandwidth (D45 exponents, `chbwcod` 0), and
     /// the bit allocation is told the largest SNR offset down, so every mantissa gets no bits and
     /// is zero; the other five blocks reuse all of it. Zeros fill the rest, and both CRCs are set
-    /// (crc1 over the first five eighths, §4.4.1.2, crc2 over the frame). `nil` for E-AC-3,
-    /// whose frames this module does not code.
+    /// (crc1 over the first five eighths, §4.4.1.2, crc2 over the frame). `nil` for an E-AC-3
+    /// frame, which ``enhancedAC3Frame(like:)`` writes.
     static func ac3Frame(like next: Data) -> Data? {
         guard next.count >= 8,
             let header = try? next.withUnsafeBytes({ raw throws(ContainerError) in
@@ -169,6 +172,7 @@ enum SilentAudio {
         }
         // copyrightb 0, origbs 1, and no time codes (or extended information) nor additional bsi.
         bits.write(0b01000, 5)
+        var firstTwoBlocksEnd = 0
         for block in 0..<6 {
             bits.write(0, channels)  // blksw
             bits.write(0, channels)  // dithflag
@@ -180,10 +184,12 @@ enum SilentAudio {
                 bits.write(0, 1)
             }
             if acmod == 2 { block == 0 ? bits.write(0b10000, 5) : bits.write(0, 1) }  // rematstr, rematflg
-            for _ in 0..<channels { bits.write(block == 0 ? 1 : 0, 2) }  // chexpstr: D15, then reuse
+            // chexpstr: D45 (the fewest exponent bits, so that blocks 0 and 1 end well inside the
+            // first five eighths of the frame, as the standard requires), then reuse.
+            for _ in 0..<channels { bits.write(block == 0 ? 3 : 0, 2) }
             if lfe { bits.write(block == 0 ? 1 : 0, 1) }  // lfeexpstr
             if block == 0 {
-                writeSilentExponents(channels: channels, lfe: lfe, into: &bits)
+                writeSilentExponents(channels: channels, lfe: lfe, groups: 6, into: &bits)
                 // baie: sdcycod 2, fdcycod 1, sgaincod 1, dbpbcod 2, floorcod 0.
                 bits.write(1, 1)
                 bits.write(0b1001_0110, 8)
@@ -196,13 +202,14 @@ enum SilentAudio {
                 bits.write(0, 2)  // baie, snroffste
             }
             bits.write(0, 2)  // deltbaie, skiple
+            if block == 1 { firstTwoBlocksEnd = bits.bytes.count }
         }
-        var frame = bits.bytes
-        guard frame.count + 3 <= header.frameLength else { return nil }
-        frame += [UInt8](repeating: 0, count: header.frameLength - frame.count)
         // crc1 makes the CRC of the first five eighths (after the syncword) zero; crc2 that of
-        // the rest, and so of the whole frame.
+        // the rest, and so of the whole frame. Blocks 0 and 1 must end inside the first part.
         let fiveEighths = ((header.frameLength >> 2) + (header.frameLength >> 4)) << 1
+        var frame = bits.bytes
+        guard frame.count + 3 <= header.frameLength, firstTwoBlocksEnd <= fiveEighths else { return nil }
+        frame += [UInt8](repeating: 0, count: header.frameLength - frame.count)
         let crc1 = Self.crcPrefix(making: Self.crc16(frame[4..<fiveEighths]), zeroAfter: fiveEighths - 4)
         frame[2] = UInt8(crc1 >> 8)
         frame[3] = UInt8(crc1 & 0xFF)
@@ -261,9 +268,9 @@ enum SilentAudio {
     /// reservoir's `main_data_begin` 0, `part2_3_length` 0), so no spectral value is coded.
     /// Checked by decoding with ffmpeg: after the previous frame's overlap, every sample is zero.
     /// A layer III frame after the silence that draws on the bit reservoir of the frames before
-    /// the gap (a gap inside one encode) finds zeros there and decodes silent too, as a stream
-    /// joined mid-encode does; after a discontinuity, the new encode starts with an empty
-    /// reservoir.
+    /// the gap (a gap inside one encode) finds zeros where that data was: ffmpeg's decoder skips
+    /// such frames (silence until the reservoir refills), another decoder may glitch on them. After
+    /// a discontinuity, the new encode starts with an empty reservoir.
     static func mpegAudioFrame(like next: Data) -> Data? {
         guard next.count >= 4 else { return nil }
         var header = [UInt8](next.prefix(4))

@@ -486,14 +486,19 @@ public struct FragmentedMP4Reader: Sendable {
             if flags & 0x1 != 0, let offset = cursor.uint64() {
                 // Counted from the resource's start; the buffer starts `consumed` bytes into the
                 // segment, which starts `resourceOffset` bytes into the resource.
-                let (fromSegment, early) = Int(clamping: offset).subtractingReportingOverflow(resourceOffset)
-                let (fromBuffer, late) = fromSegment.subtractingReportingOverflow(consumed)
-                guard !early, !late else {
+                // Both are bounded to 2⁴⁰ (a terabyte) first, so that neither this difference
+                // nor the run offsets and sample sizes added to it later can overflow; a sample
+                // outside its mdat is refused when the mdat is read.
+                let limit = 1 << 40
+                guard offset <= UInt64(limit), (0...limit).contains(resourceOffset) else {
                     throw ContainerError(
-                        .malformedBox(box: "tfhd", reason: "a base data offset of \(offset)"),
+                        .malformedBox(
+                            box: "tfhd",
+                            reason: "a base data offset of \(offset) in a segment \(resourceOffset) bytes into its file"
+                        ),
                         offset: consumed + tfhd.start)
                 }
-                dataBase = fromBuffer
+                dataBase = Int(offset) - resourceOffset - consumed
             }
             let description = flags & 0x2 != 0 ? cursor.uint32() ?? track.defaultDescription : track.defaultDescription
             let defaultDuration = flags & 0x8 != 0 ? cursor.uint32() ?? track.defaultDuration : track.defaultDuration

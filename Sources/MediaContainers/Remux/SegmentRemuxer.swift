@@ -104,8 +104,8 @@ public struct SegmentRemuxer: Sendable {
         case keepTimestamps
         /// The gap is filled with silent frames (AAC LC, MPEG audio layers I to III, AC-3, and
         /// E-AC-3 of one independent substream of six blocks; other audio, such as HE-AAC
-        /// signalled explicitly, keeps its timestamps), for a player that plays audio samples
-        /// back to back regardless of their timestamps.
+        /// signalled explicitly, keeps its timestamps, as does a gap of more than ten minutes),
+        /// for a player that plays audio samples back to back regardless of their timestamps.
         case fillWithSilence
     }
 
@@ -172,6 +172,11 @@ public struct SegmentRemuxer: Sendable {
     /// Units per second of the timeline offsets: 705,600,000, which every common rate divides
     /// (90 kHz, 48 and 44.1 kHz, 1 kHz, 24, 25, 30 frames a second).
     static let flicks = 705_600_000
+
+    /// The longest audio gap filled with silent frames, in flicks: ten minutes. A longer one is
+    /// a clock that jumped rather than missing sound, and writing it out would fill the disk
+    /// with silence; it is kept in the timestamps instead.
+    static let maximumSilence = Int64(flicks) * 600
 
     private var writer: MP4Writer
     private var renditions: [Rendition]
@@ -780,10 +785,23 @@ public struct SegmentRemuxer: Sendable {
             // of its rounded ends: a frame of 940.8 ticks lasts 941 or 940, and the track keeps
             // the source's time however long it runs.
             let flicks = Self.flicks
-            let frame = max(
-                rescale(sample.duration ?? Int64(sample.description.frameDuration ?? 1_024), from: source, to: flicks),
-                1)
-            var start = rescale(sample.presentationTime, from: source, to: flicks) + offsetFlicks
+            // Times past a sixteenth of Int64's range (about 26 years of flicks) are refused, so
+            // that the sums and differences below cannot overflow.
+            let bound = Int64.max / 16
+            let frame = min(
+                max(
+                    rescale(
+                        sample.duration ?? Int64(sample.description.frameDuration ?? 1_024), from: source, to: flicks),
+                    1), bound)
+            let (placed, overflow) = rescale(sample.presentationTime, from: source, to: flicks)
+                .addingReportingOverflow(offsetFlicks)
+            guard !overflow, placed.magnitude <= UInt64(bound) else {
+                throw ContainerError(
+                    .timestampOutOfRange(
+                        reason: "an audio time of \(sample.presentationTime) in 1/\(source) s on the lesson's timeline")
+                )
+            }
+            var start = placed
             if let expected = timing.nextAudioFlicks
                 ?? timing.nextAudio.map({ rescale($0, from: timescale, to: flicks) })
             {
@@ -793,7 +811,11 @@ public struct SegmentRemuxer: Sendable {
                 guard difference >= -Int64(flicks) else {
                     throw ContainerError(.timestampsStepBack(seconds: Double(-difference) / Double(flicks)))
                 }
-                if abs(difference) * 2 < frame {
+                // Within half a frame either way, the track stays continuous. Half a frame
+                // exactly is continuous too: a gap of k + ½ frames is filled with k + 1 silent
+                // frames, which moves what follows by half a frame, and the next frame must not
+                // then read as an overlap to trim.
+                if abs(difference) * 2 <= frame {
                     start = expected
                 } else if difference < 0 {
                     // Overlaps what came before by half a frame or more: trimmed.
@@ -802,7 +824,9 @@ public struct SegmentRemuxer: Sendable {
                 } else if gaps == .keepTimestamps {
                     // The gap stays: the frame before lasts until this one.
                     report.gapsKept += 1
-                } else if let silence = SilentAudio.frame(for: sample.description, before: sample.data) {
+                } else if (difference + frame / 2) / frame <= Self.maximumSilence / frame,
+                    let silence = SilentAudio.frame(for: sample.description, before: sample.data)
+                {
                     let count = (difference + frame / 2) / frame
                     for index in 0..<count {
                         let time = expected + index * frame
@@ -815,7 +839,8 @@ public struct SegmentRemuxer: Sendable {
                     report.silentFramesInserted += Int(count)
                     start = expected + count * frame
                 } else {
-                    // No silent frame for this codec: the gap stays, as with keepTimestamps.
+                    // No silent frame for this codec, or a gap of more than ten minutes (a clock
+                    // that jumped, not missing sound): the gap stays, as with keepTimestamps.
                     report.gapsKept += 1
                 }
             }

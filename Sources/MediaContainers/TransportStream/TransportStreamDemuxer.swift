@@ -66,8 +66,9 @@ public struct DeclaredStream: Hashable, Sendable, Codable {
     public enum Content: Hashable, Sendable, Codable {
         /// Media in a codec MP4 remuxing writes.
         case media(MediaKind, MediaCodec)
-        /// Data that is not audio or video (timed metadata, splice information, unknown private
-        /// data): not part of the lesson's picture or sound, and left out.
+        /// Data that is not audio or video (timed metadata, splice information, private data of
+        /// stream type 0x06 that no descriptor names as audio or video): not part of the lesson's
+        /// picture or sound, and left out.
         case data
         /// Media in a codec MP4 remuxing cannot write.
         case unsupported
@@ -124,9 +125,13 @@ public struct DeclaredStream: Hashable, Sendable, Codable {
             return .data
         case 0x80:
             // User private: Blu-ray's LPCM, ATSC's DigiCipher II video, or AC-3 whose registration
-            // descriptor names it (ATSC A/52 Annex A) where an encoder wrote 0x80 for 0x81.
-            if registration == "AC-3" { return .media(.audio, .ac3) }
-            if registration == "EAC3" { return .media(.audio, .eac3) }
+            // or AC-3 descriptor names it (ATSC A/52 Annex A) where an encoder wrote 0x80 for 0x81.
+            if registration == "EAC3" || descriptors.contains(where: { $0.tag == 0xCC || $0.tag == 0x7A }) {
+                return .media(.audio, .eac3)
+            }
+            if registration == "AC-3" || descriptors.contains(where: { $0.tag == 0x81 || $0.tag == 0x6A }) {
+                return .media(.audio, .ac3)
+            }
             return .unsupported
         case 0xDB, 0xCF, 0xC1, 0xC2: return .encrypted("SAMPLE-AES")
         // Video and audio this module cannot write: MPEG-1/2 and MPEG-4 part 2 video, LATM and
