@@ -141,26 +141,44 @@ struct PlaylistTimelineTests {
 }
 
 extension PlaylistTimelineTests {
+    /// Downloads lesson `name` served with `changes` (paths to the bytes served there instead),
+    /// from `entry` (a path in the lesson; its entry playlist by default), and returns what `body`
+    /// reads from the result and the file before the download's folder is removed.
+    static func downloadServed<Value>(
+        _ name: String, entry: String? = nil, changes: (ServedLesson) throws -> [String: Data],
+        reading body: (DownloadResult, MP4Inspector) throws -> Value
+    ) async throws -> Value {
+        let (lesson, transport, downloader) = try LessonFramesTests.serving(name)
+        for (path, bytes) in try changes(lesson) {
+            transport.stub(lesson.base.appendingPathComponent(path), reply: .resource(bytes))
+        }
+        let folder = temporaryFolder("timeline-\(name)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try await downloader.downloadLesson(
+            from: entry.map { lesson.base.appendingPathComponent($0) } ?? lesson.entry,
+            to: folder.appendingPathComponent("lesson")
+        )
+        .result()
+        return try body(result, try MP4Inspector(url: result.file))
+    }
+
     @Test(
         "RFC 8216 §3.3: a first segment without samples (only a styp) does not stop the next one from streaming into the file"
     )
     func firstSegmentWithoutSamples() async throws {
-        let (lesson, transport, downloader) = try LessonFramesTests.serving("cmaf")
-        let playlist = try #require(lesson.files["video/index.m3u8"])
         let typeOnly = Data([0, 0, 0, 24] + Array("stypmsdh".utf8) + [0, 0, 0, 0] + Array("msdhmsix".utf8))
-        let entry = lesson.base.appendingPathComponent("video/index.m3u8")
-        transport.stub(
-            entry,
-            reply: .resource(Self.rewritten(playlist, before: "seg0.m4s", tags: ["#EXTINF:0.040,", "empty.m4s"])))
-        transport.stub(lesson.base.appendingPathComponent("video/empty.m4s"), reply: .resource(typeOnly))
-        let folder = temporaryFolder("timeline-empty")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let result = try await downloader.downloadLesson(from: entry, to: folder.appendingPathComponent("lesson"))
-            .result()
-        let file = try MP4Inspector(url: result.file)
-        let video = try #require(file.tracks("vide").first)
+        let written = try await Self.downloadServed(
+            "cmaf", entry: "video/index.m3u8",
+            changes: { lesson in
+                let playlist = try #require(lesson.files["video/index.m3u8"])
+                return [
+                    "video/index.m3u8": Self.rewritten(
+                        playlist, before: "seg0.m4s", tags: ["#EXTINF:0.040,", "empty.m4s"]),
+                    "video/empty.m4s": typeOnly,
+                ]
+            },
+            reading: { _, file in SampleDigest.frames(of: try #require(file.tracks("vide").first), in: file) })
         let source = try LessonComparison.sourceFrames("cmaf", kind: "video").map(\.frame)
-        let written = SampleDigest.frames(of: video, in: file)
         #expect(written.map(\.payload) == source.map(\.payload))
         #expect(written.map(\.parameterSets) == source.map(\.parameterSets))
     }
@@ -173,26 +191,17 @@ extension PlaylistTimelineTests {
     func trimmedAudioIsAnOmission() async throws {
         // packed-aac's second segment placed 4,180 ticks (two 48 kHz AAC frames) earlier than
         // the first one ends.
-        let (lesson, transport, downloader) = try LessonFramesTests.serving("packed-aac")
-        let second = try #require(lesson.files["seg1.aac"])
-        transport.stub(
-            lesson.base.appendingPathComponent("seg1.aac"),
-            reply: .resource(try Lessons.packedAudio(second, shiftedBy: -4_180)))
-        let folder = temporaryFolder("timeline-overlap")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let result = try await downloader.downloadLesson(
-            from: lesson.entry, to: folder.appendingPathComponent("lesson")
-        )
-        .result()
-        #expect(result.omissions == [.overlappingAudio(frames: 2)])
-        #expect(
-            result.omissions.first?.description == "2 audio frames left out where the source's sound overlapped itself")
+        let omissions = try await Self.downloadServed(
+            "packed-aac",
+            changes: { lesson in
+                ["seg1.aac": try Lessons.packedAudio(try #require(lesson.files["seg1.aac"]), shiftedBy: -4_180)]
+            },
+            reading: { result, _ in result.omissions })
+        #expect(omissions == [.overlappingAudio(frames: 2)])
+        #expect(omissions.first?.description == "2 audio frames left out where the source's sound overlapped itself")
         // Unmoved, nothing is left out.
-        let (plainLesson, _, plainDownloader) = try LessonFramesTests.serving("packed-aac")
-        let plain = try await plainDownloader.downloadLesson(
-            from: plainLesson.entry, to: folder.appendingPathComponent("plain")
-        )
-        .result()
-        #expect(plain.omissions.isEmpty)
+        let plain = try await Self.downloadServed(
+            "packed-aac", changes: { _ in [:] }, reading: { result, _ in result.omissions })
+        #expect(plain.isEmpty)
     }
 }

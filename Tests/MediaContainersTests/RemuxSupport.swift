@@ -50,10 +50,13 @@ enum Remux {
     }
 
     /// Remuxes single segments, one after another, of one rendition and discontinuity number.
-    static func run(_ segments: [Data], brand: MP4Writer.Brand = .movie, pieces: Int? = nil) throws -> Result {
+    static func run(
+        _ segments: [Data], brand: MP4Writer.Brand = .movie, pieces: Int? = nil,
+        gaps: SegmentRemuxer.GapPolicy = .keepTimestamps
+    ) throws -> Result {
         try run(
             segments.enumerated().map { [SegmentRemuxer.Segment(data: $1, discontinuity: 0, index: $0)] }, brand: brand,
-            pieces: pieces)
+            pieces: pieces, gaps: gaps)
     }
 
     /// The steps of lesson `name` as ``SegmentRemuxer`` takes them.

@@ -166,11 +166,7 @@ struct AudioGapTests {
     func packedAudioTimestamps(ticks: Int64, gaps: SegmentRemuxer.GapPolicy) throws {
         let first = try Lessons.data("packed-aac/seg0.aac")
         let second = try Lessons.data("packed-aac/seg1.aac")
-        func run(_ segments: [Data]) throws -> Remux.Result {
-            try Remux.run(
-                segments.enumerated().map { [SegmentRemuxer.Segment(data: $1, discontinuity: 0, index: $0)] },
-                brand: .audio, gaps: gaps)
-        }
+        func run(_ segments: [Data]) throws -> Remux.Result { try Remux.run(segments, brand: .audio, gaps: gaps) }
         let alone = try #require(try run([first]).file.tracks("soun").first)
         let plain = try #require(try run([first, second]).file.tracks("soun").first)
         let moved = try run([first, try Lessons.packedAudio(second, shiftedBy: ticks)])
@@ -325,9 +321,7 @@ extension RemuxTests {
         let first = try Lessons.data("packed-mp3/seg0.mp3")
         let second = try Lessons.data("packed-mp3/seg1.mp3")
         func run(_ segments: [Data]) throws -> Remux.Result {
-            try Remux.run(
-                segments.enumerated().map { [SegmentRemuxer.Segment(data: $1, discontinuity: 0, index: $0)] },
-                brand: .audio, gaps: .fillWithSilence)
+            try Remux.run(segments, brand: .audio, gaps: .fillWithSilence)
         }
         let plain = try run([first, second])
         // The second segment a tenth of a second later: 4.2 frames of 1,152 samples at 48 kHz.
@@ -459,11 +453,7 @@ extension RemuxTests {
     func packedAudioClockWraps() throws {
         let first = try Lessons.data("packed-aac/seg0.aac")
         let second = try Lessons.data("packed-aac/seg1.aac")
-        func run(_ segments: [Data]) throws -> Remux.Result {
-            try Remux.run(
-                segments.enumerated().map { [SegmentRemuxer.Segment(data: $1, discontinuity: 0, index: $0)] },
-                brand: .audio)
-        }
+        func run(_ segments: [Data]) throws -> Remux.Result { try Remux.run(segments, brand: .audio) }
         // The first segment half a second before the wrap (its stamp 900,000 moved to 2³³ − 45,000);
         // the second one, 90,240 ticks later, lands past 2³³ and is written as its low 33 bits.
         let shift: Int64 = (1 << 33) - 900_000 - 45_000
@@ -489,13 +479,7 @@ extension RemuxTests {
         let second = try Lessons.data("packed-aac/seg1.aac")
         func run(late ticks: Int64) throws -> Remux.Result {
             try Remux.run(
-                [
-                    [SegmentRemuxer.Segment(data: first, discontinuity: 0, index: 0)],
-                    [
-                        SegmentRemuxer.Segment(
-                            data: try Lessons.packedAudio(second, shiftedBy: ticks), discontinuity: 0, index: 1)
-                    ],
-                ], brand: .audio, gaps: .fillWithSilence)
+                [first, try Lessons.packedAudio(second, shiftedBy: ticks)], brand: .audio, gaps: .fillWithSilence)
         }
         let long = try run(late: 90_000 * 660)
         #expect(long.report.silentFramesInserted == 0)

@@ -375,8 +375,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             return DownloadResult(
                 file: destination, byteCount: done.byteCount, partsFetched: 0, peakBufferedBytes: 0,
                 omissions: DownloadResult.Omission.remuxed(
-                    ignoredStreams: done.ignoredStreams, framesTrimmed: done.framesTrimmed ?? 0,
-                    undecodableSamples: done.undecodableSamples ?? 0))
+                    ignoredStreams: done.ignoredStreams, framesTrimmed: done.framesTrimmed,
+                    undecodableSamples: done.undecodableSamples))
         }
         let output = try RemuxOutput(url: files.partial)
         let journal = try RemuxJournal.open(url: files.journal, header: header, partial: existed ? output : nil)

@@ -236,10 +236,10 @@ struct RemuxJournal {
     struct Completion: Codable, Hashable {
         var byteCount: UInt64
         var ignoredStreams: [String]
-        /// Audio frames left out where the source overlapped itself (absent in older journals).
-        var framesTrimmed: Int?
-        /// Video samples left out before the first decodable picture (absent in older journals).
-        var undecodableSamples: Int?
+        /// Audio frames left out where the source overlapped itself.
+        var framesTrimmed: Int
+        /// Video samples left out before the first decodable picture.
+        var undecodableSamples: Int
     }
 
     /// Records that the file is finished and flushed, just before it is renamed into place: a

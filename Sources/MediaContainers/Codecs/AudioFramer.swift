@@ -108,10 +108,7 @@ struct AudioFramer: Sendable {
         let rate = Int64(description.timescale)
         var stamp = stamp
         if let next = nextTime, rate > 0 {
-            let period: Int64 = 1 << 33
-            let running = next / rate * 90_000 + next % rate * 90_000 / rate
-            stamp += (running / period) * period
-            if stamp - running > period / 2 { stamp -= period } else if running - stamp > period / 2 { stamp += period }
+            stamp = unwrapped33(stamp, near: rescale(next, from: Int(rate), to: 90_000))
         }
         let ticks = (stamp * rate + 45_000) / 90_000
         let half = Int64(description.frameDuration ?? 1_024) / 2

@@ -76,12 +76,8 @@ enum SilentAudio {
     /// `nil` for a dependent substream, an access unit of several substreams, reduced sample
     /// rates or fewer than six blocks, whose frames are not coded here.
     static func enhancedAC3Frame(like next: Data) -> Data? {
-        guard next.count >= 8,
-            let header = try? next.withUnsafeBytes({ raw throws(ContainerError) in
-                try AC3Header.read(raw, at: 0, offset: 0)
-            }),
-            header.isEnhanced, header.streamType == 0, header.blocks == 6, header.sampleRateCode != 3,
-            header.frameLength == next.count
+        guard let header = syncframeHeader(of: next), header.isEnhanced, header.streamType == 0,
+            header.blocks == 6, header.sampleRateCode != 3, header.frameLength == next.count
         else { return nil }
         let acmod = UInt32(header.audioCodingMode & 0x07)
         let channels = AC3Header.mainChannels[Int(acmod)]
@@ -125,12 +121,8 @@ enum SilentAudio {
             if block == 0 { writeSilentExponents(channels: channels, lfe: lfe, groups: 24, into: &bits) }
             bits.write(0, 1)  // convsnroffste
         }
-        var frame = bits.bytes
-        guard frame.count + 3 <= header.frameLength else { return nil }
-        frame += [UInt8](repeating: 0, count: header.frameLength - frame.count)
-        let crc = Self.crc16(frame[2..<(header.frameLength - 2)])
-        frame[header.frameLength - 2] = UInt8(crc >> 8)
-        frame[header.frameLength - 1] = UInt8(crc & 0xFF)
+        guard var frame = padded(bits, to: header.frameLength) else { return nil }
+        setTrailingCRC(of: &frame, from: 2)
         return Data(frame)
     }
 
@@ -143,12 +135,7 @@ enum SilentAudio {
     /// (crc1 over the first five eighths, §4.4.1.2, crc2 over the frame). `nil` for an E-AC-3
     /// frame, which ``enhancedAC3Frame(like:)`` writes.
     static func ac3Frame(like next: Data) -> Data? {
-        guard next.count >= 8,
-            let header = try? next.withUnsafeBytes({ raw throws(ContainerError) in
-                try AC3Header.read(raw, at: 0, offset: 0)
-            }),
-            !header.isEnhanced
-        else { return nil }
+        guard let header = syncframeHeader(of: next), !header.isEnhanced else { return nil }
         let acmod = UInt32(header.audioCodingMode & 0x07)
         let channels = AC3Header.mainChannels[Int(acmod)]
         let lfe = header.hasLFE
@@ -207,16 +194,33 @@ enum SilentAudio {
         // crc1 makes the CRC of the first five eighths (after the syncword) zero; crc2 that of
         // the rest, and so of the whole frame. Blocks 0 and 1 must end inside the first part.
         let fiveEighths = ((header.frameLength >> 2) + (header.frameLength >> 4)) << 1
-        var frame = bits.bytes
-        guard frame.count + 3 <= header.frameLength, firstTwoBlocksEnd <= fiveEighths else { return nil }
-        frame += [UInt8](repeating: 0, count: header.frameLength - frame.count)
+        guard firstTwoBlocksEnd <= fiveEighths, var frame = padded(bits, to: header.frameLength) else { return nil }
         let crc1 = Self.crcPrefix(making: Self.crc16(frame[4..<fiveEighths]), zeroAfter: fiveEighths - 4)
         frame[2] = UInt8(crc1 >> 8)
         frame[3] = UInt8(crc1 & 0xFF)
-        let crc2 = Self.crc16(frame[fiveEighths..<(header.frameLength - 2)])
-        frame[header.frameLength - 2] = UInt8(crc2 >> 8)
-        frame[header.frameLength - 1] = UInt8(crc2 & 0xFF)
+        setTrailingCRC(of: &frame, from: fiveEighths)
         return Data(frame)
+    }
+
+    /// The AC-3 or E-AC-3 syncframe header at the start of `next`, or `nil` when it has none.
+    private static func syncframeHeader(of next: Data) -> AC3Header? {
+        guard next.count >= 8 else { return nil }
+        return try? next.withUnsafeBytes { raw throws(ContainerError) in try AC3Header.read(raw, at: 0, offset: 0) }
+    }
+
+    /// The bytes `bits` wrote, padded with zeros to a syncframe of `length` bytes, or `nil` when
+    /// they leave no room for the frame's last CRC.
+    private static func padded(_ bits: BitWriter, to length: Int) -> [UInt8]? {
+        guard bits.bytes.count + 3 <= length else { return nil }
+        return bits.bytes + [UInt8](repeating: 0, count: length - bits.bytes.count)
+    }
+
+    /// Sets a syncframe's last two bytes (`crc2`) so that the CRC of its bytes from `start` to its
+    /// end is zero.
+    private static func setTrailingCRC(of frame: inout [UInt8], from start: Int) {
+        let crc = crc16(frame[start..<(frame.count - 2)])
+        frame[frame.count - 2] = UInt8(crc >> 8)
+        frame[frame.count - 1] = UInt8(crc & 0xFF)
     }
 
     /// The CRC-16 of ETSI TS 102 366 §4.4.1.2 and Annex A (x¹⁶ + x¹⁵ + x² + 1, most significant
@@ -361,4 +365,13 @@ func rescale(_ value: Int64, from source: Int, to target: Int) -> Int64 {
     if remainder * 2 >= divisor { return quotient + 1 }
     if remainder * 2 <= -divisor { return quotient - 1 }
     return quotient
+}
+
+/// `raw`, a 33-bit MPEG timestamp (90 kHz, ISO/IEC 13818-1 §2.4.3.7), in the period of 2³³
+/// nearest `reference`: a clock that wraps past 2³³ carries on instead of going back 26.5 hours.
+func unwrapped33(_ raw: Int64, near reference: Int64) -> Int64 {
+    let period: Int64 = 1 << 33
+    var value = raw + (reference / period) * period
+    if value - reference > period / 2 { value -= period } else if reference - value > period / 2 { value += period }
+    return value
 }

@@ -417,6 +417,8 @@ public struct FragmentedMP4Reader: Sendable {
         var decodeTime: Int64
         /// Each sample: its offset from the segment's start, size, duration, composition offset and sync flag.
         var samples: [(offset: Int, size: Int, duration: Int64, offsetToPresentation: Int64, isSync: Bool)]
+        /// The samples' sizes together.
+        var bytes = 0
     }
 
     /// Reads the complete top-level boxes at the start of `raw` and returns the bytes they took.
@@ -437,9 +439,7 @@ public struct FragmentedMP4Reader: Sendable {
                 // The samples of one fragment together fit in its mdat: runs that point at the
                 // same bytes again and again (8,000 runs over one mebibyte asked for gigabytes) are
                 // refused before a byte is copied.
-                let claimed = pendingRuns.reduce(0) { total, run in
-                    run.samples.reduce(total) { $0 + max($1.size, 0) }
-                }
+                let claimed = pendingRuns.reduce(0) { $0 + $1.bytes }
                 guard claimed <= box.end - box.body else {
                     throw ContainerError(
                         .malformedBox(
@@ -578,6 +578,7 @@ public struct FragmentedMP4Reader: Sendable {
                     // Kept from the segment's start: the buffer may have moved on before the
                     // mdat arrives.
                     resolved.samples.append((consumed + position, Int(size), Int64(duration), composition, isSync))
+                    resolved.bytes += Int(size)
                     position += Int(size)
                     decodeTime += Int64(duration)
                 }

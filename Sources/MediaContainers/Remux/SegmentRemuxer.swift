@@ -136,7 +136,6 @@ public struct SegmentRemuxer: Sendable {
         var key: TrackKey
         var lastDecode: Int64?
         var end: Int64?
-        var nextAudio: Int64?
         /// Where the next audio frame is due, in flicks: exact, so frames whose length is not a
         /// whole number of the track's ticks (a 48 kHz part in a 44.1 kHz track) do not drift.
         var nextAudioFlicks: Int64?
@@ -773,6 +772,91 @@ public struct SegmentRemuxer: Sendable {
     }
 
     private mutating func write(_ sample: MediaSample, to track: Int, offsetFlicks: Int64) throws(ContainerError) {
+        if sample.stream.kind == .audio {
+            try writeAudio(sample, to: track, offsetFlicks: offsetFlicks)
+        } else {
+            try writeVideo(sample, to: track, offsetFlicks: offsetFlicks)
+        }
+    }
+
+    /// Writes an audio frame where the source's time puts it: continuing the track within half a
+    /// frame, trimmed when it overlaps by more, after a kept or filled gap when it comes later.
+    /// Frames are placed on exact times in flicks, and each one's ticks are the difference of its
+    /// rounded ends: a frame of 940.8 ticks lasts 941 or 940, and the track keeps the source's time
+    /// however long it runs.
+    private mutating func writeAudio(_ sample: MediaSample, to track: Int, offsetFlicks: Int64) throws(ContainerError) {
+        let timescale = writer.tracks[track].timescale
+        let source = sample.description.timescale
+        let flicks = Self.flicks
+        // Times past a sixteenth of Int64's range (about 26 years of flicks) are refused, so that
+        // the sums and differences below cannot overflow.
+        let bound = Int64.max / 16
+        let frame = min(
+            max(
+                rescale(sample.duration ?? Int64(sample.description.frameDuration ?? 1_024), from: source, to: flicks),
+                1),
+            bound)
+        let (placed, overflow) = rescale(sample.presentationTime, from: source, to: flicks)
+            .addingReportingOverflow(offsetFlicks)
+        guard !overflow, placed.magnitude <= UInt64(bound) else {
+            throw ContainerError(
+                .timestampOutOfRange(
+                    reason: "an audio time of \(sample.presentationTime) in 1/\(source) s on the lesson's timeline"))
+        }
+        var timing = timings[track]
+        var start = placed
+        if let expected = timing.nextAudioFlicks {
+            let difference = start - expected
+            // More than a second back is not an overlap to trim but a clock restarted where the
+            // playlist declares no discontinuity.
+            guard difference >= -Int64(flicks) else {
+                throw ContainerError(.timestampsStepBack(seconds: Double(-difference) / Double(flicks)))
+            }
+            // Within half a frame either way, the track stays continuous. Half a frame exactly is
+            // continuous too: a gap of k + ½ frames is filled with k + 1 silent frames, which moves
+            // what follows by half a frame, and the next frame must not then read as an overlap.
+            if abs(difference) * 2 <= frame {
+                start = expected
+            } else if difference < 0 {
+                // Overlaps what came before by half a frame or more: trimmed.
+                report.framesTrimmed += 1
+                return
+            } else if gaps == .keepTimestamps {
+                // The gap stays: the frame before lasts until this one.
+                report.gapsKept += 1
+            } else if case let gapFrames = (difference + frame / 2) / frame, gapFrames <= Self.maximumSilence / frame,
+                let silence = SilentAudio.frame(for: sample.description, before: sample.data)
+            {
+                for index in 0..<gapFrames {
+                    let time = expected + index * frame
+                    let first = rescale(time, from: flicks, to: timescale)
+                    try writer.append(
+                        silence, to: track, description: sample.description, decodeTime: first,
+                        presentationTime: first, isSync: true,
+                        duration: max(rescale(time + frame, from: flicks, to: timescale) - first, 1))
+                }
+                report.silentFramesInserted += Int(gapFrames)
+                start = expected + gapFrames * frame
+            } else {
+                // No silent frame for this codec, or a gap of more than ten minutes (a clock that
+                // jumped, not missing sound): the gap stays, as with keepTimestamps.
+                report.gapsKept += 1
+            }
+        }
+        let present = rescale(start, from: flicks, to: timescale)
+        let end = max(rescale(start + frame, from: flicks, to: timescale), present + 1)
+        timing.nextAudioFlicks = start + frame
+        timing.end = max(timing.end ?? end, end)
+        try writer.append(
+            sample.data, to: track, description: sample.description, decodeTime: present, presentationTime: present,
+            isSync: true, duration: end - present)
+        timing.lastDecode = present
+        timings[track] = timing
+    }
+
+    /// Writes a video sample at its source times moved by the part's offset, keeping decode
+    /// times increasing.
+    private mutating func writeVideo(_ sample: MediaSample, to track: Int, offsetFlicks: Int64) throws(ContainerError) {
         let timescale = writer.tracks[track].timescale
         let source = sample.description.timescale
         let offset = rescale(offsetFlicks, from: Self.flicks, to: timescale)
@@ -780,101 +864,25 @@ public struct SegmentRemuxer: Sendable {
         var present = rescale(sample.presentationTime, from: source, to: timescale) + offset
         let duration = sample.duration.map { rescale($0, from: source, to: timescale) }
         var timing = timings[track]
-        if sample.stream.kind == .audio {
-            // Frames are placed on exact times in flicks, and each one's ticks are the difference
-            // of its rounded ends: a frame of 940.8 ticks lasts 941 or 940, and the track keeps
-            // the source's time however long it runs.
-            let flicks = Self.flicks
-            // Times past a sixteenth of Int64's range (about 26 years of flicks) are refused, so
-            // that the sums and differences below cannot overflow.
-            let bound = Int64.max / 16
-            let frame = min(
-                max(
-                    rescale(
-                        sample.duration ?? Int64(sample.description.frameDuration ?? 1_024), from: source, to: flicks),
-                    1), bound)
-            let (placed, overflow) = rescale(sample.presentationTime, from: source, to: flicks)
-                .addingReportingOverflow(offsetFlicks)
-            guard !overflow, placed.magnitude <= UInt64(bound) else {
-                throw ContainerError(
-                    .timestampOutOfRange(
-                        reason: "an audio time of \(sample.presentationTime) in 1/\(source) s on the lesson's timeline")
-                )
+        if let last = timing.lastDecode {
+            guard last - decode <= Int64(timescale) else {
+                throw ContainerError(.timestampsStepBack(seconds: Double(last - decode) / Double(timescale)))
             }
-            var start = placed
-            if let expected = timing.nextAudioFlicks
-                ?? timing.nextAudio.map({ rescale($0, from: timescale, to: flicks) })
-            {
-                let difference = start - expected
-                // More than a second back is not an overlap to trim but a clock restarted where
-                // the playlist declares no discontinuity.
-                guard difference >= -Int64(flicks) else {
-                    throw ContainerError(.timestampsStepBack(seconds: Double(-difference) / Double(flicks)))
-                }
-                // Within half a frame either way, the track stays continuous. Half a frame
-                // exactly is continuous too: a gap of k + ½ frames is filled with k + 1 silent
-                // frames, which moves what follows by half a frame, and the next frame must not
-                // then read as an overlap to trim.
-                if abs(difference) * 2 <= frame {
-                    start = expected
-                } else if difference < 0 {
-                    // Overlaps what came before by half a frame or more: trimmed.
-                    report.framesTrimmed += 1
-                    return
-                } else if gaps == .keepTimestamps {
-                    // The gap stays: the frame before lasts until this one.
-                    report.gapsKept += 1
-                } else if (difference + frame / 2) / frame <= Self.maximumSilence / frame,
-                    let silence = SilentAudio.frame(for: sample.description, before: sample.data)
-                {
-                    let count = (difference + frame / 2) / frame
-                    for index in 0..<count {
-                        let time = expected + index * frame
-                        let first = rescale(time, from: flicks, to: timescale)
-                        try writer.append(
-                            silence, to: track, description: sample.description, decodeTime: first,
-                            presentationTime: first, isSync: true,
-                            duration: max(rescale(time + frame, from: flicks, to: timescale) - first, 1))
-                    }
-                    report.silentFramesInserted += Int(count)
-                    start = expected + count * frame
-                } else {
-                    // No silent frame for this codec, or a gap of more than ten minutes (a clock
-                    // that jumped, not missing sound): the gap stays, as with keepTimestamps.
-                    report.gapsKept += 1
-                }
+            if decode <= last {
+                // A source whose decode times stall or step back: the sample keeps its place in
+                // decode order, one tick later.
+                present += last + 1 - decode
+                decode = last + 1
+            } else {
+                timing.frameDelta = decode - last
             }
-            present = rescale(start, from: flicks, to: timescale)
-            let end = max(rescale(start + frame, from: flicks, to: timescale), present + 1)
-            decode = present
-            timing.nextAudioFlicks = start + frame
-            timing.nextAudio = end
-            timing.end = max(timing.end ?? end, end)
-            try writer.append(
-                sample.data, to: track, description: sample.description, decodeTime: decode, presentationTime: present,
-                isSync: true, duration: end - present)
-            timing.lastDecode = decode
-        } else {
-            if let last = timing.lastDecode {
-                guard last - decode <= Int64(timescale) else {
-                    throw ContainerError(.timestampsStepBack(seconds: Double(last - decode) / Double(timescale)))
-                }
-                if decode <= last {
-                    // A source whose decode times stall or step back: the sample keeps its place
-                    // in decode order, one tick later.
-                    present += last + 1 - decode
-                    decode = last + 1
-                } else {
-                    timing.frameDelta = decode - last
-                }
-            }
-            let length = duration ?? timing.frameDelta
-            timing.end = max(timing.end ?? present + length, present + length)
-            try writer.append(
-                sample.data, to: track, description: sample.description, decodeTime: decode, presentationTime: present,
-                isSync: sample.isSync, duration: duration)
-            timing.lastDecode = decode
         }
+        let length = duration ?? timing.frameDelta
+        timing.end = max(timing.end ?? present + length, present + length)
+        try writer.append(
+            sample.data, to: track, description: sample.description, decodeTime: decode, presentationTime: present,
+            isSync: sample.isSync, duration: duration)
+        timing.lastDecode = decode
         timings[track] = timing
     }
 }

@@ -93,6 +93,15 @@ public struct DeclaredStream: Hashable, Sendable, Codable {
         self.language = language
     }
 
+    /// The Dolby codec private data or a user-private stream declares: E-AC-3 or AC-3 by the
+    /// DVB descriptors (0x7A, 0x6A), the ATSC ones (0xCC, 0x81) or a registration descriptor
+    /// (`EAC3`, `AC-3`); `nil` when none says.
+    static func dolbyAudio(descriptors: [(tag: UInt8, body: [UInt8])], registration: String?) -> MediaCodec? {
+        if registration == "EAC3" || descriptors.contains(where: { $0.tag == 0x7A || $0.tag == 0xCC }) { return .eac3 }
+        if registration == "AC-3" || descriptors.contains(where: { $0.tag == 0x6A || $0.tag == 0x81 }) { return .ac3 }
+        return nil
+    }
+
     /// What a stream of `type` with these descriptors carries.
     static func content(of type: StreamType, descriptors: [(tag: UInt8, body: [UInt8])]) -> Content {
         let registration = descriptors.first { $0.tag == 0x05 }.map {
@@ -106,11 +115,8 @@ public struct DeclaredStream: Hashable, Sendable, Codable {
         case 0x81: return .media(.audio, .ac3)
         case 0x87: return .media(.audio, .eac3)
         case 0x06:
-            if descriptors.contains(where: { $0.tag == 0x7A || $0.tag == 0xCC }) || registration == "EAC3" {
-                return .media(.audio, .eac3)
-            }
-            if descriptors.contains(where: { $0.tag == 0x6A || $0.tag == 0x81 }) || registration == "AC-3" {
-                return .media(.audio, .ac3)
+            if let codec = dolbyAudio(descriptors: descriptors, registration: registration) {
+                return .media(.audio, codec)
             }
             if registration == "HEVC" { return .media(.video, .hevc) }
             // Audio this module cannot write, declared in private data (ETSI EN 300 468 DTS and
@@ -126,13 +132,8 @@ public struct DeclaredStream: Hashable, Sendable, Codable {
         case 0x80:
             // User private: Blu-ray's LPCM, ATSC's DigiCipher II video, or AC-3 whose registration
             // or AC-3 descriptor names it (ATSC A/52 Annex A) where an encoder wrote 0x80 for 0x81.
-            if registration == "EAC3" || descriptors.contains(where: { $0.tag == 0xCC || $0.tag == 0x7A }) {
-                return .media(.audio, .eac3)
-            }
-            if registration == "AC-3" || descriptors.contains(where: { $0.tag == 0x81 || $0.tag == 0x6A }) {
-                return .media(.audio, .ac3)
-            }
-            return .unsupported
+            return dolbyAudio(descriptors: descriptors, registration: registration).map { .media(.audio, $0) }
+                ?? .unsupported
         case 0xDB, 0xCF, 0xC1, 0xC2: return .encrypted("SAMPLE-AES")
         // Video and audio this module cannot write: MPEG-1/2 and MPEG-4 part 2 video, LATM and
         // raw MPEG-4 audio, SVC/MVC, JPEG 2000, MPEG-H 3D audio, VVC, AVS, VC-1, and the
@@ -637,13 +638,7 @@ public struct TransportStreamDemuxer: Sendable {
     /// The unwrapped value of a 33-bit timestamp: the one of `raw + k·2³³` nearest the stream's
     /// previous timestamp, so times keep increasing past the wrap (every 26.5 hours).
     private mutating func unwrap(_ raw: Int64, pid: UInt16) -> Int64 {
-        let period: Int64 = 1 << 33
-        guard let last = lastTimes[pid] else {
-            lastTimes[pid] = raw
-            return raw
-        }
-        var value = raw + (last / period) * period
-        if value - last > period / 2 { value -= period } else if last - value > period / 2 { value += period }
+        let value = lastTimes[pid].map { unwrapped33(raw, near: $0) } ?? raw
         lastTimes[pid] = value
         return value
     }
