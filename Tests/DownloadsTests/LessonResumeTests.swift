@@ -71,9 +71,10 @@ struct ServedLesson: Sendable {
         order.count + 2 * renditions + order.filter(isFetchedAgain).count
     }
 
-    /// Serves every file on `transport`. The file at `held`, if any, answers its first request
+    /// Serves every file on `transport`. The request keyed `held` (see ``key(of:)``: a path, with
+    /// its byte range for a segment cut from a larger file), if any, is answered the first time
     /// only after an hour on the transport's clock (never, unless the test moves it): a transfer
-    /// in flight when the test pauses. The file at `failing` answers `failure` first.
+    /// in flight when the test pauses. The request keyed `failing` is answered `failure` first.
     func serve(
         on transport: InMemoryHTTPTransport<ManualClock>, holding held: String? = nil, failing: String? = nil,
         with failure: InMemoryHTTPTransport<ManualClock>.Reply? = nil
@@ -88,14 +89,39 @@ struct ServedLesson: Sendable {
                 } else {
                     transport.stub(url, reply: playlist)
                 }
-            } else if path == held {
-                transport.stub(url, replies: [.resource(data, latency: .seconds(3_600)), .resource(data)])
-            } else if path == failing, let failure {
-                transport.stub(url, replies: [failure, .resource(data)])
             } else {
-                transport.stub(url, reply: .resource(data))
+                let served = InMemoryHTTPTransport<ManualClock>.Reply.resource(data)
+                let once: (key: String, reply: InMemoryHTTPTransport<ManualClock>.Reply)? =
+                    if let held, Self.path(of: held) == path {
+                        (held, .resource(data, latency: .seconds(3_600)))
+                    } else if let failing, let failure, Self.path(of: failing) == path {
+                        (failing, failure)
+                    } else {
+                        nil
+                    }
+                guard let once else {
+                    transport.stub(url, reply: served)
+                    continue
+                }
+                // Several segments may be byte ranges of this file: only the keyed one is held
+                // or failed, and only the first time it is asked for.
+                let taken = LockedState(false)
+                transport.stub(
+                    url,
+                    reply: .handler { request in
+                        guard key(of: request) == once.key else { return served }
+                        return taken.withLock { taken in
+                            defer { taken = true }
+                            return taken ? served : once.reply
+                        }
+                    })
             }
         }
+    }
+
+    /// The path part of a request key: the key without its byte range.
+    private static func path(of key: String) -> String {
+        key.split(separator: " ", maxSplits: 1).first.map(String.init) ?? key
     }
 }
 
@@ -235,7 +261,7 @@ struct LessonResumeTests {
         for (index, held) in order.enumerated() {
             let clock = ManualClock()
             let transport = InMemoryHTTPTransport(clock: clock)
-            lesson.serve(on: transport, holding: held.split(separator: " ").first.map(String.init))
+            lesson.serve(on: transport, holding: held)
             let site = try Site(entry, lesson: lesson, transport: transport, clock: clock)
             let first = try await site.start()
             // The held segment's transfer has started: pause while it is in flight.
@@ -265,7 +291,10 @@ struct LessonResumeTests {
 
     @Test(
         "a server error at each segment, retried: the bytes of an uninterrupted download, and one request more",
-        arguments: ["disc-encoders", "cmaf", "packed-aac", "aes-rotation", "webvtt", "ts-map", "cmaf-renditions-disc"])
+        arguments: [
+            "disc-encoders", "cmaf", "packed-aac", "aes-rotation", "webvtt", "ts-map", "cmaf-renditions-disc",
+            "disc-rates", "fmp4-base-offset",
+        ])
     @MainActor
     func serverFaultAtEverySegment(name: String) async throws {
         let lesson = try ServedLesson(name)
@@ -569,7 +598,10 @@ struct LessonResumeTests {
 
     @Test(
         "killed before the N-th file operation of a lesson's remux, for every N: no file or the exact one, and the next run ends exact",
-        arguments: ["disc-encoders", "cmaf", "aes-rotation", "webvtt", "ts-map", "cmaf-renditions-disc"])
+        arguments: [
+            "disc-encoders", "cmaf", "aes-rotation", "webvtt", "ts-map", "cmaf-renditions-disc", "disc-rates",
+            "fmp4-base-offset",
+        ])
     func killedAtEveryOperation(name: String) async throws {
         let lesson = try ServedLesson(name)
         let (total, _, expected, lastCheckpoint) = try await operations(lesson)
