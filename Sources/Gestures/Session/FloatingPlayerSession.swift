@@ -1,4 +1,9 @@
-public import Foundation
+// Geometry comes from CoreGraphics on Apple platforms (Foundation alone brings neither its members
+// nor its Hashable conformances there) and from Foundation on Linux.
+#if canImport(CoreGraphics)
+    public import CoreGraphics
+#endif
+public import Foundation  // TimeInterval
 
 /// How a touch on the player is told apart: a tap, a press, or a drag.
 ///
@@ -414,5 +419,27 @@ public struct FloatingPlayerSession: Sendable {
         if value < low { return low - overshoot(low - value) }
         if value > high { return high + overshoot(value - high) }
         return value
+    }
+}
+
+extension FloatingPlayerSession.Phase {
+    /// Hashes the case and its values (`CGPoint` and `CGVector` are `Hashable` only from iOS 18).
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .resting(let anchor):
+            hasher.combine(0)
+            hasher.combine(anchor)
+        case .pressing(let center):
+            hasher.combine(1)
+            hasher.combine(point: center)
+        case .dragging(let grabOffset):
+            hasher.combine(2)
+            hasher.combine(vector: grabOffset)
+        case .settling(let animation, let anchor, let startTime):
+            hasher.combine(3)
+            hasher.combine(animation)
+            hasher.combine(anchor)
+            hasher.combine(startTime)
+        }
     }
 }

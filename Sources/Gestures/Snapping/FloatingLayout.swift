@@ -1,4 +1,11 @@
-public import Foundation
+// Geometry comes from CoreGraphics on Apple platforms (Foundation alone brings neither its members
+// nor its Hashable conformances there) and from Foundation on Linux.
+#if canImport(CoreGraphics)
+    public import CoreGraphics
+    import Foundation
+#else
+    public import Foundation
+#endif
 
 /// Insets from each edge, in points, such as a screen's safe area (UIKit's `UIEdgeInsets` or
 /// SwiftUI's `EdgeInsets` pass straight in).
@@ -82,5 +89,15 @@ extension CGRect {
     /// `point` moved to the nearest point inside the rectangle.
     func clamping(_ point: CGPoint) -> CGPoint {
         CGPoint(x: Swift.min(Swift.max(point.x, minX), maxX), y: Swift.min(Swift.max(point.y, minY), maxY))
+    }
+}
+
+extension FloatingLayout {
+    /// Hashes every property (`CGRect` and `CGSize` are `Hashable` only from iOS 18).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(rect: bounds)
+        hasher.combine(safeArea)
+        hasher.combine(size: playerSize)
+        hasher.combine(margin)
     }
 }

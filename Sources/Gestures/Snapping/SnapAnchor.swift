@@ -1,4 +1,11 @@
-public import Foundation
+// Geometry comes from CoreGraphics on Apple platforms (Foundation alone brings neither its members
+// nor its Hashable conformances there) and from Foundation on Linux.
+#if canImport(CoreGraphics)
+    public import CoreGraphics
+    import Foundation
+#else
+    public import Foundation
+#endif
 
 /// Where a floating player rests, stated so that it survives rotation and resizing.
 ///

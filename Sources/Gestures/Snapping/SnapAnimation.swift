@@ -1,4 +1,11 @@
-public import Foundation
+// Geometry comes from CoreGraphics on Apple platforms (Foundation alone brings neither its members
+// nor its Hashable conformances there) and from Foundation on Linux.
+#if canImport(CoreGraphics)
+    public import CoreGraphics
+    import Foundation
+#else
+    public import Foundation
+#endif
 
 /// How a thrown player moves to its anchor.
 public enum ThrowMotion: Sendable, Hashable {
@@ -150,6 +157,37 @@ public struct SnapAnimation: Sendable, Hashable {
         case .glide:
             let t = Swift.max(time, 0)
             return CGVector(dx: glideX?.velocity(at: t) ?? 0, dy: glideY?.velocity(at: t) ?? 0)
+        }
+    }
+}
+
+extension SnapAnimation {
+    /// Hashes the motion's ends, start velocity, curve and duration, which determine the rest
+    /// (`CGPoint` and `CGVector` are `Hashable` only from iOS 18).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(point: start)
+        hasher.combine(point: end)
+        hasher.combine(vector: initialVelocity)
+        hasher.combine(curve)
+        hasher.combine(duration)
+    }
+}
+
+extension SnapAnimation.Curve {
+    /// Hashes the case and its values (`CGRect` is `Hashable` only from iOS 18).
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .timing(let timing, let duration):
+            hasher.combine(0)
+            hasher.combine(timing)
+            hasher.combine(duration)
+        case .spring(let spring):
+            hasher.combine(1)
+            hasher.combine(spring)
+        case .glide(let region):
+            hasher.combine(2)
+            hasher.combine(region != nil)
+            if let region { hasher.combine(rect: region) }
         }
     }
 }

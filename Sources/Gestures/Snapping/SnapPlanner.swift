@@ -1,4 +1,11 @@
-public import Foundation
+// Geometry comes from CoreGraphics on Apple platforms (Foundation alone brings neither its members
+// nor its Hashable conformances there) and from Foundation on Linux.
+#if canImport(CoreGraphics)
+    public import CoreGraphics
+    import Foundation
+#else
+    public import Foundation
+#endif
 
 /// Where a released player may come to rest.
 public enum SnapPolicy: Sendable, Hashable {
@@ -142,5 +149,15 @@ public struct SnapPlanner: Sendable, Hashable {
 
     static func finite(_ point: CGPoint, fallback: CGPoint) -> CGPoint {
         point.x.isFinite && point.y.isFinite ? point : fallback
+    }
+}
+
+extension SnapDecision {
+    /// Hashes every property (`CGPoint` and `CGVector` are `Hashable` only from iOS 18).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(anchor)
+        hasher.combine(point: target)
+        hasher.combine(vector: releaseVelocity)
+        hasher.combine(point: projectedPoint)
     }
 }

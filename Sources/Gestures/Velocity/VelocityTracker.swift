@@ -1,4 +1,9 @@
-public import Foundation
+// Geometry comes from CoreGraphics on Apple platforms (Foundation alone brings neither its members
+// nor its Hashable conformances there) and from Foundation on Linux.
+#if canImport(CoreGraphics)
+    public import CoreGraphics
+#endif
+public import Foundation  // TimeInterval
 
 /// One touch position at the time the event system reported it.
 public struct TouchSample: Sendable, Hashable {
@@ -167,5 +172,22 @@ public struct FlingThresholds: Sendable, Hashable {
         guard speed > maximumSpeed else { return velocity }
         let scale = maximumSpeed / speed
         return CGVector(dx: Double(velocity.dx) * scale, dy: Double(velocity.dy) * scale)
+    }
+}
+
+extension TouchSample {
+    /// Hashes the time and the location's coordinates (`CGPoint` is `Hashable` only from iOS 18).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(time)
+        hasher.combine(point: location)
+    }
+}
+
+extension VelocityEstimate {
+    /// Hashes every property (`CGVector` is `Hashable` only from iOS 18).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(vector: velocity)
+        hasher.combine(confidence)
+        hasher.combine(sampleCount)
     }
 }

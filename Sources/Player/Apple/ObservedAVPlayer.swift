@@ -18,6 +18,7 @@
         public let player: AVPlayer
 
         private var timeObserver: Any?
+        private var observedItem: AVPlayerItem?
         private var keyValueObservations: [NSKeyValueObservation] = []
         private var notificationObservers: [any NSObjectProtocol] = []
 
@@ -97,30 +98,27 @@
                         center.addObserver(forName: name, object: item, queue: nil) { _ in deliver(observation) })
                 }
                 // Registered on the main queue, so the item's time is read there, as the jump lands.
+                // The notification itself is not `Sendable`: the main actor reads the item this
+                // player observes instead of the notification's object (the same item).
+                observedItem = item
                 notificationObservers.append(
                     center.addObserver(forName: AVPlayerItem.timeJumpedNotification, object: item, queue: .main) {
-                        notification in
-                        let seconds = MainActor.assumeIsolated {
-                            (notification.object as? AVPlayerItem)?.currentTime().seconds ?? .nan
-                        }
-                        deliver(.timeJumped(to: seconds))
+                        [weak self] _ in
+                        let seconds = MainActor.assumeIsolated { self?.observedItem?.currentTime().seconds }
+                        deliver(.timeJumped(to: seconds ?? .nan))
                     })
             }
+            // The reason is read from the notification where it arrives (on the main queue); only
+            // `Sendable` values (the key, the reason, the rate) cross into main-actor code.
             notificationObservers.append(
                 center.addObserver(forName: AVPlayer.rateDidChangeNotification, object: player, queue: .main) {
-                    notification in
-                    let key = AVPlayer.rateDidChangeReasonKey
-                    guard let raw = notification.userInfo?[key] as? AVPlayer.RateDidChangeReason else { return }
-                    let rate = MainActor.assumeIsolated { Double((notification.object as? AVPlayer)?.rate ?? 0) }
-                    let reason: RateChangeReason? =
-                        switch raw {
-                        case .setRateCalled: .setRateCalled
-                        case .setRateFailed: .setRateFailed
-                        case .audioSessionInterrupted: .audioSessionInterrupted
-                        case .appBackgrounded: .appBackgrounded
-                        default: nil
-                        }
-                    if let reason { deliver(.rateChangeReason(reason, rate: rate)) }
+                    [weak self] notification in
+                    let key = MainActor.assumeIsolated { AVPlayer.rateDidChangeReasonKey }
+                    guard let raw = notification.userInfo?[key] as? AVPlayer.RateDidChangeReason,
+                        let reason = RateChangeReason(raw)
+                    else { return }
+                    let rate = MainActor.assumeIsolated { self.map { Double($0.player.rate) } }
+                    deliver(.rateChangeReason(reason, rate: rate ?? 0))
                 })
             #if !os(macOS)
                 notificationObservers.append(
@@ -153,6 +151,20 @@
             keyValueObservations = []
             for observer in notificationObservers { NotificationCenter.default.removeObserver(observer) }
             notificationObservers = []
+            observedItem = nil
+        }
+    }
+
+    extension RateChangeReason {
+        /// The reason `AVPlayer` gave, or `nil` for one a bridge does not act on.
+        init?(_ reason: AVPlayer.RateDidChangeReason) {
+            switch reason {
+            case .setRateCalled: self = .setRateCalled
+            case .setRateFailed: self = .setRateFailed
+            case .audioSessionInterrupted: self = .audioSessionInterrupted
+            case .appBackgrounded: self = .appBackgrounded
+            default: return nil
+            }
         }
     }
 #endif

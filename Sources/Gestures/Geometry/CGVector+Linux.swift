@@ -1,6 +1,6 @@
-public import Foundation
-
 #if !canImport(CoreGraphics)
+    public import Foundation
+
     /// A two-dimensional vector, for platforms whose Foundation lacks CoreGraphics' `CGVector`.
     ///
     /// Apple platforms use CoreGraphics' own type; on Linux, Foundation has `CGPoint`, `CGSize`
