@@ -1,9 +1,10 @@
+public import Foundation  // TimeInterval
+
 // Geometry comes from CoreGraphics on Apple platforms (Foundation alone brings neither its members
 // nor its Hashable conformances there) and from Foundation on Linux.
 #if canImport(CoreGraphics)
     public import CoreGraphics
 #endif
-public import Foundation  // TimeInterval
 
 /// One touch position at the time the event system reported it.
 public struct TouchSample: Sendable, Hashable {
