@@ -3,7 +3,7 @@ public import Foundation  // TimeInterval
 // Geometry comes from CoreGraphics on Apple platforms (Foundation alone brings neither its members
 // nor its Hashable conformances there) and from Foundation on Linux.
 #if canImport(CoreGraphics)
-    public import CoreGraphics
+    import CoreGraphics
 #endif
 
 /// One touch position at the time the event system reported it.
