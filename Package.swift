@@ -124,6 +124,14 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
 
+        // MARK: Examples
+        // The Apple-only examples of the README and the DocC articles (SwiftUI screens, the
+        // AVFoundation wiring), each file under `#if canImport(…)`: the Apple check type-checks
+        // them for iOS and macOS, and on Linux the target is empty. No product exports it.
+        .target(
+            name: "AppleExamples", dependencies: ["Downloads", "Gestures", "Player", "Progress", "SliderFlow"],
+            swiftSettings: upcomingFeatures),
+
         // MARK: Benchmarks
         .target(name: "BenchmarkHarness", path: "Benchmarks/Harness", swiftSettings: upcomingFeatures),
         .executableTarget(

@@ -26,7 +26,14 @@ struct ModuleGraphTests {
 
     /// Apple-only frameworks a module may import for its adapters, only in a file that guards
     /// the import with `#if canImport(…)`, so that Linux builds skip it. No UI framework.
-    static let appleAdapters: [String: Set<String>] = ["Player": ["AVFoundation"]]
+    static let appleAdapters: [String: Set<String>] = ["Player": ["AVFoundation"], "Gestures": ["CoreGraphics"]]
+
+    /// The package-internal target that holds the Apple-only examples of the documentation. It
+    /// is no module of the graph: no product exports it and no module imports it.
+    static let examples = "AppleExamples"
+
+    /// What the Apple examples may import besides MediaCore's modules and the toolchain's.
+    static let exampleFrameworks: Set<String> = ["SwiftUI", "AVFoundation", "AVKit", "CoreGraphics"]
 
     /// The repository's `Sources` folder, found from this file's path.
     static var sources: URL {
@@ -78,12 +85,12 @@ struct ModuleGraphTests {
         }
     }
 
-    @Test("the graph has no cycle, and every source folder is a module of the table")
+    @Test("the graph has no cycle, and every source folder is a module of the table or the Apple examples")
     func acyclic() throws {
         let folders = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter {
             !$0.hasPrefix(".")
         }
-        #expect(Set(folders) == Set(Self.allowed.keys))
+        #expect(Set(folders) == Set(Self.allowed.keys).union([Self.examples]))
         // Depth-first search for a back edge.
         var state: [String: Int] = [:]  // 1: on the path, 2: done
         func visit(_ module: String) -> Bool {
@@ -95,5 +102,48 @@ struct ModuleGraphTests {
             return true
         }
         for module in Self.allowed.keys { #expect(visit(module), "a cycle through \(module)") }
+    }
+
+    @Test(
+        "the Apple examples import MediaCore's modules and Apple's UI frameworks, each file under #if canImport")
+    func appleExamples() throws {
+        let folder = Self.sources.appendingPathComponent(Self.examples)
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "swift" }
+        #expect(!files.isEmpty)
+        for file in files {
+            let code = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+                .filter { !$0.hasPrefix("//") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            // Linux compiles nothing of an example: the whole file is one canImport block.
+            #expect(
+                code.first?.hasPrefix("#if canImport(") == true && code.last == "#endif",
+                "\(file.lastPathComponent) is not wrapped in one #if canImport(…) block")
+        }
+        let library = Set(Self.allowed.keys)
+        for (imported, file) in try Self.imports(of: Self.examples) {
+            #expect(
+                library.contains(imported) || Self.toolchain.contains(imported)
+                    || Self.exampleFrameworks.contains(imported),
+                "\(Self.examples)/\(file) imports \(imported)")
+        }
+        for module in library {
+            #expect(try Self.imports(of: module)[Self.examples] == nil, "\(module) imports the examples")
+        }
+    }
+
+    @Test(
+        "no test compiles only on Apple platforms: Apple-only examples live in the examples target, which the Apple check compiles"
+    )
+    func noAppleOnlyTests() throws {
+        let tests = Self.sources.deletingLastPathComponent().appendingPathComponent("Tests")
+        let walker = try #require(FileManager.default.enumerator(at: tests, includingPropertiesForKeys: nil))
+        for case let file as URL in walker where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for framework in ["SwiftUI", "AVFoundation", "AVKit", "UIKit", "AppKit"] {
+                #expect(
+                    !text.contains("#if canImport(" + framework),
+                    "\(file.lastPathComponent) compiles only with \(framework)")
+            }
+        }
     }
 }

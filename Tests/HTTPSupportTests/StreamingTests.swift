@@ -171,4 +171,20 @@ struct URLSessionStreamingTests {
         while server.stalledRequestsClosedByClient == 0, ContinuousClock.now < deadline { await Task.yield() }
         #expect(server.stalledRequestsClosedByClient == 1)
     }
+
+    @Test("cancelling a send before the headers arrive reaches the network: CancellationError, the connection closed")
+    func cancelledSendCloses() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.route("/never.bin", .file(Data(repeating: 1, count: 10)))
+        server.script("/never.bin", [.stall])
+        let transport = URLSessionTransport()
+        let sending = Task { try await transport.send(URLRequest(url: server.url("/never.bin"))) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.requests.isEmpty, ContinuousClock.now < deadline { await Task.yield() }
+        sending.cancel()
+        await #expect(throws: CancellationError.self) { try await sending.value }
+        while server.stalledRequestsClosedByClient == 0, ContinuousClock.now < deadline { await Task.yield() }
+        #expect(server.stalledRequestsClosedByClient == 1)
+    }
 }

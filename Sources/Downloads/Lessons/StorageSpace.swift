@@ -34,16 +34,27 @@ package enum StorageSpace {
         let installed = registry.figures.isEmpty ? nil : registry.figures[folder.standardizedFileURL.path]
         registry.lock.unlock()
         if let installed { return installed }
+        var importantUsage: Int64?
         #if os(iOS) || os(macOS) || os(tvOS) || os(watchOS) || os(visionOS)
-            if let values = try? folder.resourceValues(forKeys: [.volumeAvailableCapacityForImportantUsageKey]),
-                let capacity = values.volumeAvailableCapacityForImportantUsage
-            {
-                return UInt64(max(capacity, 0))
-            }
+            importantUsage =
+                (try? folder.resourceValues(forKeys: [.volumeAvailableCapacityForImportantUsageKey]))?
+                .volumeAvailableCapacityForImportantUsage
         #endif
-        var status = statvfs()
-        guard statvfs(folder.path, &status) == 0 else { return nil }
-        return UInt64(status.f_bavail) &* UInt64(status.f_frsize)
+        return figure(importantUsage: importantUsage) {
+            var status = statvfs()
+            guard statvfs(folder.path, &status) == 0 else { return nil }
+            return UInt64(status.f_bavail) &* UInt64(status.f_frsize)
+        }
+    }
+
+    /// The free space to go by: the capacity for important usage where the system reports one
+    /// (Apple platforms; the value is an `Int64`, and a negative one is taken as none free), else
+    /// the file system's own figure, read only then.
+    ///
+    /// - Complexity: O(1).
+    package static func figure(importantUsage: Int64?, fileSystemFree: () -> UInt64?) -> UInt64? {
+        if let importantUsage { return UInt64(max(importantUsage, 0)) }
+        return fileSystemFree()
     }
 
     /// Checks that `needed` bytes fit in `folder`'s volume.

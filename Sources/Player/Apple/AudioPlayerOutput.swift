@@ -18,9 +18,9 @@
             public var file: URL
         }
 
-        private var player: AVAudioPlayer?
+        private let playback = SingleFilePlayback<AVAudioPlayer>()
+        /// The delegate of the current player (`AVAudioPlayer` holds its delegate weakly).
         private var relay: EndRelay?
-        private var onEnd: (@MainActor () -> Void)?
 
         /// Creates an output that plays nothing yet.
         public init() {}
@@ -33,44 +33,30 @@
             stop()
             let player = try AVAudioPlayer(contentsOf: file)
             let relay = EndRelay { [weak self] ended in
-                Task { @MainActor in self?.playerEnded(ended) }
+                Task { @MainActor in self?.playback.playerEnded(ended) }
             }
             player.delegate = relay
-            guard player.play() else {
+            guard playback.start(player, onEnd: onEnd) else {
                 player.delegate = nil
                 throw PlaybackError(file: file)
             }
-            self.player = player
             self.relay = relay
-            self.onEnd = onEnd
         }
 
         /// Pauses playback; ``resume()`` continues from here.
-        public func pause() { player?.pause() }
+        public func pause() { playback.pause() }
 
         /// Resumes paused playback.
-        public func resume() { player?.play() }
+        public func resume() { playback.resume() }
 
         /// Stops playback for good; no end is reported for the file that was playing.
         public func stop() {
-            player?.stop()
-            player?.delegate = nil
-            player = nil
+            playback.stop()
             relay = nil
-            onEnd = nil
-        }
-
-        /// The player `ended` reached its end; reported only if it is still the current one.
-        private func playerEnded(_ ended: ObjectIdentifier) {
-            guard let player, ObjectIdentifier(player) == ended else { return }
-            let onEnd = self.onEnd
-            player.delegate = nil
-            self.player = nil
-            relay = nil
-            self.onEnd = nil
-            onEnd?()
         }
     }
+
+    extension AVAudioPlayer: AudioFilePlayer {}
 
     /// Receives `AVAudioPlayer`'s delegate calls, on whichever thread the player makes them, and
     /// passes the end of playback on by the player's identity (the player itself is not

@@ -12,6 +12,7 @@ public import Observation
 ///
 /// <!-- example: slider-model-view -->
 /// ```swift
+/// @MainActor
 /// struct SliderScreen: View {
 ///     @State private var model = SliderSessionModel(service: HTTPSliderService(baseURL: apiURL))
 ///

@@ -1,21 +1,26 @@
+// The article *Counting watched progress*'s recorder: AVPlayer wired to a WatchTracker by hand.
+// Compiled where AVFoundation exists (the Apple check type-checks it for iOS 17 and macOS 14);
+// empty elsewhere. ArchitectureTests holds the article to the lines between the `example` markers.
+
 #if canImport(AVFoundation)
     import AVFoundation
     import Foundation
     import Progress
-    import Testing
 
-    /// The device identifier the article's recorder stamps its progress with.
-    private let deviceIdentifier = "ipad-doc"
+    /// The device identifier the recorder stamps its progress with (an app keeps one per install).
+    private let deviceIdentifier = "ipad-7"
 
-    // The article's AVPlayer recorder (Counting watched progress), compiled where AVFoundation
-    // exists. The architecture tests check that the article shows exactly these lines.
     // example: begin avplayer-progress
     @MainActor
     final class LessonProgressRecorder {
+        let lessonID: String
         private(set) var tracker: WatchTracker
+        private let player: AVPlayer
         private var observer: Any?
 
         init(player: AVPlayer, lessonID: String, restored: WatchProgress?) {
+            self.player = player
+            self.lessonID = lessonID
             tracker = WatchTracker(
                 deviceID: deviceIdentifier,
                 progress: restored ?? WatchProgress(),
@@ -30,26 +35,16 @@
             }
         }
 
+        /// Stops the ticks; call it when the lesson closes, then save `tracker.progress`.
+        func stop() {
+            if let observer { player.removeTimeObserver(observer) }
+            observer = nil
+        }
+
         func playerDidPlay(at seconds: Double) { tracker.handle(.play(at: seconds), at: Date()) }
         func playerDidPause(at seconds: Double) { tracker.handle(.pause(at: seconds), at: Date()) }
         func userSeeked(from: Double, to: Double) { tracker.handle(.seek(from: from, to: to), at: Date()) }
         func durationLoaded(_ seconds: Double) { tracker.handle(.durationChanged(seconds), at: Date()) }
     }
-    // example: end avplayer-progress
-
-    @Suite("Documentation examples on Apple platforms")
-    @MainActor
-    struct AVPlayerExampleTests {
-        @Test("the article's recorder turns play, pause and seek callbacks into watched progress")
-        func recorder() {
-            let recorder = LessonProgressRecorder(player: AVPlayer(), lessonID: "salsa-101", restored: nil)
-            recorder.durationLoaded(100)
-            recorder.playerDidPlay(at: 0)
-            recorder.playerDidPause(at: 15)
-            recorder.userSeeked(from: 15, to: 0)
-            recorder.playerDidPlay(at: 0)
-            recorder.playerDidPause(at: 20)
-            #expect(recorder.tracker.progress.watchedFraction == 0.2)
-        }
-    }
+// example: end avplayer-progress
 #endif
