@@ -78,7 +78,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PlayerTests",
-            dependencies: ["Player", "Downloads", "HLS", "Progress", "HTTPSupport", "TestSupport"],
+            // AppleExamples: the documentation's screens, tested where SwiftUI exists.
+            dependencies: ["Player", "Downloads", "HLS", "Progress", "HTTPSupport", "TestSupport", "AppleExamples"],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),

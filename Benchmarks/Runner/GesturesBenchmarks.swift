@@ -3,6 +3,11 @@ import Foundation
 import Gestures
 import TestSupport
 
+// CoreGraphics brings the geometry's members on Apple platforms (Foundation does on Linux).
+#if canImport(CoreGraphics)
+    import CoreGraphics
+#endif
+
 /// The Gestures module's cases.
 enum GesturesBenchmarks {
     static func cases(quick: Bool) -> [Benchmark] {

@@ -2,10 +2,12 @@
 // Compiled where AVFoundation exists (the Apple check type-checks it for iOS 17 and macOS 14);
 // empty elsewhere. ArchitectureTests holds the article to the lines between the `example` markers.
 
-#if canImport(AVFoundation)
+#if canImport(AVFoundation) && canImport(AVKit) && canImport(SwiftUI)
     import AVFoundation
+    import AVKit
     import Foundation
     import Progress
+    import SwiftUI
 
     /// The device identifier the recorder stamps its progress with (an app keeps one per install).
     private let deviceIdentifier = "ipad-7"
@@ -46,5 +48,22 @@
         func userSeeked(from: Double, to: Double) { tracker.handle(.seek(from: from, to: to), at: Date()) }
         func durationLoaded(_ seconds: Double) { tracker.handle(.durationChanged(seconds), at: Date()) }
     }
-// example: end avplayer-progress
+    // example: end avplayer-progress
+
+    /// A lesson screen wired by hand: the recorder follows the player while the screen shows it,
+    /// and the progress is saved in `store` when the screen goes.
+    struct HandWiredLessonView: View {
+        let player: AVPlayer
+        let store: ProgressStore
+        @State var recorder: LessonProgressRecorder
+
+        var body: some View {
+            VideoPlayer(player: player)
+                .onDisappear {
+                    recorder.stop()
+                    let (progress, lessonID) = (recorder.tracker.progress, recorder.lessonID)
+                    Task { try? await store.merge(progress, into: lessonID) }
+                }
+        }
+    }
 #endif

@@ -49,9 +49,25 @@
         return view
     }
 
-    /// Starts recording `lesson` as it plays in `avPlayer`, a player the app already shows (for
-    /// example in its own `AVPlayerViewController`), and returns the session to exit when the
-    /// lesson closes.
+    /// A lesson in a player the app already owns and shows (here in AVKit's `VideoPlayer`; an
+    /// `AVPlayerViewController` works the same), its watched progress recorded from the moment
+    /// the screen appears until it goes.
+    struct ExistingPlayerLessonView: View {
+        let avPlayer: AVPlayer
+        let lesson: VideoLesson
+        let store: ProgressStore
+        let device: String
+        @State private var session: VideoPlaybackSession?
+
+        var body: some View {
+            VideoPlayer(player: avPlayer)
+                .task { session = await recordProgress(of: lesson, playingIn: avPlayer, store: store, device: device) }
+                .onDisappear { Task { await session?.exit() } }
+        }
+    }
+
+    /// Starts recording `lesson` as it plays in `avPlayer`, and returns the session to exit when
+    /// the lesson closes.
     @MainActor
     func recordProgress(
         of lesson: VideoLesson, playingIn avPlayer: AVPlayer, store: ProgressStore, device: String

@@ -132,13 +132,20 @@ final class StreamingSession: @unchecked Sendable {
         body.onTermination = { termination in
             if case .cancelled = termination { box.cancel() }
         }
-        let response = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (head: CheckedContinuation<URLResponse, any Error>) in
-                router.register(task.taskIdentifier, head: head, body: body)
-                box.start(task)
+        let response: URLResponse
+        do {
+            response = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (head: CheckedContinuation<URLResponse, any Error>) in
+                    router.register(task.taskIdentifier, head: head, body: body)
+                    box.start(task)
+                }
+            } onCancel: {
+                box.cancel()
             }
-        } onCancel: {
-            box.cancel()
+        } catch {
+            // The session reports the task it cancelled for us as `URLError.cancelled`.
+            if box.wasCancelled { throw CancellationError() }
+            throw error
         }
         if Task.isCancelled {
             box.cancel()

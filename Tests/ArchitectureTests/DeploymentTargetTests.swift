@@ -84,4 +84,85 @@ struct DeploymentTargetTests {
         let line = "let text = String(validating: bytes, as: UTF8.self)"
         #expect(pattern.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil)
     }
+
+    /// The `Hashable` types of a source text that store CoreGraphics geometry (a stored property
+    /// or an enum case's value of `CGPoint`, `CGSize`, `CGRect` or `CGVector`, optional or not),
+    /// each paired with whether the text gives it a `hash(into:)` of its own (in its body, or in
+    /// an extension of the type).
+    ///
+    /// A rough reading of declarations, enough for this package's style: a type's body runs from
+    /// its `{` to the matching `}`, and its members are the body's lines indented one level more
+    /// than the declaration. Linear in the text's length per type.
+    static func hashableGeometryTypes(in text: String) -> [(name: String, hashesItself: Bool)] {
+        let declaration =
+            #/(?m)^\s*(?:public |package |private |fileprivate |internal )?(?:struct|enum) (\w+)[^{]*\bHashable\b[^{]*\{/#
+        // A stored property (no `{` after its type on its line: not a computed one) or a case.
+        let geometry =
+            #/^\s*(?:public |package |private(?:\(set\))? |internal )*(?:(?:var|let) \w+: CG(?:Point|Size|Rect|Vector)\??[^{]*$|case \w+\([^)]*\bCG(?:Point|Size|Rect|Vector)\b)/#
+        var found: [(String, Bool)] = []
+        for match in text.matches(of: declaration) {
+            let name = String(match.output.1)
+            // The body, by brace matching from the declaration's `{`.
+            var depth = 0
+            var end = match.range.upperBound
+            var index = text.index(before: match.range.upperBound)
+            while index < text.endIndex {
+                if text[index] == "{" { depth += 1 }
+                if text[index] == "}" {
+                    depth -= 1
+                    if depth == 0 {
+                        end = index
+                        break
+                    }
+                }
+                index = text.index(after: index)
+            }
+            let body = text[match.range.upperBound..<end]
+            // Its own members: the lines one level in (not a nested type's, nor a method's locals).
+            let indent = match.output.0.drop { $0 == "\n" }.prefix { $0 == " " }.count + 4
+            let members = body.split(separator: "\n").filter { line in
+                line.prefix { $0 == " " }.count == indent && !line.contains("static ")
+            }
+            guard members.contains(where: { $0.contains(geometry) }) else { continue }
+            let ownHash = body.contains("func hash(into")
+            let extensionHash = text.ranges(of: "extension ").contains { start in
+                let line = text[start.upperBound...].prefix { $0 != "{" }
+                let extended = line.split(separator: ".").last?.trimmingCharacters(in: .whitespaces)
+                guard extended == name else { return false }
+                let rest = text[start.upperBound...]
+                let close = rest.firstRange(of: "\n}")?.lowerBound ?? rest.endIndex
+                return rest[..<close].contains("func hash(into")
+            }
+            found.append((name, ownHash || extensionHash))
+        }
+        return found
+    }
+
+    @Test(
+        "a Hashable type that stores CoreGraphics geometry hashes it itself: CGPoint, CGSize, CGRect and CGVector are Hashable only from iOS 18 and macOS 15"
+    )
+    func geometryHashedByHand() throws {
+        let root = Self.sources.standardizedFileURL.path
+        let files = try #require(FileManager.default.enumerator(atPath: root))
+        var checked = 0
+        for case let path as String in files where path.hasSuffix(".swift") {
+            let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+            for type in Self.hashableGeometryTypes(in: text) {
+                checked += 1
+                #expect(type.hashesItself, "\(path): \(type.name) synthesizes hash(into:) over CoreGraphics geometry")
+            }
+            #expect(!text.contains(#/Set<CG(?:Point|Size|Rect|Vector)>|\[CG(?:Point|Size|Rect|Vector):/#), "\(path)")
+        }
+        #expect(checked >= 6)  // TouchSample, VelocityEstimate, FloatingLayout, SnapDecision, SnapAnimation…
+    }
+
+    @Test("the geometry rule finds a synthesized hash, and accepts a hand-written one")
+    func geometryRuleFindsSynthesis() {
+        let synthesized = "public struct Mark: Sendable, Hashable {\n    public var at: CGPoint\n}\n"
+        let written = synthesized + "extension Mark {\n    public func hash(into hasher: inout Hasher) {}\n}\n"
+        let plain = "public struct Plain: Hashable {\n    var x: Double\n}\n"
+        #expect(Self.hashableGeometryTypes(in: synthesized).map(\.hashesItself) == [false])
+        #expect(Self.hashableGeometryTypes(in: written).map(\.hashesItself) == [true])
+        #expect(Self.hashableGeometryTypes(in: plain).isEmpty)
+    }
 }

@@ -2,6 +2,11 @@ import Foundation
 import Gestures
 import Testing
 
+// CoreGraphics brings the geometry's members on Apple platforms (Foundation does on Linux).
+#if canImport(CoreGraphics)
+    import CoreGraphics
+#endif
+
 /// The README's swipe, replayed: what the session measured and decided, for the article's
 /// numbers and plots.
 enum ReadmeThrow {

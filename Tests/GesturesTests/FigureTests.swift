@@ -3,6 +3,11 @@ import Gestures
 import TestSupport
 import Testing
 
+// CoreGraphics brings the geometry's members on Apple platforms (Foundation does on Linux).
+#if canImport(CoreGraphics)
+    import CoreGraphics
+#endif
+
 /// The article *The floating player* shows throws on a phone screen, drawn from the session's
 /// own flights: each throw's path sampled every 10 ms from the release, and where it lands.
 @Suite("Figures of the Gestures catalog")

@@ -3,6 +3,11 @@ import Gestures
 import TestSupport
 import Testing
 
+// CoreGraphics brings the geometry's members on Apple platforms (Foundation does on Linux).
+#if canImport(CoreGraphics)
+    import CoreGraphics
+#endif
+
 /// The Gestures types that hold CoreGraphics geometry hash its coordinates themselves, because
 /// CoreGraphics makes `CGPoint`, `CGSize`, `CGRect` and `CGVector` `Hashable` only from iOS 18
 /// and macOS 15. These laws hold the hand-written `hash(into:)` to the synthesized `==`.
@@ -22,17 +27,32 @@ struct GeometryHashingTests {
         CGVector(dx: coordinate(&random), dy: coordinate(&random))
     }
 
+    /// A rectangle of positive, zero or negative size, or a null one (CoreGraphics compares a
+    /// rectangle standardized, and every null rectangle equal).
+    static func rect(_ random: inout SplitMix64) -> CGRect {
+        switch random.next() % 5 {
+        case 0: .null
+        case 1: CGRect(x: CGFloat.infinity, y: coordinate(&random), width: 1, height: 1)
+        default:
+            CGRect(
+                x: coordinate(&random), y: coordinate(&random), width: coordinate(&random),
+                height: coordinate(&random))
+        }
+    }
+
     static func anchor(_ random: inout SplitMix64) -> SnapAnchor {
         random.next() % 2 == 0 ? .perimeter(0.25) : .interior(x: 0.5, y: 0.5)
     }
 
     static func animation(_ random: inout SplitMix64) -> SnapAnimation {
         let curves: [SnapAnimation.Curve] = [
-            .glide(within: nil), .glide(within: CGRect(x: 0, y: 0, width: 3, height: 3)),
-            .spring(Spring(response: 0.4, dampingFraction: 0.8)),
+            .glide(within: nil), .glide(within: rect(&random)), .spring(Spring(response: 0.4, dampingFraction: 0.8)),
         ]
+        // Ends and velocities from two choices each, so that equal animations come up often.
+        let points = [CGPoint(x: 0, y: -0.0), CGPoint(x: 2.5, y: -3)]
         return SnapAnimation(
-            start: point(&random), end: point(&random), velocity: vector(&random),
+            start: points[Int(random.next() % 2)], end: points[Int(random.next() % 2)],
+            velocity: random.next() % 2 == 0 ? CGVector(dx: 0, dy: 0) : CGVector(dx: -0.0, dy: 1),
             curve: curves[Int(random.next() % UInt64(curves.count))])
     }
 
@@ -46,9 +66,11 @@ struct GeometryHashingTests {
     }
 
     static func layout(_ random: inout SplitMix64) -> FloatingLayout {
-        FloatingLayout(
-            bounds: CGRect(origin: point(&random), size: CGSize(width: 390, height: coordinate(&random) + 800)),
-            playerSize: CGSize(width: 72, height: abs(coordinate(&random)) + 60))
+        var layout = FloatingLayout(
+            bounds: CGRect(x: 0, y: 0, width: 390, height: 844), playerSize: CGSize(width: 72, height: 72))
+        // `bounds` is settable, so a layout can hold a rectangle its initializer would standardize.
+        layout.bounds = rect(&random)
+        return layout
     }
 
     /// Draws 4,000 pairs from `make` and checks that every equal pair hashes alike, that
@@ -93,6 +115,18 @@ struct GeometryHashingTests {
         Self.checkLaw(seed: seed, Self.animation)
         Self.checkLaw(seed: seed) { Self.animation(&$0).curve }
         Self.checkLaw(seed: seed, Self.phase)
+    }
+
+    @Test("a rectangle of negative size and its standardized form, and two null rectangles, hash alike")
+    func standardizedAndNull() {
+        let negative = SnapAnimation.Curve.glide(within: CGRect(x: 0, y: 0, width: -5, height: -5))
+        let positive = SnapAnimation.Curve.glide(within: CGRect(x: -5, y: -5, width: 5, height: 5))
+        #expect(negative == positive)
+        #expect(Set([negative, positive]).count == 1)
+        let null = SnapAnimation.Curve.glide(within: .null)
+        let otherNull = SnapAnimation.Curve.glide(within: CGRect(x: CGFloat.infinity, y: 3, width: 1, height: 1))
+        #expect(null == otherNull)
+        #expect(Set([null, otherNull]).count == 1)
     }
 
     @Test("a point at negative zero equals and hashes as the one at zero")

@@ -2,6 +2,11 @@ import Foundation
 import Gestures
 import Testing
 
+// CoreGraphics brings the geometry's members on Apple platforms (Foundation does on Linux).
+#if canImport(CoreGraphics)
+    import CoreGraphics
+#endif
+
 /// The README's Gestures example, compiled and run. `DocumentationExampleTests` checks that
 /// the README shows exactly the lines between the `example` markers.
 @Suite("README examples")

@@ -3,6 +3,11 @@ import Gestures
 import TestSupport
 import Testing
 
+// CoreGraphics brings the geometry's members on Apple platforms (Foundation does on Linux).
+#if canImport(CoreGraphics)
+    import CoreGraphics
+#endif
+
 /// A phone in portrait: 390 × 844 points with a notch and a home indicator, a 72-point player.
 let phone = FloatingLayout(
     bounds: CGRect(x: 0, y: 0, width: 390, height: 844),

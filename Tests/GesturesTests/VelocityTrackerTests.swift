@@ -2,6 +2,11 @@ import Foundation
 import Gestures
 import Testing
 
+// CoreGraphics brings the geometry's members on Apple platforms (Foundation does on Linux).
+#if canImport(CoreGraphics)
+    import CoreGraphics
+#endif
+
 @Suite("Velocity tracking")
 struct VelocityTrackerTests {
     /// Flutter's recorded gestures; its test tolerance is 1e-3 relative per component.

@@ -187,4 +187,22 @@ struct URLSessionStreamingTests {
         while server.stalledRequestsClosedByClient == 0, ContinuousClock.now < deadline { await Task.yield() }
         #expect(server.stalledRequestsClosedByClient == 1)
     }
+
+    @Test("cancelling a stream before its headers arrive reaches the network: CancellationError, the connection closed")
+    func cancelledStreamCloses() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.route("/never.bin", .file(Data(repeating: 1, count: 10)))
+        server.script("/never.bin", [.stall])
+        let transport = URLSessionTransport()
+        let streaming = Task {
+            _ = try await transport.stream(URLRequest(url: server.url("/never.bin")))
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.requests.isEmpty, ContinuousClock.now < deadline { await Task.yield() }
+        streaming.cancel()
+        await #expect(throws: CancellationError.self) { try await streaming.value }
+        while server.stalledRequestsClosedByClient == 0, ContinuousClock.now < deadline { await Task.yield() }
+        #expect(server.stalledRequestsClosedByClient == 1)
+    }
 }

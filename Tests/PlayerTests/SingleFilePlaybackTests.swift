@@ -32,11 +32,12 @@ struct SingleFilePlaybackTests {
         let playback = SingleFilePlayback<SimulatedFilePlayer>()
         let player = SimulatedFilePlayer()
         var ends = 0
+        let token = playback.nextToken
         let started1 = playback.start(player, onEnd: { ends += 1 })
         #expect(started1)
         #expect(playback.isActive)
-        playback.playerEnded(ObjectIdentifier(player))
-        playback.playerEnded(ObjectIdentifier(player))
+        playback.playerEnded(token)
+        playback.playerEnded(token)
         #expect(ends == 1)
         #expect(!playback.isActive)
     }
@@ -47,14 +48,16 @@ struct SingleFilePlaybackTests {
         let first = SimulatedFilePlayer()
         let second = SimulatedFilePlayer()
         var ended: [String] = []
+        let firstToken = playback.nextToken
         let started2 = playback.start(first, onEnd: { ended.append("first") })
         #expect(started2)
+        let secondToken = playback.nextToken
         let started3 = playback.start(second, onEnd: { ended.append("second") })
         #expect(started3)
         #expect(first.calls == ["play", "stop"])
-        playback.playerEnded(ObjectIdentifier(first))  // the delegate call was already on its way
+        playback.playerEnded(firstToken)  // the delegate call was already on its way
         #expect(ended.isEmpty)
-        playback.playerEnded(ObjectIdentifier(second))
+        playback.playerEnded(secondToken)
         #expect(ended == ["second"])
     }
 
@@ -64,13 +67,27 @@ struct SingleFilePlaybackTests {
         playback.stop()
         let player = SimulatedFilePlayer()
         var ends = 0
+        let token = playback.nextToken
         let started4 = playback.start(player, onEnd: { ends += 1 })
         #expect(started4)
         playback.stop()
-        playback.playerEnded(ObjectIdentifier(player))
+        playback.playerEnded(token)
         #expect(ends == 0)
         #expect(player.calls == ["play", "stop"])
         #expect(!playback.isActive)
+    }
+
+    @Test("a player freed and replaced by one at the same address is told apart: the old end is ignored")
+    func tokensNotAddresses() {
+        let playback = SingleFilePlayback<SimulatedFilePlayer>()
+        var ended: [Int] = []
+        let firstToken = playback.nextToken
+        let startedFirst = playback.start(SimulatedFilePlayer(), onEnd: { ended.append(1) })  // freed when replaced
+        let startedSecond = playback.start(SimulatedFilePlayer(), onEnd: { ended.append(2) })
+        #expect(startedFirst && startedSecond)
+        playback.playerEnded(firstToken)
+        #expect(ended.isEmpty)
+        #expect(playback.isActive)
     }
 
     @Test("pause and resume reach the current player only")
@@ -93,11 +110,12 @@ struct SingleFilePlaybackTests {
         #expect(started6)
         let refusing = SimulatedFilePlayer(refusesToStart: true)
         var ends = 0
+        let token = playback.nextToken
         let started7 = playback.start(refusing, onEnd: { ends += 1 })
         #expect(!started7)
         #expect(playing.calls == ["play", "stop"])  // the file before was stopped first
         #expect(!playback.isActive)
-        playback.playerEnded(ObjectIdentifier(refusing))
+        playback.playerEnded(token)
         #expect(ends == 0)
     }
 }

@@ -1,5 +1,10 @@
 public import Foundation
 
+// CoreGraphics brings the geometry's members on Apple platforms (Foundation does on Linux).
+#if canImport(CoreGraphics)
+    import CoreGraphics
+#endif
+
 /// A small SVG writer for the documentation's figures: lines, boxes, circles, arrows and text,
 /// in a light and a dark palette, written byte for byte the same on every run so that a test can
 /// compare a figure with the committed one.

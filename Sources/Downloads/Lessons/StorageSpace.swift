@@ -27,15 +27,15 @@ package enum StorageSpace {
         registry.lock.unlock()
     }
 
-    /// The bytes free on the volume of `folder` (created if missing), or `nil` when the system
-    /// does not say.
+    /// The bytes free on the volume of `folder`, or `nil` when the system does not say (a folder
+    /// that does not exist yet included).
     static func available(in folder: URL) -> UInt64? {
         registry.lock.lock()
         let installed = registry.figures.isEmpty ? nil : registry.figures[folder.standardizedFileURL.path]
         registry.lock.unlock()
         if let installed { return installed }
         var importantUsage: Int64?
-        #if os(iOS) || os(macOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        #if os(iOS) || os(macOS) || os(visionOS)
             importantUsage =
                 (try? folder.resourceValues(forKeys: [.volumeAvailableCapacityForImportantUsageKey]))?
                 .volumeAvailableCapacityForImportantUsage
@@ -57,10 +57,6 @@ package enum StorageSpace {
         return fileSystemFree()
     }
 
-    /// Checks that `needed` bytes fit in `folder`'s volume.
-    ///
-    /// - Throws: ``DownloadError`` of kind
-    ///   ``DownloadError/Kind/insufficientStorage(needed:available:)``.
     /// The free space a download still needs: the source's size with 2% and 1 MiB to spare
     /// (the MP4's index and the journal), less what is already written; saturating, so a
     /// playlist's absurd sizes cannot overflow it.
@@ -73,6 +69,10 @@ package enum StorageSpace {
         return total > written ? total - written : 0
     }
 
+    /// Checks that `needed` bytes fit in `folder`'s volume.
+    ///
+    /// - Throws: ``DownloadError`` of kind
+    ///   ``DownloadError/Kind/insufficientStorage(needed:available:)``.
     static func check(_ needed: UInt64, in folder: URL, for destination: URL) throws(DownloadError) {
         guard let available = available(in: folder), available < needed else { return }
         throw DownloadError(.insufficientStorage(needed: needed, available: available), path: destination.path)

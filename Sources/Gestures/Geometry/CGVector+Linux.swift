@@ -4,8 +4,10 @@
     /// A two-dimensional vector, for platforms whose Foundation lacks CoreGraphics' `CGVector`.
     ///
     /// Apple platforms use CoreGraphics' own type; on Linux, Foundation has `CGPoint`, `CGSize`
-    /// and `CGRect` but not `CGVector`, so MediaCore declares one with the same name, members
-    /// and conformances, and code written against Apple's compiles unchanged.
+    /// and `CGRect` but not `CGVector`, so MediaCore declares one with the same name and
+    /// members, and code written against Apple's compiles unchanged. Unlike CoreGraphics' before
+    /// iOS 18 and macOS 15, it is `Hashable`: MediaCore's own types hash its components
+    /// themselves, as they must on Apple platforms.
     public struct CGVector: Sendable, Hashable, Codable, CustomStringConvertible {
         /// The horizontal component.
         public var dx: CGFloat

@@ -22,10 +22,14 @@ extension Hasher {
         combine(size.height)
     }
 
-    /// Feeds a rectangle's origin and size.
+    /// Feeds a rectangle as CoreGraphics compares it: every null rectangle is equal to every
+    /// other, and a rectangle of negative size equals its standardized form.
     mutating func combine(rect: CGRect) {
-        combine(point: rect.origin)
-        combine(size: rect.size)
+        combine(rect.isNull)
+        guard !rect.isNull else { return }
+        let standardized = rect.standardized
+        combine(point: standardized.origin)
+        combine(size: standardized.size)
     }
 
     /// Feeds a vector's components.

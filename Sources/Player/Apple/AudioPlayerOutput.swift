@@ -32,8 +32,9 @@
         public func play(_ file: URL, onEnd: @escaping @MainActor () -> Void) throws {
             stop()
             let player = try AVAudioPlayer(contentsOf: file)
-            let relay = EndRelay { [weak self] ended in
-                Task { @MainActor in self?.playback.playerEnded(ended) }
+            let token = playback.nextToken
+            let relay = EndRelay { [weak self] in
+                Task { @MainActor in self?.playback.playerEnded(token) }
             }
             player.delegate = relay
             guard playback.start(player, onEnd: onEnd) else {
@@ -59,22 +60,21 @@
     extension AVAudioPlayer: AudioFilePlayer {}
 
     /// Receives `AVAudioPlayer`'s delegate calls, on whichever thread the player makes them, and
-    /// passes the end of playback on by the player's identity (the player itself is not
-    /// `Sendable`).
+    /// passes the end of playback on (each relay serves one player, so it needs no identity).
     private final class EndRelay: NSObject, AVAudioPlayerDelegate, Sendable {
-        private let ended: @Sendable (ObjectIdentifier) -> Void
+        private let ended: @Sendable () -> Void
 
-        init(ended: @escaping @Sendable (ObjectIdentifier) -> Void) {
+        init(ended: @escaping @Sendable () -> Void) {
             self.ended = ended
             super.init()
         }
 
         func audioPlayerDidFinishPlaying(_ player: AVAudioPlayer, successfully flag: Bool) {
-            ended(ObjectIdentifier(player))
+            ended()
         }
 
         func audioPlayerDecodeErrorDidOccur(_ player: AVAudioPlayer, error: (any Error)?) {
-            ended(ObjectIdentifier(player))
+            ended()
         }
     }
 #endif

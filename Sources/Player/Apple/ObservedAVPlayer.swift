@@ -70,19 +70,17 @@
                 })
             keyValueObservations.append(
                 player.observe(\.timeControlStatus, options: [.new]) { _, change in
-                    switch change.newValue {
-                    case .playing: deliver(.timeControlStatus(.playing))
-                    case .paused: deliver(.timeControlStatus(.paused))
-                    case .waitingToPlayAtSpecifiedRate: deliver(.timeControlStatus(.waiting))
-                    default: break
-                    }
+                    guard let status = change.newValue,
+                        let observation = PlayerObservation.timeControlStatus(rawValue: status.rawValue)
+                    else { return }
+                    deliver(observation)
                 })
             let center = NotificationCenter.default
             if let item = player.currentItem {
                 keyValueObservations.append(
                     item.observe(\.duration, options: [.new]) { _, change in
                         guard let seconds = change.newValue?.seconds else { return }
-                        deliver(.durationChanged(seconds.isFinite ? seconds : nil))
+                        deliver(.duration(seconds: seconds))
                     })
                 keyValueObservations.append(
                     item.observe(\.isPlaybackLikelyToKeepUp, options: [.new]) { _, change in
@@ -104,8 +102,11 @@
                 notificationObservers.append(
                     center.addObserver(forName: AVPlayerItem.timeJumpedNotification, object: item, queue: .main) {
                         [weak self] _ in
-                        let seconds = MainActor.assumeIsolated { self?.observedItem?.currentTime().seconds }
-                        deliver(.timeJumped(to: seconds ?? .nan))
+                        // A player that is gone has nothing to report (its owner forgot
+                        // `stopReporting()`).
+                        guard let seconds = MainActor.assumeIsolated({ self?.observedItem?.currentTime().seconds })
+                        else { return }
+                        deliver(.timeJumped(to: seconds))
                     })
             }
             // The reason is read from the notification where it arrives (on the main queue); only
@@ -117,27 +118,19 @@
                     guard let raw = notification.userInfo?[key] as? AVPlayer.RateDidChangeReason,
                         let reason = RateChangeReason(raw)
                     else { return }
-                    let rate = MainActor.assumeIsolated { self.map { Double($0.player.rate) } }
-                    deliver(.rateChangeReason(reason, rate: rate ?? 0))
+                    guard let rate = MainActor.assumeIsolated({ self.map { Double($0.player.rate) } }) else { return }
+                    deliver(.rateChangeReason(reason, rate: rate))
                 })
             #if !os(macOS)
                 notificationObservers.append(
                     center.addObserver(forName: AVAudioSession.interruptionNotification, object: nil, queue: nil) {
                         notification in
                         let info = notification.userInfo
-                        guard let raw = info?[AVAudioSessionInterruptionTypeKey] as? UInt,
-                            let type = AVAudioSession.InterruptionType(rawValue: raw)
-                        else { return }
-                        switch type {
-                        case .began:
-                            deliver(.interruptionBegan)
-                        case .ended:
-                            let options = (info?[AVAudioSessionInterruptionOptionKey] as? UInt) ?? 0
-                            let shouldResume = AVAudioSession.InterruptionOptions(rawValue: options).contains(
-                                .shouldResume)
-                            deliver(.interruptionEnded(shouldResume: shouldResume))
-                        @unknown default:
-                            break
+                        if let observation = PlayerObservation.interruption(
+                            type: info?[AVAudioSessionInterruptionTypeKey] as? UInt,
+                            options: info?[AVAudioSessionInterruptionOptionKey] as? UInt)
+                        {
+                            deliver(observation)
                         }
                     })
             #endif

@@ -20,6 +20,9 @@ package protocol AudioFilePlayer: AnyObject {
 package final class SingleFilePlayback<Player: AudioFilePlayer> {
     private var player: Player?
     private var onEnd: (@MainActor () -> Void)?
+    /// The token of the last start; a player's end reports carry the token it started with, so
+    /// the end of a freed player is never taken for that of a new one at the same address.
+    private var issued: UInt64 = 0
 
     /// Creates playback with no file.
     package init() {}
@@ -27,12 +30,17 @@ package final class SingleFilePlayback<Player: AudioFilePlayer> {
     /// Whether a player is current (started, and neither ended nor stopped).
     package var isActive: Bool { player != nil }
 
-    /// Stops what was playing and starts `player`, which reports its end through
-    /// ``playerEnded(_:)``; `onEnd` runs once that end is reported.
+    /// The token the next ``start(_:onEnd:)`` gives its player: its end reports pass it to
+    /// ``playerEnded(_:)``.
+    package var nextToken: UInt64 { issued &+ 1 }
+
+    /// Stops what was playing and starts `player` under ``nextToken``; `onEnd` runs once its end
+    /// is reported.
     ///
     /// - Returns: `false`, keeping nothing, when the player refuses to start.
     package func start(_ player: Player, onEnd: @escaping @MainActor () -> Void) -> Bool {
         stop()
+        issued &+= 1
         guard player.play() else { return false }
         self.player = player
         self.onEnd = onEnd
@@ -52,12 +60,12 @@ package final class SingleFilePlayback<Player: AudioFilePlayer> {
         onEnd = nil
     }
 
-    /// The player identified by `ended` reached its end, or stopped because it could not decode
+    /// The player started under `token` reached its end, or stopped because it could not decode
     /// its audio: runs the end handler if that player is still the current one.
-    package func playerEnded(_ ended: ObjectIdentifier) {
-        guard let player, ObjectIdentifier(player) == ended else { return }
+    package func playerEnded(_ token: UInt64) {
+        guard player != nil, token == issued else { return }
         let onEnd = self.onEnd
-        self.player = nil
+        player = nil
         self.onEnd = nil
         onEnd?()
     }
