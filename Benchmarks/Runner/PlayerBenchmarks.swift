@@ -1,4 +1,5 @@
 import BenchmarkHarness
+import Downloads
 import Foundation
 import Player
 import TestSupport
@@ -37,7 +38,9 @@ enum PlayerBenchmarks {
                             case .tap: .tap
                             case .progress: .fetchProgressed(fetch, fraction: 0.5)
                             case .finished: .fetchFinished(fetch, file: file)
-                            case .failed: .fetchFailed(fetch, PlayerError(.fetchFailed(message: "x")))
+                            case .failed:
+                                .fetchFailed(
+                                    fetch, PlayerError(.fetchFailed(DownloadFailure(category: .offline, message: "x"))))
                             case .ended: .playbackEnded
                             case .deleted: .cacheDeleted
                             case .exit: .exit

@@ -216,6 +216,11 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
             let chunk: Data?
             do {
                 chunk = try await base.next()
+            } catch let error as URLError where error.code == .unknown {
+                // After the headers, a transfer that fails with no code of its own ended before
+                // its body did: FoundationNetworking reports libcurl's partial transfer ("transfer
+                // closed with N bytes remaining") as -1. It is the connection that was lost.
+                throw HTTPTransportError(.network(URLError(.networkConnectionLost, userInfo: error.userInfo)), url: url)
             } catch {
                 throw .from(error, url: url)
             }

@@ -64,8 +64,9 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
         case timestampsStepBack(seconds: Double)
         /// A checkpoint does not belong to this output (another file, or damaged).
         case invalidCheckpoint(reason: String)
-        /// The output file could not be written; the file system's message.
-        case writeFailed(reason: String)
+        /// The output file could not be written: the file system's message, and the `errno` it
+        /// failed with when the system gave one (`ENOSPC` for a full disk).
+        case writeFailed(reason: String, code: Int32? = nil)
     }
 
     /// What was wrong.
@@ -117,7 +118,7 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
             case .timestampsStepBack(let seconds):
                 "the timestamps step back \(Self.seconds(seconds)) s where no discontinuity is declared"
             case .invalidCheckpoint(let reason): "the checkpoint cannot be used: \(reason)"
-            case .writeFailed(let reason): "the file could not be written: \(reason)"
+            case .writeFailed(let reason, _): "the file could not be written: \(reason)"
             }
         return prefix + what
     }

@@ -102,17 +102,32 @@ struct LibraryFilesTests {
         #expect(await again.states.keys.sorted() == ["lesson", "other"])
     }
 
-    @Test("a damaged state file is never saved over: downloads refuse until it is removed")
+    @Test("a damaged state file is moved aside, kept as it was, and downloads start again with a notice")
     func damagedStateFile() async throws {
         let folder = temporaryFolder("library-damaged")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let stateFile = folder.appendingPathComponent("offline-library.json")
-        try Data("{\"version\":1,\"items\":{".utf8).write(to: stateFile)
+        let damaged = Data("{\"version\":1,\"items\":{".utf8)
+        try damaged.write(to: stateFile)
         let library = library(in: folder)
-        await #expect(throws: OfflineLibrary.LibraryError.self) {
-            try await library.download("x", from: URL(literal: "https://lessons.example/a.mp4"))
+        try await library.download("x", from: URL(literal: "https://lessons.example/a.mp4"))
+        await library.waitForDownload("x")
+        let aside = folder.appendingPathComponent("offline-library.json.damaged-1")
+        #expect(try Data(contentsOf: aside) == damaged)
+        #expect(
+            await library.notices == [
+                .stateFileRecovered(
+                    reason: try #require(await library.notices.first.map(Self.reason)), movedTo: aside, recovered: [],
+                    unclaimed: [])
+            ])
+        #expect(FileManager.default.fileExists(atPath: stateFile.path))
+    }
+
+    /// The reason of a recovery notice.
+    static func reason(_ notice: OfflineLibrary.Notice) -> String {
+        switch notice {
+        case .stateFileRecovered(let reason, _, _, _): reason
         }
-        #expect(try Data(contentsOf: stateFile) == Data("{\"version\":1,\"items\":{".utf8))
     }
 
     @Test("OfflineLibrary.waitForDownload's doc comment: a test waits for the download without sleeping")

@@ -1,3 +1,4 @@
+import Downloads
 import Foundation
 import Player
 import Testing
@@ -37,7 +38,9 @@ struct Replay {
             case .progress(let f): event = .fetchProgressed(fetches.last ?? .init(rawValue: 0), fraction: f)
             case .finished: event = .fetchFinished(fetches.last ?? .init(rawValue: 0), file: audioFile)
             case .failed:
-                event = .fetchFailed(fetches.last ?? .init(rawValue: 0), PlayerError(.fetchFailed(message: "offline")))
+                event = .fetchFailed(
+                    fetches.last ?? .init(rawValue: 0),
+                    PlayerError(.fetchFailed(DownloadFailure(category: .offline, message: "offline"))))
             case .staleFinished: event = .fetchFinished(fetches.first ?? .init(rawValue: 0), file: audioFile)
             }
             let transition = machine.handle(event)
@@ -68,7 +71,11 @@ struct CirclePlayerMachineTests {
             // Cancel, start again: the first fetch's result arrives late and is dropped.
             ([.event(.tap), .event(.tap), .event(.tap), .staleFinished], .fetching(.init(rawValue: 2), fraction: 0)),
             // A failed fetch keeps the error; a tap retries.
-            ([.event(.tap), .failed], .uninitialized(error: PlayerError(.fetchFailed(message: "offline")))),
+            (
+                [.event(.tap), .failed],
+                .uninitialized(
+                    error: PlayerError(.fetchFailed(DownloadFailure(category: .offline, message: "offline"))))
+            ),
             ([.event(.tap), .failed, .event(.tap)], .fetching(.init(rawValue: 2), fraction: 0)),
             // A double end completes once.
             ([.event(.tap), .finished, .event(.playbackEnded), .event(.playbackEnded)], .completed(file: audioFile)),
@@ -144,7 +151,10 @@ struct CirclePlayerMachineTests {
             (.playing(file: audioFile), .pause, nil, false),
             (.paused(file: audioFile), .play, nil, false),
             (.completed(file: audioFile), .spinner, nil, false),
-            (.uninitialized(error: PlayerError(.fetchFailed(message: "x"))), .play, nil, true),
+            (
+                .uninitialized(error: PlayerError(.fetchFailed(DownloadFailure(category: .offline, message: "x")))),
+                .play, nil, true
+            ),
             (.uninitialized(error: PlayerError(.deleteFailed(message: "x"))), .play, nil, false),
         ]
     )
@@ -190,13 +200,13 @@ struct CirclePlayerExhaustiveTests {
             .tap, .exit, .playbackEnded, .playbackFailed(PlayerError(.unplayable(message: "x"))), .cacheDeleted,
             .cacheDeletionFailed(PlayerError(.deleteFailed(message: "x"))),
             .fetchProgressed(stale, fraction: 0.9), .fetchFinished(stale, file: audioFile),
-            .fetchFailed(stale, PlayerError(.fetchFailed(message: "x"))),
+            .fetchFailed(stale, PlayerError(.fetchFailed(DownloadFailure(category: .offline, message: "x")))),
         ]
         if let current {
             events += [
                 .fetchProgressed(current, fraction: 0.3), .fetchProgressed(current, fraction: 0.6),
                 .fetchFinished(current, file: audioFile),
-                .fetchFailed(current, PlayerError(.fetchFailed(message: "x"))),
+                .fetchFailed(current, PlayerError(.fetchFailed(DownloadFailure(category: .offline, message: "x")))),
             ]
         }
         return events

@@ -1,3 +1,4 @@
+import Downloads
 import Foundation
 import Player
 import TestSupport
@@ -11,7 +12,7 @@ struct PlayerFigureTests {
     typealias Machine = CirclePlayerMachine
 
     static let file = URL(fileURLWithPath: "/lessons/salsa.m4a")
-    static let error = PlayerError(.fetchFailed(message: "offline"))
+    static let error = PlayerError(.fetchFailed(DownloadFailure(category: .offline, message: "offline")))
 
     /// One machine in each state, reached by the events a learner and the fetcher produce.
     static var machines: [Machine] {

@@ -52,4 +52,36 @@ struct LoopbackCircleTests {
         #expect(files(in: folder).isEmpty)
         #expect(server.requests.map(\.path) == ["/master.m3u8", "/audio.m3u8", "/segment.ts"])
     }
+
+    @Test(
+        "the circle tells failures apart by the download's category: a forbidden URL, a missing one, a captive portal",
+        arguments: [
+            (403, "text/plain", "Forbidden", DownloadError.Category.accessDenied, "You don't have access"),
+            (404, "text/plain", "Not found", .notFound, "no longer available"),
+            (200, "text/html", "<!DOCTYPE html><html>Sign in</html>", .notMedia, "Wi-Fi"),
+        ])
+    func failuresByCategory(
+        status: Int, contentType: String, body: String, category: DownloadError.Category, words: String
+    ) async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.route(
+            "/master.m3u8", .response(status: status, headers: ["Content-Type": contentType], body: Data(body.utf8)))
+        let folder = temporaryFolder("circle-failure")
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 2, retry: .none, session: URLSession(configuration: .ephemeral)))
+        let model = CirclePlayerModel(
+            fetcher: HLSAudioFetcher(
+                masterURL: server.url("/master.m3u8"), destination: folder.appendingPathComponent("lesson.m4a"),
+                downloader: downloader),
+            output: FakeAudioOutput())
+        model.tap()
+        await model.waitUntilSettled()
+        guard case .uninitialized(let error?) = model.state, case .fetchFailed(let failure) = error.kind else {
+            Issue.record("\(model.state)")
+            return
+        }
+        #expect(failure.category == category)
+        #expect(model.presentation.errorMessage?.contains(words) == true, "\(model.presentation.errorMessage ?? "")")
+    }
 }

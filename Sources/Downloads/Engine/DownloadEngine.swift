@@ -537,7 +537,7 @@ struct PartSink: Sendable {
 
     /// Writes `bytes` at `position` within the part.
     ///
-    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``.
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:code:)``.
     func write(_ bytes: Data.SubSequence, at position: UInt64) throws {
         gauge.hold(bytes.count)
         defer { gauge.release(bytes.count) }

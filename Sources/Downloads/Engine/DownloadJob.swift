@@ -110,7 +110,7 @@ public final class DownloadJob: Sendable {
         if wasCancelled || request != .none {
             return DownloadError(request == .pause ? .paused : .cancelled)
         }
-        return DownloadError(.file(operation: "download", reason: String(describing: error)))
+        return DownloadError.file("download", error, path: nil)
     }
 
     /// Whether a pause (rather than a cancellation) stopped the job.

@@ -144,6 +144,19 @@ public struct DownloadFailure: Hashable, Sendable, Codable, CustomStringConverti
         self.error = error
     }
 
+    /// The failure of an ``OfflineLibrary`` that could not record a change: a state file that
+    /// could not be written is ``DownloadError/Category/storageFull`` or
+    /// ``DownloadError/Category/notWritable`` by its `errno`; anything else
+    /// ``DownloadError/Category/other``.
+    public init(_ error: OfflineLibrary.LibraryError) {
+        switch error.kind {
+        case .saveFailed(_, let code?): category = DownloadError.category(of: code)
+        case .saveFailed, .corruptedStateFile: category = .other
+        }
+        message = error.description
+        self.error = nil
+    }
+
     /// A failure known by its category and sentence (one restored from a saved state).
     public init(category: DownloadError.Category, message: String) {
         self.category = category
@@ -199,9 +212,12 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         /// The request failed before a response arrived, until the retries ran out (a timeout
         /// included), with the transport's own error.
         case transport(HTTPTransportError)
-        /// A file operation failed; `operation` names it ("write", "flush", …) and `reason` is
-        /// the file system's message.
-        case file(operation: String, reason: String)
+        /// A file operation failed; `operation` names it ("write", "flush", …), `reason` is the
+        /// file system's message, and `code` the `errno` it failed with, when the system gave one
+        /// (`ENOSPC` for a full disk, `EROFS` or `EACCES` for a folder the app cannot write;
+        /// compare with those constants, or make a `POSIXErrorCode` of it): the
+        /// ``DownloadError/category`` is decided by the code, never by the message.
+        case file(operation: String, reason: String, code: Int32? = nil)
         /// A playlist could not be parsed.
         case playlist(HLSParseError)
         /// A playlist's URI could not be resolved against the playlist's URL.
@@ -278,8 +294,12 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         /// The server refused access (401, 403, a refused key, authentication or a client
         /// certificate required): "You don't have access", sign in again.
         case accessDenied
-        /// The device has no room for it: "Free up space".
+        /// The device has no room for it (before it starts, or a disk that filled while
+        /// writing): "Free up space".
         case storageFull
+        /// The folder the download writes to cannot be written (a read-only volume, or no
+        /// permission): the app's set-up is at fault, not the learner's device or network.
+        case notWritable
         /// The answer is not media (a captive portal's page, segments that do not decrypt or
         /// remux): "This lesson can't be downloaded" (or sign in to the Wi-Fi).
         case notMedia
@@ -330,18 +350,22 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidKey, .decryptionFailed, .notMedia: .notMedia
         case .encrypted, .liveStream, .unsupportedCodec: .unsupported
         case .insufficientStorage: .storageFull
-        case .file(_, let reason): Self.saysDiskFull(reason) ? .storageFull : .other
+        case .file(_, _, let code): code.map(Self.category(of:)) ?? .other
         case .cancelled: .cancelled
         case .paused: .paused
         case .destinationInUse: .other
         }
     }
 
-    /// Whether a file failure's reason says the volume is full: `ENOSPC` in
-    /// ``RemuxOutput``'s words, or in Foundation's (a POSIX or a Cocoa out-of-space error).
-    static func saysDiskFull(_ reason: String) -> Bool {
-        reason == RemuxOutput.diskFull
-            || ["No space left", "enough space", "ENOSPC"].contains { reason.contains($0) }
+    /// The category of a file operation that failed with `code`: a full disk or quota is
+    /// ``Category/storageFull``, a read-only volume or a refused permission
+    /// ``Category/notWritable``, anything else ``Category/other``.
+    static func category(of code: Int32) -> Category {
+        switch code {
+        case ENOSPC, EDQUOT: .storageFull
+        case EROFS, EACCES, EPERM: .notWritable
+        default: .other
+        }
     }
 
     /// A sentence naming the part, playlist or file once and what went wrong.
@@ -361,7 +385,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
                 "the server announced or sent \(bytes) bytes, more than the \(limit) accepted"
             case .remoteChanged(let was, let now): "the remote file changed (\(was), then \(now)) while downloading"
             case .transport(let error): url == nil || error.url == url ? error.reason : "\(error)"
-            case .file(let operation, let reason): "could not \(operation): \(reason)"
+            case .file(let operation, let reason, _): "could not \(operation): \(reason)"
             case .playlist(let error): "the playlist cannot be parsed: \(error)"
             case .uri(let error): "a URI cannot be resolved: \(error)"
             case .unusablePlaylist(let reason): "the playlist cannot be downloaded: \(reason)"

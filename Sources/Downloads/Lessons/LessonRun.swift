@@ -104,8 +104,9 @@ final class RemuxSession: @unchecked Sendable {
             let journal = journal
             return try remuxer.finish(replaying: { visit throws(ContainerError) in try journal.replay(visit) })
         } catch {
-            if case .writeFailed(let reason) = error.kind {
-                throw DownloadError(.file(operation: "write the index of", reason: reason), path: output.url.path)
+            if case .writeFailed(let reason, let code) = error.kind {
+                throw DownloadError(
+                    .file(operation: "write the index of", reason: reason, code: code), path: output.url.path)
             }
             throw DownloadError(.container(error), path: output.url.path)
         }
@@ -185,8 +186,8 @@ final class RemuxSession: @unchecked Sendable {
     /// A remux failure as the download reports it.
     static func typed(_ error: any Error, segment: Int?, output: URL) -> any Error {
         guard let error = error as? ContainerError else { return error }
-        if case .writeFailed(let reason) = error.kind {
-            return DownloadError(.file(operation: "write", reason: reason), path: output.path)
+        if case .writeFailed(let reason, let code) = error.kind {
+            return DownloadError(.file(operation: "write", reason: reason, code: code), path: output.path)
         }
         return DownloadError(.container(error), part: segment)
     }
@@ -392,7 +393,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             }
         } catch {
             journal.close()
-            throw DownloadError(.file(operation: "start", reason: error.description), path: files.partial.path)
+            throw DownloadError.file("start", error, path: files.partial.path)
         }
         let session = RemuxSession(
             remuxer: remuxer, output: output, journal: journal, stepsDone: checkpoint?.stepsDone ?? 0)
@@ -430,11 +431,10 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         do {
             try FileFaults.check(.rename, destination)
         } catch {
-            throw DownloadError(.file(operation: "move into place", reason: "\(error)"), path: destination.path)
+            throw DownloadError.file("move into place", error, path: destination.path)
         }
         guard rename(files.partial.path, destination.path) == 0 else {
-            throw DownloadError(
-                .file(operation: "move into place", reason: RemuxOutput.reason(errno)), path: destination.path)
+            throw DownloadError.file("move into place", errno: errno, path: destination.path)
         }
         StagingFiles.removeIfAllowed(files.journal)
         progress.complete(byteCount: summary.byteCount)

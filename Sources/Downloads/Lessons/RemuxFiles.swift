@@ -35,19 +35,19 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
 
     /// Opens (creating) `url`.
     ///
-    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``.
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:code:)``.
     init(url: URL) throws(DownloadError) {
         self.url = url
         if !FileManager.default.fileExists(atPath: url.path) {
             do {
                 try FileFaults.check(.create, url)
             } catch {
-                throw DownloadError(.file(operation: "create", reason: "\(error)"), path: url.path)
+                throw DownloadError.file("create", error, path: url.path)
             }
         }
         let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw DownloadError(.file(operation: "open", reason: "errno \(errno)"), path: url.path)
+            throw DownloadError.file("open", errno: errno, path: url.path)
         }
         self.descriptor = descriptor
     }
@@ -64,7 +64,7 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
             let wrote = pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
             if wrote < 0, errno == EINTR { continue }
             guard wrote > 0 else {
-                throw DownloadError(.file(operation: "write", reason: Self.reason(errno)), path: url.path)
+                throw failure("write", errno)
             }
             done += wrote
         }
@@ -76,35 +76,35 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
     func read(at offset: UInt64, count: Int) throws -> Data {
         var data = Data(count: max(count, 0))
         var done = 0
-        var failure: Int32 = 0
+        var code: Int32 = 0
         data.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
             while done < buffer.count {
                 let got = pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
                 if got < 0, errno == EINTR { continue }
                 if got < 0 {
-                    failure = errno
+                    code = errno
                     return
                 }
                 if got == 0 { return }
                 done += got
             }
         }
-        if failure != 0 { throw DownloadError(.file(operation: "read", reason: Self.reason(failure)), path: url.path) }
+        if code != 0 { throw failure("read", code) }
         return data.prefix(done)
     }
 
     func truncate(to length: UInt64) throws {
         try FileFaults.check(.write, url)
         guard ftruncate(descriptor, off_t(length)) == 0 else {
-            throw DownloadError(.file(operation: "truncate", reason: Self.reason(errno)), path: url.path)
+            throw failure("truncate", errno)
         }
     }
 
     func synchronize() throws {
         try FileFaults.check(.flush, url)
         guard fsync(descriptor) == 0 else {
-            throw DownloadError(.file(operation: "flush", reason: Self.reason(errno)), path: url.path)
+            throw failure("flush", errno)
         }
     }
 
@@ -124,11 +124,12 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
         return fstat(descriptor, &status) == 0 ? UInt64(status.st_size) : 0
     }
 
-    /// The file system's words for `code`, with a full disk named as such.
-    static func reason(_ code: Int32) -> String {
-        code == ENOSPC ? diskFull : String(cString: strerror(code))
+    /// The remuxer's write failure for `operation` with `code`: the writer passes it on with its
+    /// `errno`, and the download reports it as a file failure of that code.
+    private func failure(_ operation: String, _ code: Int32) -> ContainerError {
+        ContainerError(
+            .writeFailed(
+                reason: "could not \(operation) \(url.path): \(FileErrorCode.reason(code))",
+                code: code))
     }
-
-    /// How ``reason(_:)`` words `ENOSPC`.
-    static let diskFull = "the disk is full"
 }

@@ -45,7 +45,7 @@ struct RemuxJournal {
     /// there when its header matches; records are trusted only while their media data in
     /// `partial` has its recorded digest.
     ///
-    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``.
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:code:)``.
     static func open(url: URL, header: String, partial: RemuxOutput?) throws(DownloadError) -> RemuxJournal {
         let headerBytes = Array((header + "\n").utf8)
         if let existing = try? Data(contentsOf: url), existing.starts(with: headerBytes), let partial {
@@ -57,12 +57,12 @@ struct RemuxJournal {
                     try FileFaults.check(.write, url)
                 } catch {
                     journal.close()
-                    throw DownloadError(.file(operation: "cut", reason: "\(error)"), path: url.path)
+                    throw DownloadError.file("cut", error, path: url.path)
                 }
                 guard ftruncate(journal.descriptor, off_t(journal.length)) == 0 else {
-                    let reason = RemuxOutput.reason(errno)
+                    let code = errno
                     journal.close()
-                    throw DownloadError(.file(operation: "cut", reason: reason), path: url.path)
+                    throw DownloadError.file("cut", errno: code, path: url.path)
                 }
             }
             return journal
@@ -71,10 +71,12 @@ struct RemuxJournal {
         do {
             try FileFaults.check(.create, url)
         } catch {
-            throw DownloadError(.file(operation: "create", reason: "\(error)"), path: url.path)
+            throw DownloadError.file("create", error, path: url.path)
         }
-        guard FileManager.default.createFile(atPath: url.path, contents: Data(headerBytes)) else {
-            throw DownloadError(.file(operation: "create", reason: "the folder is not writable"), path: url.path)
+        do {
+            try Data(headerBytes).write(to: url)
+        } catch {
+            throw DownloadError.file("create", error, path: url.path)
         }
         var journal = try Self.attach(url: url)
         journal.length = UInt64(headerBytes.count)
@@ -84,7 +86,7 @@ struct RemuxJournal {
     private static func attach(url: URL) throws(DownloadError) -> RemuxJournal {
         let descriptor = openForUpdate(url.path)
         guard descriptor >= 0 else {
-            throw DownloadError(.file(operation: "open", reason: RemuxOutput.reason(errno)), path: url.path)
+            throw DownloadError.file("open", errno: errno, path: url.path)
         }
         return RemuxJournal(url: url, descriptor: descriptor, length: 0, recordRegions: [], last: nil)
     }
@@ -178,7 +180,7 @@ struct RemuxJournal {
     /// Appends a checkpoint and flushes the journal. Call it only after the media data it vouches
     /// for is flushed.
     ///
-    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``.
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:code:)``.
     mutating func append(
         _ checkpoint: SegmentRemuxer.Checkpoint, stepsDone: Int, dataDigest: UInt64, bytesReceived: UInt64,
         fractionFloor: Double
@@ -187,7 +189,7 @@ struct RemuxJournal {
         do {
             state = try JSONEncoder().encode(checkpoint.state)
         } catch {
-            throw DownloadError(.file(operation: "record progress in", reason: "\(error)"), path: url.path)
+            throw DownloadError.file("record progress in", error, path: url.path)
         }
         var payload: [UInt8] = []
         payload.reserveCapacity(40 + state.count + checkpoint.encodedRecords.count)
@@ -247,38 +249,38 @@ struct RemuxJournal {
     /// instead of starting it again. A resume from the partial file (the rename did not happen)
     /// reads only checkpoints and cuts this record off.
     ///
-    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``.
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:code:)``.
     mutating func markDone(_ completion: Completion) throws(DownloadError) {
         let payload: [UInt8]
         do {
             payload = Array(try JSONEncoder().encode(completion))
         } catch {
-            throw DownloadError(.file(operation: "record the end in", reason: "\(error)"), path: url.path)
+            throw DownloadError.file("record the end in", error, path: url.path)
         }
         try writeAndFlush(Self.frame(payload, magic: Self.doneMagic), operation: "record the end in")
     }
 
     /// Writes `frame` where the next record goes and flushes the journal.
     ///
-    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:)``, naming
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:code:)``, naming
     ///   `operation` for a failed write.
     private func writeAndFlush(_ frame: [UInt8], operation: String) throws(DownloadError) {
         do {
             try FileFaults.check(.write, url)
         } catch {
-            throw DownloadError(.file(operation: operation, reason: "\(error)"), path: url.path)
+            throw DownloadError.file(operation, error, path: url.path)
         }
         let wrote = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
         guard wrote == frame.count else {
-            throw DownloadError(.file(operation: operation, reason: RemuxOutput.reason(errno)), path: url.path)
+            throw DownloadError.file(operation, errno: errno, path: url.path)
         }
         do {
             try FileFaults.check(.flush, url)
         } catch {
-            throw DownloadError(.file(operation: "flush", reason: "\(error)"), path: url.path)
+            throw DownloadError.file("flush", error, path: url.path)
         }
         guard fsync(descriptor) == 0 else {
-            throw DownloadError(.file(operation: "flush", reason: RemuxOutput.reason(errno)), path: url.path)
+            throw DownloadError.file("flush", errno: errno, path: url.path)
         }
     }
 

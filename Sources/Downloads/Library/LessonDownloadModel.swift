@@ -47,6 +47,11 @@ public final class LessonDownloadModel {
     @ObservationIgnored private let library: OfflineLibrary
     @ObservationIgnored private let remote: URL
     @ObservationIgnored private var bytes: (received: UInt64, expected: UInt64?) = (0, nil)
+    /// The library's state of the lesson when an action of this model failed without changing
+    /// it (a state that could not be saved): ``phase`` keeps showing that failure until the
+    /// library's state moves on or another action starts, so no later refresh brings back the
+    /// state from before.
+    @ObservationIgnored private var failedAt: OfflineLibrary.ItemState?
 
     /// Creates a model for the lesson `lessonID`, downloaded from `remote` into `library`.
     public init(library: OfflineLibrary, lessonID: String, remote: URL) {
@@ -75,12 +80,18 @@ public final class LessonDownloadModel {
     }
 
     /// Starts the download, or resumes a paused one; nothing when it is downloading or done.
+    ///
+    /// When the library cannot record the start (a read-only folder, a full disk), ``phase``
+    /// becomes ``Phase/failed(_:)`` with that failure's category, and stays so until the next
+    /// action: calling this again tries again.
     public func download() async {
+        failedAt = nil
         do throws(OfflineLibrary.LibraryError) {
             try await library.download(lessonID, from: remote)
             show(await library.state(of: lessonID))
         } catch {
-            phase = .failed(DownloadFailure(category: .other, message: error.description))
+            failedAt = await library.state(of: lessonID)
+            phase = .failed(DownloadFailure(error))
         }
     }
 
@@ -99,7 +110,10 @@ public final class LessonDownloadModel {
     /// and previews, which then check ``phase`` without polling or sleeping.
     public func waitUntilSettled() async {
         await library.waitForDownload(lessonID)
-        show(await library.state(of: lessonID))
+        let state = await library.state(of: lessonID)
+        // A failed action left the library as it was: its failure is still what happened last.
+        if let failedAt, failedAt == state { return }
+        show(state)
     }
 
     /// Tries a failed download again (resuming what can be).
@@ -108,15 +122,21 @@ public final class LessonDownloadModel {
     /// Deletes the downloaded file, or a paused or failed download's partial files (see
     /// ``OfflineLibrary/delete(_:)``).
     public func delete() async {
+        failedAt = nil
         do throws(OfflineLibrary.LibraryError) {
             try await library.delete(lessonID)
             show(.notDownloaded)
         } catch {
-            phase = .failed(DownloadFailure(category: .other, message: error.description))
+            failedAt = await library.state(of: lessonID)
+            phase = .failed(DownloadFailure(error))
         }
     }
 
     private func show(_ state: OfflineLibrary.ItemState) {
+        if let failedAt {
+            guard failedAt != state else { return }
+            self.failedAt = nil
+        }
         switch state {
         case .notDownloaded:
             bytes = (0, nil)

@@ -1,4 +1,5 @@
 public import Foundation
+import MediaContainers
 
 /// Downloads kept for offline viewing, by item id, remembered across launches.
 ///
@@ -88,11 +89,13 @@ public actor OfflineLibrary {
     public struct LibraryError: Error, Hashable, Sendable, CustomStringConvertible {
         /// What went wrong.
         public enum Kind: Hashable, Sendable {
-            /// The state file exists but is not a library file of a known version; the reason
-            /// says what the decoder found.
+            /// The state file exists but is not a library file of a known version, and could not
+            /// be moved aside (see ``OfflineLibrary/Notice/stateFileRecovered(reason:movedTo:recovered:unclaimed:)``);
+            /// the reason says what the decoder found.
             case corruptedStateFile(reason: String)
-            /// The state file could not be written; the file system's message.
-            case saveFailed(reason: String)
+            /// The state file could not be written: the file system's message, and the `errno`
+            /// it failed with when the system gave one (`ENOSPC`, `EROFS`, `EACCES`…).
+            case saveFailed(reason: String, code: Int32? = nil)
         }
 
         /// What went wrong.
@@ -110,7 +113,7 @@ public actor OfflineLibrary {
         public var description: String {
             switch kind {
             case .corruptedStateFile(let reason): "The offline library's state file \(path) is unreadable: \(reason)"
-            case .saveFailed(let reason): "The offline library's state file \(path) could not be written: \(reason)"
+            case .saveFailed(let reason, _): "The offline library's state file \(path) could not be written: \(reason)"
             }
         }
     }
@@ -129,6 +132,14 @@ public actor OfflineLibrary {
     private struct StateFile: Codable {
         var version: Int
         var items: [String: Entry]
+    }
+
+    /// What a downloaded file's hidden record beside it (`.NAME.item`) says: whose download it
+    /// is, so that a library whose state file was damaged finds its downloads again.
+    private struct ItemRecord: Codable {
+        static let suffix = ".item"
+        var id: String
+        var remoteURL: URL
     }
 
     /// The folder holding the downloads and the state file.
@@ -165,19 +176,41 @@ public actor OfflineLibrary {
 
     /// Whether the saved states were read (or there were none).
     private var isLoaded = false
-    /// Why the saved states could not be read: every save refuses with it, so a damaged state
-    /// file is never overwritten with less than it holds.
+    /// Why the saved states could not be read nor moved aside: every save refuses with it, so a
+    /// damaged state file that could not be kept elsewhere is never overwritten.
     private var loadFailure: LibraryError?
 
+    /// Something the library did by itself that the app should know about.
+    public enum Notice: Hashable, Sendable {
+        /// The state file could not be read (`reason` says what the decoder found): it was moved
+        /// to `movedTo`, kept for a report, and the library rebuilt its states from the files in
+        /// its folder. `recovered` lists the items found downloaded again (their files are
+        /// usable as before); `unclaimed` lists media files no record names (downloaded before
+        /// records were kept), which the app may delete.
+        case stateFileRecovered(reason: String, movedTo: URL, recovered: [String], unclaimed: [String])
+    }
+
+    /// What the library did by itself since it was created (a state file it recovered from).
+    public private(set) var notices: [Notice] = []
+
     /// Loads the saved states and reconciles them with the files on disk, once; the library
-    /// does so by itself on first use, and this reports a damaged state file up front.
+    /// does so by itself on first use, and this reports what it found up front.
     ///
-    /// - Throws: ``LibraryError`` of kind ``LibraryError/Kind/corruptedStateFile(reason:)``; the
-    ///   file is left as it is, and downloads refuse to start (they would save over it) until it
-    ///   is removed.
-    public func load() throws(LibraryError) {
+    /// A state file that cannot be read (damaged, cut short, of an unknown version) is moved
+    /// aside, beside it, as `offline-library.json.damaged-N`, and the library rebuilds its states
+    /// from the record each download keeps beside its file: completed downloads stay downloaded,
+    /// and the returned ``Notice`` says so.
+    ///
+    /// - Returns: The notices of this load (also kept in ``notices``).
+    /// - Throws: ``LibraryError`` of kind ``LibraryError/Kind/corruptedStateFile(reason:)`` only
+    ///   when the damaged file could not be moved aside (a read-only folder): it is left as it is,
+    ///   and downloads refuse to start (they would save over it) until the folder is writable.
+    @discardableResult
+    public func load() throws(LibraryError) -> [Notice] {
+        let before = notices.count
         loadIfNeeded()
         if let loadFailure { throw loadFailure }
+        return Array(notices[before...])
     }
 
     /// Reads the saved states on first use.
@@ -187,7 +220,7 @@ public actor OfflineLibrary {
         do {
             try readStateFile()
         } catch {
-            loadFailure = error
+            recover(from: error)
         }
     }
 
@@ -201,12 +234,18 @@ public actor OfflineLibrary {
         }
         guard saved.version == 1 else {
             throw LibraryError(
-                .corruptedStateFile(reason: "version \(saved.version) is newer than this app reads"),
+                .corruptedStateFile(reason: "version \(saved.version) is not one this app reads"),
                 path: stateFile.path)
         }
-        // Items this launch already changed win over the saved ones.
-        entries = saved.items.merging(entries) { _, current in current }
-        for (id, entry) in saved.items where jobs[id] == nil {
+        adopt(saved.items)
+        try? save()
+    }
+
+    /// Takes in saved entries, reconciling them with the files: items this launch already
+    /// changed win, a missing file is not downloaded, an interrupted download is paused.
+    private func adopt(_ items: [String: Entry]) {
+        entries = items.merging(entries) { _, current in current }
+        for (id, entry) in items where jobs[id] == nil {
             switch entry.state {
             case .downloaded(let fileName, _) where !Self.isPlainFileName(fileName):
                 // A hand-edited or hostile state file must not point the library (and `delete`)
@@ -227,31 +266,98 @@ public actor OfflineLibrary {
                 broadcast.yield((id, entry.state))
             }
         }
-        try save()
+    }
+
+    /// Moves a state file that could not be read aside and rebuilds the states from the records
+    /// kept beside the downloaded files; when it cannot be moved, refuses every save instead.
+    private func recover(from error: LibraryError) {
+        guard case .corruptedStateFile(let reason) = error.kind else {
+            loadFailure = error
+            return
+        }
+        var aside: URL?
+        for number in 1...1_000 {
+            let candidate = directory.appendingPathComponent("offline-library.json.damaged-\(number)")
+            guard !FileManager.default.fileExists(atPath: candidate.path) else { continue }
+            if (try? FileManager.default.moveItem(at: stateFile, to: candidate)) != nil { aside = candidate }
+            break
+        }
+        guard let aside else {
+            loadFailure = error
+            return
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var recovered: [String: Entry] = [:]
+        var claimed: Set<String> = []
+        for name in names where name.hasPrefix(".") && name.hasSuffix(ItemRecord.suffix) {
+            let fileName = String(name.dropFirst().dropLast(ItemRecord.suffix.count))
+            let url = file(named: fileName)
+            guard Self.isPlainFileName(fileName),
+                let data = try? Data(contentsOf: directory.appendingPathComponent(name)),
+                let record = try? JSONDecoder().decode(ItemRecord.self, from: data),
+                let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber
+            else { continue }
+            claimed.insert(fileName)
+            recovered[record.id] = Entry(
+                remoteURL: record.remoteURL, state: .downloaded(fileName: fileName, byteCount: size.uint64Value))
+        }
+        let unclaimed = names.filter {
+            !$0.hasPrefix(".") && !claimed.contains($0) && !$0.hasPrefix("offline-library.json")
+                && !$0.hasSuffix(".vtt")
+        }
+        adopt(recovered)
+        notices.append(
+            .stateFileRecovered(
+                reason: reason, movedTo: aside, recovered: recovered.keys.sorted(), unclaimed: unclaimed.sorted()))
+        try? save()
     }
 
     /// The state of item `id` (not downloaded when unknown).
+    ///
+    /// A downloaded item whose file was removed behind the library's back (by the learner, the
+    /// system, or another part of the app) is noticed here: it becomes
+    /// ``ItemState/notDownloaded``, saved and announced on ``updates``.
     public func state(of id: String) -> ItemState {
         loadIfNeeded()
+        checkFile(of: id)
         return entries[id]?.state ?? .notDownloaded
     }
 
-    /// Every known item's state.
+    /// Every known item's state, each downloaded file checked as ``state(of:)`` does.
+    ///
+    /// - Complexity: O(*n*) file checks for *n* items.
     public var states: [String: ItemState] {
         loadIfNeeded()
+        for id in Array(entries.keys) { checkFile(of: id) }
         return entries.mapValues(\.state)
     }
 
-    /// The local file of a downloaded item.
+    /// The local file of a downloaded item; `nil` when it is not downloaded, or when its file
+    /// was removed behind the library's back (the item then becomes not downloaded).
     public func localFile(of id: String) -> URL? {
         loadIfNeeded()
+        checkFile(of: id)
         guard case .downloaded(let fileName, _) = entries[id]?.state, Self.isPlainFileName(fileName) else { return nil }
         return file(named: fileName)
     }
 
-    /// The bytes all downloaded items take.
+    /// Whether item `id`'s downloaded file is still there; an item whose file is gone becomes
+    /// not downloaded (saved, best effort, and announced).
+    private func checkFile(of id: String) {
+        guard case .downloaded(let fileName, _)? = entries[id]?.state, Self.isPlainFileName(fileName),
+            !FileManager.default.fileExists(atPath: file(named: fileName).path)
+        else { return }
+        removeFiles(of: id)
+        set(id, .notDownloaded)
+        try? save()
+    }
+
+    /// The bytes all downloaded items take, counting only files that are still there.
+    ///
+    /// - Complexity: O(*n*) file checks for *n* items.
     public var totalBytes: UInt64 {
         loadIfNeeded()
+        for id in Array(entries.keys) { checkFile(of: id) }
         return entries.values.reduce(0) { total, entry in
             // Saturating: byte counts come from a file on disk.
             if case .downloaded(_, let bytes) = entry.state {
@@ -265,17 +371,30 @@ public actor OfflineLibrary {
     /// Starts (or resumes) downloading item `id` from `remote`; does nothing if it is already
     /// downloading or downloaded.
     ///
-    /// - Throws: ``LibraryError`` when the state cannot be saved, or when the saved states could
-    ///   not be read (a damaged state file is never saved over).
+    /// The downloading state is saved before it is announced: when it cannot be saved, the item
+    /// stays as it was (failed, paused, not downloaded…), nothing starts, and the error is
+    /// thrown, so calling this again later tries again.
+    ///
+    /// - Throws: ``LibraryError`` of kind ``LibraryError/Kind/saveFailed(reason:code:)`` when the
+    ///   state cannot be saved (its code says why: a full disk, a read-only folder), or
+    ///   ``LibraryError/Kind/corruptedStateFile(reason:)`` when a damaged state file could not be
+    ///   moved aside.
     public func download(_ id: String, from remote: URL) throws(LibraryError) {
         loadIfNeeded()
+        checkFile(of: id)
         switch entries[id]?.state {
         case .downloading?, .downloaded?: return
         default: break
         }
+        let before = entries[id]
         entries[id] = Entry(remoteURL: remote, state: .downloading(fraction: 0))
+        do {
+            try save()
+        } catch {
+            entries[id] = before
+            throw error
+        }
         broadcast.yield((id, .downloading(fraction: 0)))
-        try save()
         let fileName = Self.fileName(for: id, remote: remote)
         let job = start(remote, file(named: fileName))
         jobs[id] = job
@@ -401,7 +520,13 @@ public actor OfflineLibrary {
         jobs[id] = nil
         outcomes[id] = nil
         latestProgress[id] = nil
-        guard entries[id] != nil else { return }
+        guard let remote = entries[id]?.remoteURL else { return }
+        if case .downloaded(let fileName, _) = state {
+            // The record that finds this download again should the state file be damaged.
+            let record = ItemRecord(id: id, remoteURL: remote)
+            try? JSONEncoder().encode(record).write(
+                to: directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)"), options: .atomic)
+        }
         set(id, state)
         try? save()
     }
@@ -424,7 +549,8 @@ public actor OfflineLibrary {
             encoder.outputFormatting = [.sortedKeys]
             try encoder.encode(StateFile(version: 1, items: entries)).write(to: stateFile, options: .atomic)
         } catch {
-            throw LibraryError(.saveFailed(reason: error.localizedDescription), path: stateFile.path)
+            throw LibraryError(
+                .saveFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)), path: stateFile.path)
         }
     }
 

@@ -207,8 +207,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             do {
                 try data.write(to: destination, options: .atomic)
             } catch {
-                throw DownloadError(
-                    .file(operation: "write", reason: error.localizedDescription), path: destination.path)
+                throw DownloadError.file("write", error, path: destination.path)
             }
             let total = UInt64(data.count)
             job.report(DownloadProgress(bytesWritten: total, partsCompleted: 1, partCount: 1, bytesExpected: total))
@@ -229,7 +228,9 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// ``downloadFile(from:to:chunkSize:maximumByteCount:)``, under the extension its format
     /// takes (`mp4`, `m4a`, `mp3`…); anything else (a captive portal's HTML page, JSON, an error
     /// page served with `200 OK`) is ``DownloadError/Kind/notMedia(contentType:found:)`` and
-    /// nothing is saved. The result's ``DownloadResult/file`` is the file written: `destination`
+    /// nothing is saved. The first answer's status is read before its body: a `4xx` fails with
+    /// ``DownloadError/Kind/httpStatus(_:)`` (401 and 403 are access denied, 404 and 410 not
+    /// found), and a `5xx` is retried as any part is. The result's ``DownloadResult/file`` is the file written: `destination`
     /// with the media's extension.
     ///
     /// Everything runs in this one job, so ``DownloadJob/pause()`` keeps what was done, and
@@ -254,6 +255,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-1023", forHTTPHeaderField: "Range")
             let answer = try await engine.sendWithRetry(probe, part: 0)
+            try Self.checkStatus(of: answer.1, url: url)
             switch try LessonContent.classify(answer.0, response: answer.1, url: url) {
             case .media(let fileExtension):
                 let file = destination.deletingPathExtension().appendingPathExtension(fileExtension)
@@ -270,6 +272,21 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                     .run(job: job)
             }
         }
+    }
+
+    /// Refuses a first answer whose status says the lesson is not there to read, before its
+    /// body is sniffed: a 401, 403, 404 or 410 (an expired signed URL, say) is that status, so
+    /// its category is access denied or not found, never "not media". A `416` to the first bytes
+    /// is an empty resource, which is not media.
+    ///
+    /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/httpStatus(_:)`` or
+    ///   ``DownloadError/Kind/notMedia(contentType:found:)``.
+    static func checkStatus(of response: URLResponse, url: URL) throws(DownloadError) {
+        guard let status = (response as? HTTPURLResponse)?.statusCode, !(200...299).contains(status) else { return }
+        if status == 416 {
+            throw DownloadError(.notMedia(contentType: nil, found: "an empty resource"), part: 0, url: url)
+        }
+        throw DownloadError(.httpStatus(status), part: 0, url: url)
     }
 
     /// The body of a probe when it is the whole resource (a `200`, or a `206` whose range is all
@@ -289,10 +306,18 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The playlist's bytes and the URL its URIs resolve against: the final one after redirects.
     ///
+    /// An answer that is not a playlist is refused before it is parsed: a page (HTML, JSON, text:
+    /// a captive portal's) is ``DownloadError/Kind/notMedia(contentType:found:)``.
+    ///
     /// A remote playlist that lands on another scheme (`file:`, `data:`…) is refused: resolving
     /// against a local base would let the playlist name local files.
     func fetchPlaylist(_ url: URL) async throws -> (Data, URL) {
         let (data, response) = try await Self.get(url, with: engine)
+        // A page where a playlist should be (a captive portal's, an error page served with 200)
+        // is not media, not a malformed playlist; a media file is no playlist either.
+        if case .media = try LessonContent.classify(data, response: response, url: url) {
+            throw DownloadError(.unusablePlaylist(reason: "it is a media file, not a playlist"), url: url)
+        }
         guard let final = response.url else { return (data, url) }
         let requested = url.scheme?.lowercased()
         let landed = final.scheme?.lowercased()

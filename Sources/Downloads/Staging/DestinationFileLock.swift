@@ -16,7 +16,7 @@ struct DestinationFileLock {
     /// Locks `destination` for this process.
     ///
     /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/destinationInUse`` when another
-    ///   process holds it, or of kind ``DownloadError/Kind/file(operation:reason:)`` when the
+    ///   process holds it, or of kind ``DownloadError/Kind/file(operation:reason:code:)`` when the
     ///   lock file cannot be opened.
     static func acquire(for destination: URL) throws(DownloadError) -> DestinationFileLock {
         let url = destination.deletingLastPathComponent().appendingPathComponent(
@@ -25,13 +25,13 @@ struct DestinationFileLock {
         for _ in 0..<8 {
             let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
-                throw DownloadError(.file(operation: "open the lock", reason: "errno \(errno)"), path: url.path)
+                throw DownloadError.file("open the lock", errno: errno, path: url.path)
             }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
                 let failure = errno
                 close(descriptor)
                 if failure == EWOULDBLOCK { throw DownloadError(.destinationInUse, path: destination.path) }
-                throw DownloadError(.file(operation: "lock", reason: "errno \(failure)"), path: url.path)
+                throw DownloadError.file("lock", errno: failure, path: url.path)
             }
             var held = stat()
             var named = stat()

@@ -79,8 +79,7 @@ struct StagingFiles: Sendable {
                     try FileFaults.check(.write, journalURL)
                     try Data(rewritten.utf8).write(to: journalURL, options: .atomic)
                 } catch {
-                    throw DownloadError(
-                        .file(operation: "rewrite", reason: error.localizedDescription), path: journalURL.path)
+                    throw DownloadError.file("rewrite", error, path: journalURL.path)
                 }
                 let handle = try open(journalURL, append: true)
                 return Journal(
@@ -90,10 +89,11 @@ struct StagingFiles: Sendable {
         }
         remove()
         try createFolder()
-        guard FileFaults.allows(.create, journalURL),
-            FileManager.default.createFile(atPath: journalURL.path, contents: Data((header + "\n").utf8))
-        else {
-            throw DownloadError(.file(operation: "create", reason: "the folder is not writable"), path: journalURL.path)
+        do {
+            try FileFaults.check(.create, journalURL)
+            try Data((header + "\n").utf8).write(to: journalURL)
+        } catch {
+            throw DownloadError.file("create", error, path: journalURL.path)
         }
         return Journal(
             handle: try open(journalURL, append: true), url: journalURL, stagingURL: staging, completed: [],
@@ -154,11 +154,11 @@ struct StagingFiles: Sendable {
     /// next, and cut off when the file is finished.
     func openStaging(truncatingTo bytes: UInt64) throws -> FileHandle {
         if !FileManager.default.fileExists(atPath: staging.path) {
-            guard FileFaults.allows(.create, staging),
-                FileManager.default.createFile(atPath: staging.path, contents: nil)
-            else {
-                throw DownloadError(
-                    .file(operation: "create", reason: "the folder is not writable"), path: staging.path)
+            do {
+                try FileFaults.check(.create, staging)
+                try Data().write(to: staging)
+            } catch {
+                throw DownloadError.file("create", error, path: staging.path)
             }
         }
         let handle = try open(staging, append: false)
@@ -171,7 +171,7 @@ struct StagingFiles: Sendable {
             try handle.seek(toOffset: offset)
             try handle.write(contentsOf: data)
         } catch {
-            throw DownloadError(.file(operation: "write", reason: error.localizedDescription), path: staging.path)
+            throw DownloadError.file("write", error, path: staging.path)
         }
     }
 
@@ -181,7 +181,7 @@ struct StagingFiles: Sendable {
         do {
             try FileFaults.check(.write, staging)
         } catch {
-            throw DownloadError(.file(operation: "write", reason: error.localizedDescription), path: staging.path)
+            throw DownloadError.file("write", error, path: staging.path)
         }
         var position = offset
         var rest = bytes
@@ -191,7 +191,7 @@ struct StagingFiles: Sendable {
             }
             if wrote < 0, errno == EINTR { continue }
             guard wrote > 0 else {
-                throw DownloadError(.file(operation: "write", reason: "errno \(errno)"), path: staging.path)
+                throw DownloadError.file("write", errno: errno, path: staging.path)
             }
             rest = rest.dropFirst(wrote)
             position += UInt64(wrote)
@@ -206,12 +206,11 @@ struct StagingFiles: Sendable {
             try FileFaults.check(.flush, staging)
             try handle.synchronize()
         } catch {
-            throw DownloadError(.file(operation: "flush", reason: error.localizedDescription), path: staging.path)
+            throw DownloadError.file("flush", error, path: staging.path)
         }
         // rename(2) replaces the destination atomically: readers see the old file or the new one.
         guard FileFaults.allows(.rename, destination), rename(staging.path, destination.path) == 0 else {
-            throw DownloadError(
-                .file(operation: "move into place", reason: "rename failed (\(errno))"), path: destination.path)
+            throw DownloadError.file("move into place", errno: errno, path: destination.path)
         }
         Self.removeIfAllowed(journalURL)
         Self.removeIfAllowed(validatorsURL)
@@ -235,8 +234,7 @@ struct StagingFiles: Sendable {
             try FileManager.default.createDirectory(
                 at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
-            throw DownloadError(
-                .file(operation: "create the folder for", reason: error.localizedDescription), path: destination.path)
+            throw DownloadError.file("create the folder for", error, path: destination.path)
         }
     }
 
@@ -246,7 +244,7 @@ struct StagingFiles: Sendable {
             if append { try handle.seekToEnd() }
             return handle
         } catch {
-            throw DownloadError(.file(operation: "open", reason: error.localizedDescription), path: url.path)
+            throw DownloadError.file("open", error, path: url.path)
         }
     }
 }
@@ -293,7 +291,7 @@ struct Journal {
             try FileFaults.check(.flush, stagingURL)
             try staging.synchronize()
         } catch {
-            throw DownloadError(.file(operation: "flush", reason: error.localizedDescription), path: "staging file")
+            throw DownloadError.file("flush", error, path: stagingURL.path)
         }
         do {
             try FileFaults.check(.write, url)
@@ -301,8 +299,7 @@ struct Journal {
             try FileFaults.check(.flush, url)
             try handle.synchronize()
         } catch {
-            throw DownloadError(
-                .file(operation: "record progress in", reason: error.localizedDescription), path: "journal")
+            throw DownloadError.file("record progress in", error, path: url.path)
         }
         completed.insert(index)
         bytesWritten += length

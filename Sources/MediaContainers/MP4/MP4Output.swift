@@ -23,13 +23,15 @@ public final class MP4FileOutput: MP4Output, @unchecked Sendable {
 
     /// Opens `url` for writing, creating it if needed; with `truncating`, empties it first.
     ///
-    /// - Throws: ``ContainerError/Kind/writeFailed(reason:)``.
+    /// - Throws: ``ContainerError/Kind/writeFailed(reason:code:)``.
     public init(url: URL, truncating: Bool = true) throws(ContainerError) {
         self.url = url
         let flags = O_RDWR | O_CREAT | O_CLOEXEC | (truncating ? O_TRUNC : 0)
         let descriptor = open(url.path, flags, 0o644)
         guard descriptor >= 0 else {
-            throw ContainerError(.writeFailed(reason: "cannot open \(url.path): errno \(errno)"))
+            let code = errno
+            throw ContainerError(
+                .writeFailed(reason: "cannot open \(url.path): \(FileErrorCode.reason(code))", code: code))
         }
         self.descriptor = descriptor
     }
@@ -45,7 +47,7 @@ public final class MP4FileOutput: MP4Output, @unchecked Sendable {
             guard let base = bytes.baseAddress else { return }
             let wrote = pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
             if wrote < 0, errno == EINTR { continue }
-            guard wrote > 0 else { throw ContainerError(.writeFailed(reason: "write failed: errno \(errno)")) }
+            guard wrote > 0 else { throw Self.failure("write", errno) }
             done += wrote
         }
     }
@@ -65,19 +67,24 @@ public final class MP4FileOutput: MP4Output, @unchecked Sendable {
             }
             return false
         }
-        if failed { throw ContainerError(.writeFailed(reason: "read failed: errno \(errno)")) }
+        if failed { throw Self.failure("read", errno) }
         return data.prefix(done)
     }
 
     /// Cuts the file to `length` bytes.
     public func truncate(to length: UInt64) throws {
         guard ftruncate(descriptor, off_t(length)) == 0 else {
-            throw ContainerError(.writeFailed(reason: "truncate failed: errno \(errno)"))
+            throw Self.failure("truncate", errno)
         }
     }
 
     /// Flushes the file to stable storage.
     public func synchronize() throws {
-        guard fsync(descriptor) == 0 else { throw ContainerError(.writeFailed(reason: "fsync failed: errno \(errno)")) }
+        guard fsync(descriptor) == 0 else { throw Self.failure("fsync", errno) }
+    }
+
+    /// The write failure of `operation` with `code`, typed by its `errno`.
+    private static func failure(_ operation: String, _ code: Int32) -> ContainerError {
+        ContainerError(.writeFailed(reason: "\(operation) failed: \(FileErrorCode.reason(code))", code: code))
     }
 }

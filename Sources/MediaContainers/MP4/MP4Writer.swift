@@ -92,7 +92,7 @@ public struct MP4Writer: Sendable {
 
     /// Starts a file in `output`: writes its `ftyp` and the `mdat` header.
     ///
-    /// - Throws: ``ContainerError/Kind/writeFailed(reason:)``.
+    /// - Throws: ``ContainerError/Kind/writeFailed(reason:code:)``.
     public init(output: any MP4Output, brand: Brand) throws(ContainerError) {
         self.output = output
         state = State(brand: brand, dataLength: 0, tracks: [], coder: SampleRecordCoder())
@@ -122,7 +122,7 @@ public struct MP4Writer: Sendable {
     /// data, dropping whatever was written after it.
     ///
     /// - Throws: ``ContainerError/Kind/invalidCheckpoint(reason:)`` when the file is shorter than
-    ///   the checkpoint says, or ``ContainerError/Kind/writeFailed(reason:)``.
+    ///   the checkpoint says, or ``ContainerError/Kind/writeFailed(reason:code:)``.
     public init(output: any MP4Output, resuming state: State) throws(ContainerError) {
         self.output = output
         self.state = state
@@ -167,7 +167,7 @@ public struct MP4Writer: Sendable {
     /// - Throws: ``ContainerError/Kind/timestampOutOfRange(reason:)`` for a decode time that does
     ///   not increase or a composition offset beyond 32 bits,
     ///   ``ContainerError/Kind/unsupportedFormat(_:)`` for a track's 257th sample description, or
-    ///   ``ContainerError/Kind/writeFailed(reason:)``.
+    ///   ``ContainerError/Kind/writeFailed(reason:code:)``.
     public mutating func append(
         _ data: Data, to track: Int, description: SampleDescription, decodeTime: Int64, presentationTime: Int64,
         isSync: Bool, duration: Int64? = nil
@@ -243,7 +243,7 @@ public struct MP4Writer: Sendable {
     /// The caller makes the data durable (``MP4Output/synchronize()``) before it keeps the
     /// checkpoint, so that a kept state never describes bytes that are not on disk.
     ///
-    /// - Throws: ``ContainerError/Kind/writeFailed(reason:)``.
+    /// - Throws: ``ContainerError/Kind/writeFailed(reason:code:)``.
     public mutating func checkpoint() throws(ContainerError) -> Checkpoint {
         try flushBuffer()
         state.dataLength = bufferStart - Self.headerLength
@@ -275,7 +275,7 @@ public struct MP4Writer: Sendable {
         } catch let error as ContainerError {
             throw error
         } catch {
-            throw ContainerError(.writeFailed(reason: error.localizedDescription))
+            throw ContainerError(.writeFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)))
         }
     }
 
@@ -301,7 +301,7 @@ public struct MP4Writer: Sendable {
     ///   it is called (the records since the last checkpoint included).
     /// - Throws: ``ContainerError/Kind/noSupportedAudio`` when no track has a sample,
     ///   ``ContainerError/Kind/invalidCheckpoint(reason:)`` when the records do not match the
-    ///   tracks, or ``ContainerError/Kind/writeFailed(reason:)``.
+    ///   tracks, or ``ContainerError/Kind/writeFailed(reason:code:)``.
     /// - Complexity: O(*n*) time in the records (a few passes), O(1) memory per record.
     public mutating func finish(replaying: Replay) throws(ContainerError) -> Summary {
         try flushBuffer()

@@ -201,7 +201,7 @@ public struct SegmentRemuxer: Sendable {
     ///   - gaps: What becomes of a gap in the audio.
     ///   - keepingRecords: Whether the remuxer keeps its sample records itself, for
     ///     ``finish()``; a caller that stores them at each ``checkpoint()`` passes `false`.
-    /// - Throws: ``ContainerError/Kind/writeFailed(reason:)``.
+    /// - Throws: ``ContainerError/Kind/writeFailed(reason:code:)``.
     public init(
         output: any MP4Output, brand: MP4Writer.Brand, renditions: [Rendition] = [Rendition()],
         gaps: GapPolicy = .keepTimestamps, keepingRecords: Bool = true
@@ -220,7 +220,7 @@ public struct SegmentRemuxer: Sendable {
     /// record, those handed out before the checkpoint included.
     ///
     /// - Throws: ``ContainerError/Kind/invalidCheckpoint(reason:)`` or
-    ///   ``ContainerError/Kind/writeFailed(reason:)``.
+    ///   ``ContainerError/Kind/writeFailed(reason:code:)``.
     public init(output: any MP4Output, resuming state: State) throws(ContainerError) {
         guard state.renditionStates.count == state.renditions.count,
             state.timings.count == state.writer.tracks.count
@@ -292,7 +292,7 @@ public struct SegmentRemuxer: Sendable {
 
     /// Writes the buffered media data and returns a checkpoint.
     ///
-    /// - Throws: ``ContainerError/Kind/writeFailed(reason:)``.
+    /// - Throws: ``ContainerError/Kind/writeFailed(reason:code:)``.
     public mutating func checkpoint() throws(ContainerError) -> Checkpoint {
         let written = try writer.checkpoint()
         keptRecords?.append(contentsOf: written.records)
@@ -395,7 +395,7 @@ public struct SegmentRemuxer: Sendable {
     /// entry's display flags, and a `kind` box with the DASH role `forced-subtitle`).
     ///
     /// - Returns: The cues as placed; no track is added when none remains.
-    /// - Throws: ``ContainerError/Kind/writeFailed(reason:)``.
+    /// - Throws: ``ContainerError/Kind/writeFailed(reason:code:)``.
     /// - Complexity: O(*n* log *n* + *n* × *k*) for *n* cues, at most *k* showing at once.
     @discardableResult
     public mutating func appendSubtitles(

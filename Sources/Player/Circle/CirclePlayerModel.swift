@@ -1,3 +1,4 @@
+import Downloads
 public import Foundation
 public import Observation
 
@@ -153,12 +154,17 @@ public final class CirclePlayerModel {
             }
             guard !Task.isCancelled else { return }
             if case .fetching(let current, _) = machine.state, current == id {
-                send(.fetchFailed(id, PlayerError(.fetchFailed(message: "The download ended without a file"))))
+                send(
+                    .fetchFailed(
+                        id,
+                        PlayerError(
+                            .fetchFailed(
+                                DownloadFailure(category: .other, message: "The download ended without a file")))))
             }
         } catch {
             // A cancelled fetch is not a failure: the machine already moved on.
             guard !Task.isCancelled, !(error is CancellationError) else { return }
-            send(.fetchFailed(id, PlayerError(.fetchFailed(message: String(describing: error)))))
+            send(.fetchFailed(id, .fetchFailed(error)))
         }
     }
 

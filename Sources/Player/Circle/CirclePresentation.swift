@@ -1,3 +1,5 @@
+import Downloads
+
 /// What the circle shows for a state: derived from the state, never stored beside it.
 public struct CirclePresentation: Sendable, Hashable {
     /// The symbol in the middle of the circle.
@@ -78,7 +80,19 @@ public struct CirclePresentation: Sendable, Hashable {
 
     static func message(for error: PlayerError) -> String {
         switch error.kind {
-        case .fetchFailed: "The audio could not be downloaded. Tap to try again."
+        case .fetchFailed(let failure):
+            switch failure.category {
+            case .offline: "You're offline. Tap to try again when you're back online."
+            case .accessDenied: "You don't have access to this audio. Sign in, then tap to try again."
+            case .notFound: "This audio is no longer available."
+            case .storageFull: "There's no room for the audio. Free up space, then tap to try again."
+            case .notMedia:
+                "The network answered with a page instead of the audio (a Wi-Fi that needs signing in?). "
+                    + "Tap to try again."
+            case .server: "The audio server has a problem. Tap to try again later."
+            case .unsupported: "This audio can't be played offline."
+            case .notWritable, .other, .cancelled, .paused: "The audio could not be downloaded. Tap to try again."
+            }
         case .unplayable: "The audio could not be played. Tap to download it again."
         case .deleteFailed: ""
         }

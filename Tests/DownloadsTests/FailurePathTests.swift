@@ -1,0 +1,253 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import MediaContainers
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Serves every file of the fixture lesson `name` under `/name/` and returns its entry URL (the
+/// multivariant playlist when it has one).
+func serveLesson(_ name: String, on server: LoopbackHTTPServer) throws -> URL {
+    let folder = Lessons.loader.folder.appendingPathComponent(name)
+    let walker = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
+    var paths: [String] = []
+    for case let file as URL in walker where !file.hasDirectoryPath {
+        let relative = String(file.standardizedFileURL.path.dropFirst(folder.standardizedFileURL.path.count + 1))
+        server.route("/\(name)/\(relative)", .file(try Data(contentsOf: file)))
+        paths.append(relative)
+    }
+    return server.url("/\(name)/" + (paths.contains("master.m3u8") ? "master.m3u8" : "index.m3u8"))
+}
+
+/// `count` bytes that read as an MP4 file (an `ftyp` box first), the rest pseudo-random.
+func mp4Bytes(_ count: Int, seed: UInt64) -> Data {
+    let head = Data([0, 0, 0, 16]) + Data("ftypisom".utf8) + Data([0, 0, 2, 0])
+    return head + resourceBytes(count - head.count, seed: seed)
+}
+
+/// An engine over a fresh URLSession that does not retry, each transfer within ten seconds.
+func loopbackEngine(retry: RetryPolicy = .none) -> DownloadEngine<ContinuousClock> {
+    DownloadEngine(
+        concurrency: 2, retry: retry, idleTimeout: .seconds(10), clock: ContinuousClock(),
+        transport: URLSessionTransport(session: URLSession(configuration: .ephemeral)))
+}
+
+/// The failure paths a learner meets, provoked for real: a tmpfs that fills while writing, a
+/// read-only volume, the statuses of an expired or forbidden URL, a connection closed mid-body,
+/// over a real URLSession against a server on 127.0.0.1. Each ends with the category a screen
+/// switches on, and a listing of the folder.
+@Suite("When downloads fail: each category from its typed cause")
+struct FailurePathTests {
+    let server: LoopbackHTTPServer
+
+    init() throws {
+        server = try LoopbackHTTPServer()
+    }
+
+    /// What a job threw.
+    func failure(of job: DownloadJob) async -> DownloadError? {
+        do {
+            _ = try await job.result()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(
+        "a disk that fills while a file is written is storage full (ENOSPC), not other",
+        .enabled(if: SmallVolume.isAvailable, "needs a tmpfs (root on Linux)"))
+    func diskFillsWritingAFile() async throws {
+        defer { server.stop() }
+        let volume = try SmallVolume(bytes: 128 << 10)
+        defer { volume.unmount() }
+        // The up-front check passes (the size is known and the figure says there is room), so
+        // the disk fills while the ranges are written.
+        StorageSpace.install(available: 1 << 30, in: volume.folder)
+        defer { StorageSpace.remove(in: volume.folder) }
+        server.route("/big.mp4", .file(resourceBytes(600_000, seed: 5), etag: "\"v1\""))
+        let destination = volume.folder.appendingPathComponent("lesson.mp4")
+        let job = MediaDownloader(engine: loopbackEngine()).downloadFile(
+            from: server.url("/big.mp4"), to: destination, chunkSize: 64 << 10)
+        let error = try #require(await failure(of: job))
+        #expect(error.category == .storageFull, "\(error)")
+        guard case .file(_, _, let code) = error.kind else {
+            Issue.record("\(error)")
+            return
+        }
+        #expect(code == ENOSPC)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    @Test(
+        "a disk that fills while a lesson is remuxed is storage full, its kind kept through the remuxer",
+        .enabled(if: SmallVolume.isAvailable, "needs a tmpfs (root on Linux)"))
+    func diskFillsRemuxingALesson() async throws {
+        defer { server.stop() }
+        let volume = try SmallVolume(bytes: 32 << 10)
+        defer { volume.unmount() }
+        let entry = try serveLesson("cmaf", on: server)
+        let destination = volume.folder.appendingPathComponent("lesson.mp4")
+        let job = MediaDownloader(engine: loopbackEngine()).downloadLesson(from: entry, to: destination)
+        let error = try #require(await failure(of: job))
+        #expect(error.category == .storageFull, "\(error)")
+        #expect(!error.description.contains("error 1."), "\(error)")  // not a wrapped NSError's words
+        #expect(!files(in: volume.folder).contains("lesson.mp4"))
+    }
+
+    @Test(
+        "a read-only folder is not writable (EROFS), for a file and for a lesson",
+        .enabled(if: SmallVolume.isAvailable, "needs a tmpfs (root on Linux)"))
+    func readOnlyFolder() async throws {
+        defer { server.stop() }
+        let volume = try SmallVolume(bytes: 1 << 20, readOnly: true)
+        defer { volume.unmount() }
+        server.route("/a.mp4", .file(resourceBytes(20_000, seed: 6)))
+        let entry = try serveLesson("packed-aac", on: server)
+        let downloader = MediaDownloader(engine: loopbackEngine())
+        for job in [
+            downloader.downloadFile(from: server.url("/a.mp4"), to: volume.folder.appendingPathComponent("a.mp4")),
+            downloader.downloadLesson(from: entry, to: volume.folder.appendingPathComponent("b.m4a")),
+        ] {
+            let error = try #require(await failure(of: job))
+            #expect(error.category == .notWritable, "\(error)")
+            guard case .file(_, _, let code) = error.kind else {
+                Issue.record("\(error)")
+                continue
+            }
+            #expect(code == EROFS)
+        }
+        #expect(files(in: volume.folder).isEmpty)
+    }
+
+    @Test(
+        "an expired or forbidden lesson URL is access denied or not found at the first request, never not media",
+        arguments: [
+            (401, DownloadError.Category.accessDenied), (403, .accessDenied), (404, .notFound), (410, .notFound),
+        ])
+    func statusOfTheFirstRequest(status: Int, category: DownloadError.Category) async throws {
+        defer { server.stop() }
+        // An error page with a body, as CDNs send for an expired signed URL.
+        server.route(
+            "/signed/lesson.m3u8",
+            .response(status: status, headers: ["Content-Type": "text/html"], body: Data("<html>Expired</html>".utf8)))
+        let folder = temporaryFolder("first-status")
+        let job = MediaDownloader(engine: loopbackEngine()).downloadLesson(
+            from: server.url("/signed/lesson.m3u8"), to: folder.appendingPathComponent("lesson.mp4"))
+        let error = try #require(await failure(of: job))
+        #expect(error.kind == .httpStatus(status))
+        #expect(error.category == category)
+        #expect(files(in: folder).isEmpty)
+    }
+
+    @Test("a connection closed in the middle of a body is offline, as a lost connection is")
+    func connectionClosedMidBody() async throws {
+        defer { server.stop() }
+        server.route("/lesson.mp4", .file(resourceBytes(300_000, seed: 7)))
+        server.script("/lesson.mp4", [nil, .closeAfter(bytes: 1_000)])
+        let job = MediaDownloader(engine: loopbackEngine()).downloadFile(
+            from: server.url("/lesson.mp4"), to: temporaryFolder("closed").appendingPathComponent("lesson.mp4"),
+            chunkSize: 300_000)
+        let error = try #require(await failure(of: job))
+        #expect(error.category == .offline, "\(error) \(error.kind)")
+    }
+
+    @Test("a captive portal's page answered with 200 is not media, and nothing is saved")
+    func captivePortal() async throws {
+        defer { server.stop() }
+        server.route(
+            "/lesson.m3u8",
+            .response(
+                status: 200, headers: ["Content-Type": "text/html"],
+                body: Data("<!DOCTYPE html><html><body>Sign in to the Wi-Fi</body></html>".utf8)))
+        let folder = temporaryFolder("portal")
+        let job = MediaDownloader(engine: loopbackEngine()).downloadLesson(
+            from: server.url("/lesson.m3u8"), to: folder.appendingPathComponent("lesson.mp4"))
+        let error = try #require(await failure(of: job))
+        #expect(error.category == .notMedia)
+        #expect(files(in: folder).isEmpty)
+    }
+}
+
+/// The offline library and its screen model when a change cannot be saved, and when a file goes
+/// behind the library's back.
+@Suite("The offline library never stuck, never lying")
+struct LibraryTruthTests {
+    let server: LoopbackHTTPServer
+
+    init() throws {
+        server = try LoopbackHTTPServer()
+    }
+
+    func library(in folder: URL) -> OfflineLibrary {
+        let downloader = MediaDownloader(engine: loopbackEngine())
+        return OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadLesson(from: remote, to: destination)
+        }
+    }
+
+    @Test(
+        "a read-only library folder: the tap fails as not writable, the item stays as it was, the failure stays shown, and a second tap starts again",
+        .enabled(if: SmallVolume.isAvailable, "needs a tmpfs (root on Linux)"))
+    @MainActor
+    func readOnlyLibrary() async throws {
+        defer { server.stop() }
+        server.route("/lesson.mp4", .file(mp4Bytes(50_000, seed: 8)))
+        let volume = try SmallVolume(bytes: 1 << 20)
+        defer { volume.unmount() }
+        try volume.remount(readOnly: true)
+        let library = library(in: volume.folder)
+        let model = LessonDownloadModel(library: library, lessonID: "7", remote: server.url("/lesson.mp4"))
+        await model.download()
+        guard case .failed(let failure) = model.phase else {
+            Issue.record("\(model.phase)")
+            return
+        }
+        #expect(failure.category == .notWritable)
+        #expect(await library.state(of: "7") == .notDownloaded)
+        await model.waitUntilSettled()
+        #expect(model.phase == .failed(failure))  // not the stale "not downloaded"
+        #expect(server.requests.isEmpty)
+        try volume.remount(readOnly: false)
+        await model.download()
+        await model.waitUntilSettled()
+        guard case .downloaded(let file, 50_000) = model.phase else {
+            Issue.record("\(model.phase)")
+            return
+        }
+        #expect(try Data(contentsOf: file) == mp4Bytes(50_000, seed: 8))
+    }
+
+    @Test("a downloaded file removed behind the library's back is noticed on the next access, and announced")
+    func fileRemovedBehindItsBack() async throws {
+        defer { server.stop() }
+        server.route("/lesson.mp4", .file(mp4Bytes(30_000, seed: 9)))
+        let folder = temporaryFolder("library-truth")
+        let library = library(in: folder)
+        try await library.download("3", from: server.url("/lesson.mp4"))
+        await library.waitForDownload("3")
+        let file = try #require(await library.localFile(of: "3"))
+        #expect(await library.totalBytes == 30_000)
+        let updates = library.updates
+        try FileManager.default.removeItem(at: file)
+        #expect(await library.localFile(of: "3") == nil)
+        #expect(await library.state(of: "3") == .notDownloaded)
+        #expect(await library.totalBytes == 0)
+        var seen: [OfflineLibrary.ItemState] = []
+        for await update in updates where update.id == "3" {
+            seen.append(update.state)
+            if update.state == .notDownloaded { break }
+        }
+        #expect(seen.last == .notDownloaded)
+        // Its record went with it: nothing is left behind.
+        #expect(files(in: folder).filter { !$0.hasPrefix("offline-library") }.isEmpty)
+        // And downloading again works.
+        try await library.download("3", from: server.url("/lesson.mp4"))
+        await library.waitForDownload("3")
+        #expect(await library.localFile(of: "3") != nil)
+    }
+}
