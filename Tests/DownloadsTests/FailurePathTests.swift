@@ -251,3 +251,124 @@ struct LibraryTruthTests {
         #expect(await library.localFile(of: "3") != nil)
     }
 }
+
+/// A single file paused mid-part resumes from the bytes it has, not from the part's start.
+@Suite("Pausing a single-file lesson keeps its bytes")
+struct FilePauseTests {
+    let server: LoopbackHTTPServer
+    let file = mp4Bytes(3_000_000, seed: 11)
+
+    init() throws {
+        server = try LoopbackHTTPServer()
+    }
+
+    /// The staging file that appears in `folder`, once it does.
+    func waitForPartialFile(in folder: URL) async -> URL? {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if let name = files(in: folder).first(where: { $0.hasSuffix(".partial") }) {
+                return folder.appendingPathComponent(name)
+            }
+            await Task.yield()
+        }
+        return nil
+    }
+
+    /// Waits until `url` holds at least `bytes` bytes (the transfer wrote them).
+    func waitForFile(_ url: URL, toHold bytes: Int) async {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int ?? 0
+            if size >= bytes { return }
+            await Task.yield()
+        }
+    }
+
+    @Test(
+        "paused at 15% of a 3 MB file in one 4 MiB part: the resume asks for the rest with If-Range, and its fraction starts where the pause left it"
+    )
+    func pausedMidPart() async throws {
+        defer { server.stop() }
+        server.route("/lesson.mp4", .file(file, etag: "\"v1\""))
+        // The probe answers; the part's transfer sends 460,000 bytes (15.3%) and stalls.
+        server.script("/lesson.mp4", [nil, .stallAfter(bytes: 460_000)])
+        let folder = temporaryFolder("file-pause")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let downloader = MediaDownloader(engine: loopbackEngine())
+        let first = downloader.downloadFile(from: server.url("/lesson.mp4"), to: destination)
+        await waitForFile(folder.appendingPathComponent(".lesson.mp4.partial"), toHold: 460_000)
+        first.pause()
+        await #expect(throws: DownloadError(.paused)) { try await first.result() }
+        let journal = try String(contentsOf: folder.appendingPathComponent(".lesson.mp4.journal"), encoding: .utf8)
+        #expect(journal.contains("\np 0 460000 "), "\(journal)")
+
+        let second = downloader.downloadFile(from: server.url("/lesson.mp4"), to: destination)
+        let fractions = Task { await second.progress.reduce(into: [Double]()) { $0.append($1.fraction) } }
+        _ = try await second.result()
+        #expect(try Data(contentsOf: destination) == file)
+        let seen = await fractions.value
+        #expect(try #require(seen.first) >= 460_000.0 / 3_000_000.0, "\(seen)")
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 <= $1 })
+        let resumed = try #require(server.requests.last)
+        #expect(resumed.headers["range"] == "bytes=460000-2999999")
+        #expect(resumed.headers["if-range"] == "\"v1\"")
+        #expect(files(in: folder) == ["lesson.mp4"])
+    }
+
+    @Test(
+        "changed between the pause and the resume (another ETag), the kept bytes are dropped and the file starts over")
+    func changedWhilePaused() async throws {
+        defer { server.stop() }
+        server.route("/lesson.mp4", .file(file, etag: "\"v1\""))
+        server.script("/lesson.mp4", [nil, .stallAfter(bytes: 460_000)])
+        let folder = temporaryFolder("file-pause-changed")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let downloader = MediaDownloader(engine: loopbackEngine())
+        let first = downloader.downloadFile(from: server.url("/lesson.mp4"), to: destination)
+        await waitForFile(folder.appendingPathComponent(".lesson.mp4.partial"), toHold: 460_000)
+        first.pause()
+        _ = try? await first.result()
+        let changed = mp4Bytes(3_000_000, seed: 12)
+        server.route("/lesson.mp4", .file(changed, etag: "\"v2\""))
+        _ = try await downloader.downloadFile(from: server.url("/lesson.mp4"), to: destination).result()
+        #expect(try Data(contentsOf: destination) == changed)
+    }
+
+    @Test("through the library and its model: paused at 15%, the resumed download's phase never shows less")
+    @MainActor
+    func pausedThroughTheModel() async throws {
+        defer { server.stop() }
+        server.route("/lesson.mp4", .file(file, etag: "\"v1\""))
+        server.script("/lesson.mp4", [nil, .stallAfter(bytes: 460_000)])
+        let folder = temporaryFolder("model-pause")
+        let downloader = MediaDownloader(engine: loopbackEngine())
+        let library = OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadLesson(from: remote, to: destination)
+        }
+        let model = LessonDownloadModel(library: library, lessonID: "9", remote: server.url("/lesson.mp4"))
+        await model.download()
+        let partial = try #require(await waitForPartialFile(in: folder))
+        await waitForFile(partial, toHold: 460_000)
+        await model.pause()
+        await model.waitUntilSettled()
+        #expect(model.phase == .paused)
+        let journalName = try #require(files(in: folder).first { $0.hasSuffix(".journal") })
+        let journal = try String(contentsOf: folder.appendingPathComponent(journalName), encoding: .utf8)
+        #expect(journal.contains("\np 0 460000 "), "\(journal)")
+        let reports = library.progressUpdates
+        await model.download()
+        var firstFraction: Double?
+        for await report in reports where report.id == "9" {
+            firstFraction = report.progress.fraction
+            break
+        }
+        #expect(try #require(firstFraction) >= 460_000.0 / 3_000_000.0)
+        await model.waitUntilSettled()
+        guard case .downloaded(let local, 3_000_000) = model.phase else {
+            Issue.record("\(model.phase)")
+            return
+        }
+        #expect(try Data(contentsOf: local) == file)
+        #expect(server.requests.last?.headers["range"] == "bytes=460000-2999999")
+    }
+}

@@ -58,6 +58,17 @@ package final class Broadcast<Element: Sendable>: @unchecked Sendable {
         for continuation in subscribers.values { continuation.yield(value) }
     }
 
+    /// Drops the latest value of `key` from the current state (a download that ended has no
+    /// progress to show), so later subscribers do not start from it.
+    ///
+    /// - Complexity: O(*k*) for *k* keys in the state.
+    package func forget(key name: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard latest.removeValue(forKey: name) != nil else { return }
+        order.removeAll { $0 == name }
+    }
+
     /// Ends every subscriber's stream; later subscribers get the final state, then the end.
     package func finish() {
         lock.lock()

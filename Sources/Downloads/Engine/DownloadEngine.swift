@@ -212,79 +212,98 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         var buffered: UInt64 = 0
         var peak: UInt64 = 0
         var fetched = 0
-        report(written: written, completed: completed.count, expected: expected)
+        // Parts with byte ranges and no transform stream straight to their offsets: memory holds
+        // one chunk per transfer, not a whole part, and a part stopped midway keeps the bytes it
+        // has (its transfer resumes after them).
+        let streaming = positioned && transform == nil
+        let prefixes = streaming ? journal.partial : [:]
+        let prefixBytes = prefixes.values.reduce(UInt64(0)) { $0 + $1.length }
+        report(written: written, completed: completed.count, expected: expected, inFlight: prefixBytes)
         let reportedExpected = expected
-        let meter = ByteMeter(clock: clock, written: written, completed: completed.count) {
+        let meter = ByteMeter(clock: clock, written: written, completed: completed.count, inFlight: prefixBytes) {
             written, completed, inFlight in
             report(written: written, completed: completed, expected: reportedExpected, inFlight: inFlight)
         }
-
-        // Parts with byte ranges and no transform stream straight to their offsets: memory holds
-        // one chunk per transfer, not a whole part.
-        let streaming = positioned && transform == nil
         let gauge = BufferGauge()
-        try await withThrowingTaskGroup(of: FetchedPart.self) { group in
-            var inFlight = 0
-            func startMore() {
-                while inFlight < concurrency, let index = nextPending() {
-                    // In order mode, stay within the reorder window.
-                    if !positioned, index > nextToWrite + concurrency { break }
-                    nextToStart = index + 1
-                    inFlight += 1
-                    group.addTask {
+        /// The parts streaming into the staging file, by index, with how far each got.
+        let streams = LockedParts()
+        func fetchAll() async throws {
+            try await withThrowingTaskGroup(of: FetchedPart.self) { group in
+                var inFlight = 0
+                func startMore() {
+                    while inFlight < concurrency, let index = nextPending() {
+                        // In order mode, stay within the reorder window.
+                        if !positioned, index > nextToWrite + concurrency { break }
+                        nextToStart = index + 1
+                        inFlight += 1
                         let sink =
                             streaming
-                            ? PartSink(files: files, handle: handle, offset: parts.offset(of: index), gauge: gauge)
+                            ? PartSink(
+                                files: files, handle: handle, offset: parts.offset(of: index), gauge: gauge,
+                                prefix: prefixes[index], progress: streams.track(index))
                             : nil
-                        var part = try await fetchWithRetry(
-                            parts[index], index: index, validators: validators, meter: meter, into: sink)
-                        part.index = index
-                        if let transform {
-                            part.data = try await transform(part.data, index)
-                            part.length = UInt64(part.data.count)
-                            part.digest = nil
+                        group.addTask {
+                            var part = try await fetchWithRetry(
+                                parts[index], index: index, validators: validators, meter: meter, into: sink)
+                            part.index = index
+                            if let transform {
+                                part.data = try await transform(part.data, index)
+                                part.length = UInt64(part.data.count)
+                                part.digest = nil
+                            }
+                            return part
                         }
-                        return part
-                    }
-                }
-            }
-            startMore()
-            var fetchedSizes: [Int: UInt64] = [:]
-            while let part = try await group.next() {
-                let (index, data, fetchedSize) = (part.index, part.data, part.fetched)
-                inFlight -= 1
-                fetched += 1
-                buffered += UInt64(data.count)
-                peak = max(peak, buffered)
-                if positioned {
-                    if let digest = part.digest, streaming {
-                        // Already in the staging file: flush it, then vouch for it.
-                        try journal.record(index, length: part.length, digest: digest, flushing: handle)
-                    } else {
-                        try files.write(data, at: parts.offset(of: index), to: handle)
-                        try journal.record(index, data: data, flushing: handle)
-                    }
-                    buffered -= UInt64(data.count)
-                    completed.insert(index)
-                    written += part.length
-                    meter.settle(fetched: fetchedSize, written: written, completed: completed.count)
-                } else {
-                    buffer[index] = data
-                    fetchedSizes[index] = fetchedSize
-                    while let ready = buffer.removeValue(forKey: nextToWrite) {
-                        try files.write(ready, at: written, to: handle)
-                        buffered -= UInt64(ready.count)
-                        try journal.record(nextToWrite, data: ready, flushing: handle)
-                        completed.insert(nextToWrite)
-                        written += UInt64(ready.count)
-                        meter.settle(
-                            fetched: fetchedSizes.removeValue(forKey: nextToWrite) ?? 0, written: written,
-                            completed: completed.count)
-                        nextToWrite += 1
                     }
                 }
                 startMore()
+                var fetchedSizes: [Int: UInt64] = [:]
+                while let part = try await group.next() {
+                    let (index, data, fetchedSize) = (part.index, part.data, part.fetched)
+                    inFlight -= 1
+                    fetched += 1
+                    buffered += UInt64(data.count)
+                    peak = max(peak, buffered)
+                    if positioned {
+                        if let digest = part.digest, streaming {
+                            // Already in the staging file: flush it, then vouch for it.
+                            try journal.record(index, length: part.length, digest: digest, flushing: handle)
+                        } else {
+                            try files.write(data, at: parts.offset(of: index), to: handle)
+                            try journal.record(index, data: data, flushing: handle)
+                        }
+                        buffered -= UInt64(data.count)
+                        completed.insert(index)
+                        written += part.length
+                        meter.settle(fetched: fetchedSize, written: written, completed: completed.count)
+                    } else {
+                        buffer[index] = data
+                        fetchedSizes[index] = fetchedSize
+                        while let ready = buffer.removeValue(forKey: nextToWrite) {
+                            try files.write(ready, at: written, to: handle)
+                            buffered -= UInt64(ready.count)
+                            try journal.record(nextToWrite, data: ready, flushing: handle)
+                            completed.insert(nextToWrite)
+                            written += UInt64(ready.count)
+                            meter.settle(
+                                fetched: fetchedSizes.removeValue(forKey: nextToWrite) ?? 0, written: written,
+                                completed: completed.count)
+                            nextToWrite += 1
+                        }
+                    }
+                    startMore()
+                }
             }
+        }
+        do {
+            try await fetchAll()
+        } catch {
+            // Stopped (a pause, a failure): each part that streamed some of its bytes keeps
+            // them, vouched for in the journal, so the next run fetches only the rest of it.
+            if streaming {
+                let stopped = streams.prefixes(excluding: completed)
+                if !stopped.isEmpty { try? journal.recordPrefixes(stopped, flushing: handle) }
+            }
+            throw error
         }
         try files.finish(handle: handle, byteCount: written)
         return DownloadResult(
@@ -370,8 +389,16 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         }
         var request = URLRequest(url: part.url)
         let known = validators?.validator(for: part.url)
+        // A part whose first bytes a stopped transfer left in the staging file asks for the
+        // rest only, and goes on hashing from their digest.
+        let resumed = sink?.prefix.flatMap { prefix in part.byteRange.map { (prefix, $0) } }
+            .flatMap { prefix, range in prefix.length < range.length ? prefix : nil }
+        let startAt = resumed?.length ?? 0
         if let range = part.byteRange {
-            request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range")
+            let header =
+                startAt > 0
+                ? "bytes=\(range.offset + startAt)-\(range.end - 1)" : range.httpRangeHeader
+            request.setValue(header, forHTTPHeaderField: "Range")
             // RFC 9110 §13.1.5: the range only if the resource is still the version whose bytes
             // are kept; otherwise the server sends it whole, and the download starts over.
             if let known { request.setValue(known, forHTTPHeaderField: "If-Range") }
@@ -400,17 +427,19 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             // RFC 9110 §15.3.7.1: a single-part 206 carries a Content-Range naming the bytes it
             // holds. Without one (or unreadable, or other bytes) nothing says where the body goes.
             let header = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range")
-            guard let header, let served = ContentRange(header), served.first == range.offset,
+            guard let header, let served = ContentRange(header), served.first == range.offset + startAt,
                 served.last == range.end - 1
             else {
                 throw DownloadError(
-                    .wrongRange(expected: range.httpRangeHeader, received: header ?? "no Content-Range"),
+                    .wrongRange(
+                        expected: request.value(forHTTPHeaderField: "Range") ?? range.httpRangeHeader,
+                        received: header ?? "no Content-Range"),
                     part: index, url: part.url)
             }
-            (skip, take) = (0, range.length)
+            (skip, take) = (0, range.length - startAt)
         case (200, let range?):
             // The server ignored the range and sends the whole resource: take the slice.
-            (skip, take) = (range.offset, range.length)
+            (skip, take) = (range.offset + startAt, range.length - startAt)
         case (200, nil):
             (skip, take) = (0, maximumPartByteCount)
         case (206, nil):
@@ -432,7 +461,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             }
         }
         var kept: UInt64 = 0
-        var digest = ChunkDigest()
+        var digest = resumed?.digest ?? ChunkDigest()
         var seen: UInt64 = 0
         var iterator = streamed.body.makeAsyncIterator()
         do {
@@ -454,7 +483,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 let used = Int(min(available, wanted))
                 let slice = chunk[(chunk.startIndex + from)..<(chunk.startIndex + from + used)]
                 if let sink {
-                    try sink.write(slice, at: kept)
+                    try sink.write(slice, at: startAt + kept)
                     slice.withUnsafeBytes { digest.add($0) }
                 } else if let receiver {
                     await receiver.receive(slice)
@@ -475,18 +504,22 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     part: index, url: part.url)
             }
         } catch {
-            // The bytes of a failed attempt no longer count as received.
+            // The bytes of a failed attempt no longer count as received, but those written stay
+            // in the staging file: the run vouches for them in the journal if it stops here.
             meter?.received(-Int64(kept))
+            sink?.progress?.note(length: startAt + kept, digest: digest)
             throw (error as? HTTPTransportError).map { Self.typed($0, part: index, url: part.url) } ?? error
         }
         guard part.byteRange == nil || kept == take else {
             meter?.received(-Int64(kept))
+            sink?.progress?.note(length: startAt + kept, digest: digest)
             let expected = status == 200 ? skip + take : take
             throw DownloadError(
                 .wrongLength(expected: expected, received: status == 200 ? seen : kept), part: index,
                 url: part.url)
         }
-        return FetchedPart(index: index, data: data, length: kept, digest: sink.map { _ in digest.value })
+        return FetchedPart(
+            index: index, data: data, length: startAt + kept, digest: sink.map { _ in digest.value })
     }
 
     /// A transport failure as the engine reports it: a cancellation stays one.
@@ -534,6 +567,11 @@ struct PartSink: Sendable {
     let handle: FileHandle
     let offset: UInt64
     let gauge: BufferGauge
+    /// The part's first bytes already in the staging file (a stopped transfer's), if any: the
+    /// transfer asks for the rest only.
+    var prefix: PartPrefix? = nil
+    /// Where the transfer reports how far it got, for the journal when it stops.
+    var progress: PartProgress? = nil
 
     /// Writes `bytes` at `position` within the part.
     ///
@@ -542,6 +580,49 @@ struct PartSink: Sendable {
         gauge.hold(bytes.count)
         defer { gauge.release(bytes.count) }
         try files.write(bytes, at: offset + position, descriptor: handle.fileDescriptor)
+    }
+}
+
+/// How far one part's transfer into the staging file got: its first bytes written and their
+/// digest, updated as the transfer stops.
+final class PartProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var prefix: PartPrefix?
+
+    /// Notes that the part's first `length` bytes, hashed into `digest`, are written.
+    func note(length: UInt64, digest: ChunkDigest) {
+        lock.lock()
+        prefix = length > 0 ? PartPrefix(length: length, digest: digest) : nil
+        lock.unlock()
+    }
+
+    /// The part's first bytes written, if any.
+    var written: PartPrefix? {
+        lock.lock()
+        defer { lock.unlock() }
+        return prefix
+    }
+}
+
+/// The ``PartProgress`` of each part that streams into the staging file in one run.
+final class LockedParts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var parts: [Int: PartProgress] = [:]
+
+    /// A fresh progress for part `index`.
+    func track(_ index: Int) -> PartProgress {
+        let progress = PartProgress()
+        lock.lock()
+        parts[index] = progress
+        lock.unlock()
+        return progress
+    }
+
+    /// The first bytes written of each tracked part not in `completed`.
+    func prefixes(excluding completed: Set<Int>) -> [Int: PartPrefix] {
+        lock.lock()
+        defer { lock.unlock() }
+        return parts.filter { !completed.contains($0.key) }.compactMapValues(\.written)
     }
 }
 
@@ -589,12 +670,13 @@ final class ByteMeter<C: Clock>: @unchecked Sendable where C.Duration == Duratio
     /// A meter that calls `publish` with the bytes written, the parts completed and the bytes
     /// in flight, when a report is due.
     init(
-        clock: C, written: UInt64, completed: Int,
+        clock: C, written: UInt64, completed: Int, inFlight: UInt64 = 0,
         publish: @escaping @Sendable (_ written: UInt64, _ completed: Int, _ inFlight: UInt64) -> Void
     ) {
         self.clock = clock
         self.written = written
         self.completed = completed
+        self.inFlight = Int64(clamping: inFlight)
         self.publish = publish
     }
 

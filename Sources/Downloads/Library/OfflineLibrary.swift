@@ -520,6 +520,7 @@ public actor OfflineLibrary {
         jobs[id] = nil
         outcomes[id] = nil
         latestProgress[id] = nil
+        progressBroadcast.forget(key: id)
         guard let remote = entries[id]?.remoteURL else { return }
         if case .downloaded(let fileName, _) = state {
             // The record that finds this download again should the state file be damaged.

@@ -4,8 +4,10 @@ import Foundation
 /// written, beside the destination.
 ///
 /// The journal's first line identifies the download (a hash of its parts); each following line
-/// is `index length digest` for a part whose bytes were flushed before the line was appended.
-/// A crash can lose at most the last line, whose part is then fetched again.
+/// is `index length digest` for a part whose bytes were flushed before the line was appended,
+/// or `p index length digest` for the first `length` bytes of a part with a byte range that a
+/// pause or a failure stopped (its transfer resumes from there). A crash can lose at most the
+/// last line, whose part is then fetched again.
 struct StagingFiles: Sendable {
     let destination: URL
     let staging: URL
@@ -51,10 +53,21 @@ struct StagingFiles: Sendable {
                 // The last line is complete only if the text ends with a line break.
                 if !text.hasSuffix("\n") { lines.removeLast() }
                 var listed: [(index: Int, length: UInt64, digest: UInt64)] = []
+                var prefixes: [Int: (length: UInt64, digest: UInt64)] = [:]
                 var seen: Set<Int> = []
                 var bytes: UInt64 = 0
                 for line in lines.dropFirst() where !line.isEmpty {
                     let fields = line.split(separator: " ")
+                    if fields.first == "p" {
+                        // A stopped part's first bytes: only for a part with a byte range, shorter
+                        // than it, and only the last such line of a part counts.
+                        guard fields.count == 4, let index = Int(fields[1]), let length = UInt64(fields[2]),
+                            let digest = UInt64(fields[3], radix: 16), index >= 0, index < partCount,
+                            let whole = plan.length(of: index), length > 0, length < whole
+                        else { break }
+                        prefixes[index] = (length, digest)
+                        continue
+                    }
                     // A line that is malformed, out of range, repeated, or whose length would
                     // overflow the total ends what the journal vouches for.
                     guard fields.count == 3, let index = Int(fields[0]), let length = UInt64(fields[1]),
@@ -73,8 +86,13 @@ struct StagingFiles: Sendable {
                     bytes = sum
                 }
                 let verified = verify(listed)
+                let done = Set(verified.map(\.index))
+                let partial = inOrder ? [:] : verifyPrefixes(prefixes.filter { !done.contains($0.key) })
                 var rewritten = header + "\n"
                 for part in verified { rewritten += Journal.line(part.index, length: part.length, digest: part.digest) }
+                for (index, prefix) in partial.sorted(by: { $0.key < $1.key }) {
+                    rewritten += Journal.prefixLine(index, length: prefix.length, digest: prefix.digest.value)
+                }
                 do {
                     try FileFaults.check(.write, journalURL)
                     try Data(rewritten.utf8).write(to: journalURL, options: .atomic)
@@ -83,8 +101,8 @@ struct StagingFiles: Sendable {
                 }
                 let handle = try open(journalURL, append: true)
                 return Journal(
-                    handle: handle, url: journalURL, stagingURL: staging, completed: Set(verified.map(\.index)),
-                    bytesWritten: verified.reduce(0) { $0 + $1.length })
+                    handle: handle, url: journalURL, stagingURL: staging, completed: done,
+                    bytesWritten: verified.reduce(0) { $0 + $1.length }, partial: partial)
             }
         }
         remove()
@@ -97,7 +115,7 @@ struct StagingFiles: Sendable {
         }
         return Journal(
             handle: try open(journalURL, append: true), url: journalURL, stagingURL: staging, completed: [],
-            bytesWritten: 0)
+            bytesWritten: 0, partial: [:])
     }
 
     /// The listed parts whose bytes in the staging file have their recorded length and digest:
@@ -121,7 +139,7 @@ struct StagingFiles: Sendable {
             let offset = inOrder ? inOrderOffset : plan.offset(of: part.index)
             inOrderOffset &+= part.length  // the listed lengths' sum was checked for overflow
             let fits = offset <= fileSize && part.length <= fileSize - offset
-            if fits, Self.digest(of: handle, from: offset, length: part.length) == part.digest {
+            if fits, Self.digest(of: handle, from: offset, length: part.length)?.value == part.digest {
                 passed.append(part)
             } else if inOrder {
                 break
@@ -130,9 +148,31 @@ struct StagingFiles: Sendable {
         return passed
     }
 
+    /// The stopped parts' first bytes that the staging file holds with their recorded digest,
+    /// each with its digest's state, to go on hashing the rest of the part from.
+    ///
+    /// - Complexity: O(*b*) time for the *b* bytes of the prefixes, and O(1) memory beyond one
+    ///   piece.
+    private func verifyPrefixes(_ prefixes: [Int: (length: UInt64, digest: UInt64)]) -> [Int: PartPrefix] {
+        guard !prefixes.isEmpty, let handle = try? FileHandle(forReadingFrom: staging),
+            let fileSize = try? handle.seekToEnd()
+        else { return [:] }
+        defer { try? handle.close() }
+        var passed: [Int: PartPrefix] = [:]
+        for (index, prefix) in prefixes {
+            let offset = plan.offset(of: index)
+            guard offset <= fileSize, prefix.length <= fileSize - offset,
+                let digest = Self.digest(of: handle, from: offset, length: prefix.length),
+                digest.value == prefix.digest
+            else { continue }
+            passed[index] = PartPrefix(length: prefix.length, digest: digest)
+        }
+        return passed
+    }
+
     /// The ``ChunkDigest`` of `length` bytes of `handle` from `offset`, read in pieces of at most
     /// 1 MiB; `nil` when they cannot all be read.
-    private static func digest(of handle: FileHandle, from offset: UInt64, length: UInt64) -> UInt64? {
+    private static func digest(of handle: FileHandle, from offset: UInt64, length: UInt64) -> ChunkDigest? {
         var hash = ChunkDigest()
         var remaining = length
         do {
@@ -146,7 +186,7 @@ struct StagingFiles: Sendable {
         } catch {
             return nil
         }
-        return hash.value
+        return hash
     }
 
     /// The staging file, created if needed. Bytes past what the journal vouches for (a crash may
@@ -262,6 +302,9 @@ struct Journal {
     let stagingURL: URL
     var completed: Set<Int>
     var bytesWritten: UInt64
+    /// The first bytes of stopped parts that the staging file holds, by part: their transfers
+    /// resume after them.
+    var partial: [Int: PartPrefix]
 
     /// The ``ChunkDigest`` of `data`: enough to tell a part's bytes from a torn, unwritten or
     /// overwritten region (it is not a defence against someone who can write the files).
@@ -276,6 +319,36 @@ struct Journal {
     /// The journal line of a part.
     static func line(_ index: Int, length: UInt64, digest: UInt64) -> String {
         "\(index) \(length) \(String(digest, radix: 16))\n"
+    }
+
+    /// The journal line of a stopped part's first `length` bytes.
+    static func prefixLine(_ index: Int, length: UInt64, digest: UInt64) -> String {
+        "p \(index) \(length) \(String(digest, radix: 16))\n"
+    }
+
+    /// Records the first bytes of stopped parts, each `length` bytes whose digest is `digest`:
+    /// flushes `staging`, then appends one line per part and flushes the journal, so that the
+    /// next run resumes each transfer after them.
+    mutating func recordPrefixes(_ prefixes: [Int: PartPrefix], flushing staging: FileHandle) throws {
+        guard !prefixes.isEmpty else { return }
+        do {
+            try FileFaults.check(.flush, stagingURL)
+            try staging.synchronize()
+        } catch {
+            throw DownloadError.file("flush", error, path: stagingURL.path)
+        }
+        let lines = prefixes.sorted { $0.key < $1.key }.map {
+            Self.prefixLine($0.key, length: $0.value.length, digest: $0.value.digest.value)
+        }
+        do {
+            try FileFaults.check(.write, url)
+            try handle.write(contentsOf: Data(lines.joined().utf8))
+            try FileFaults.check(.flush, url)
+            try handle.synchronize()
+        } catch {
+            throw DownloadError.file("record progress in", error, path: url.path)
+        }
+        partial.merge(prefixes) { _, new in new }
     }
 
     /// Records that part `index`, `data`, is written: flushes `staging`, then appends the line
@@ -320,4 +393,11 @@ struct FNV1a64 {
             value &*= 0x0000_0100_0000_01b3
         }
     }
+}
+
+/// The first bytes of a part with a byte range that are in the staging file: how many, and the
+/// ``ChunkDigest`` of them, to go on hashing the rest of the part from.
+struct PartPrefix: Sendable {
+    var length: UInt64
+    var digest: ChunkDigest
 }
