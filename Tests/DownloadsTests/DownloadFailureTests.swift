@@ -112,3 +112,26 @@ struct DownloadFailureTests {
         #expect(words.hasPrefix("You're offline"))
     }
 }
+
+/// Every category has words a screen can show and an offer, and no two share their words.
+@Suite("Download failure categories in words")
+struct FailureCategoryWordsTests {
+    @Test(
+        "each category's summary and what the screen offers",
+        arguments: [
+            (DownloadError.Category.offline, DownloadError.Category.Recovery.retryWhenOnline),
+            (.server, .retryLater), (.other, .retryLater), (.storageFull, .freeUpSpace), (.accessDenied, .signIn),
+            (.notMedia, .signIn), (.notFound, .none), (.unsupported, .none), (.notWritable, .none),
+            (.cancelled, .nothingToShow), (.paused, .nothingToShow),
+        ])
+    func words(category: DownloadError.Category, recovery: DownloadError.Category.Recovery) {
+        #expect(category.recovery == recovery)
+        #expect(!category.summary.isEmpty && category.summary.hasSuffix("."))
+    }
+
+    @Test("every category is in the table above, and no two summaries are the same")
+    func complete() {
+        #expect(DownloadError.Category.allCases.count == 11)
+        #expect(Set(DownloadError.Category.allCases.map(\.summary)).count == DownloadError.Category.allCases.count)
+    }
+}

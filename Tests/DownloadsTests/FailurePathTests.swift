@@ -372,3 +372,93 @@ struct FilePauseTests {
         #expect(server.requests.last?.headers["range"] == "bytes=460000-2999999")
     }
 }
+
+/// After every failure or stop, through every entry point, the folder holds only what a resume
+/// will use; giving the download up leaves nothing.
+@Suite("Nothing left behind")
+struct LeftBehindTests {
+    /// How an app starts and gives up a download.
+    enum Entry: String, CaseIterable, CustomTestStringConvertible {
+        case fileJob, lessonJob, library, model
+        var testDescription: String { rawValue }
+    }
+
+    /// A fault at a part, and whether the failure it causes is one a resume can use.
+    static let faults: [(LoopbackHTTPServer.Fault, keeps: Bool)] = [
+        (.status(503), true), (.status(403), true), (.closeAfter(bytes: 500), true), (.status(404), true),
+    ]
+
+    /// The hidden files a resume uses.
+    static func isStaging(_ name: String) -> Bool {
+        name.hasPrefix(".") && [".partial", ".journal", ".validators"].contains { name.hasSuffix($0) }
+    }
+
+    @Test(
+        "a fault at a part through each entry point: the folder keeps only a resume's files, and giving up removes them",
+        arguments: Entry.allCases, 0..<4)
+    @MainActor
+    func listedAfterEveryFault(entry: Entry, faultIndex: Int) async throws {
+        let (fault, keeps) = Self.faults[faultIndex]
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let folder = temporaryFolder("left-behind")
+        let downloader = MediaDownloader(engine: loopbackEngine())
+        let remote: URL
+        if entry == .fileJob {
+            server.route("/lesson.mp4", .file(mp4Bytes(200_000, seed: 13), etag: "\"v1\""))
+            server.script("/lesson.mp4", [nil, nil, fault])  // the probe, the first range, then the fault
+            remote = server.url("/lesson.mp4")
+        } else {
+            remote = try serveLesson("cmaf", on: server)
+            server.script("/cmaf/video/seg1.m4s", [fault])
+        }
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let library = OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadLesson(from: remote, to: destination)
+        }
+        let model = LessonDownloadModel(library: library, lessonID: "1", remote: remote)
+        var job: DownloadJob?
+        switch entry {
+        case .fileJob:
+            job = downloader.downloadFile(from: remote, to: destination, chunkSize: 64 << 10)
+        case .lessonJob:
+            job = downloader.downloadLesson(from: remote, to: destination)
+        case .library:
+            try await library.download("1", from: remote)
+            await library.waitForDownload("1")
+        case .model:
+            await model.download()
+            await model.waitUntilSettled()
+        }
+        if let job { _ = try? await job.result() }
+        let left = files(in: folder).filter { !$0.hasPrefix("offline-library") }
+        #expect(!left.contains { !$0.hasPrefix(".") }, "\(entry) \(fault): a visible file \(left)")
+        #expect(left.allSatisfy(Self.isStaging), "\(entry) \(fault): \(left)")
+        #expect(left.isEmpty != keeps, "\(entry) \(fault): \(left)")
+        switch entry {
+        case .fileJob, .lessonJob: await job?.discard()
+        case .library: try await library.discard("1")
+        case .model: await model.delete()
+        }
+        #expect(files(in: folder).filter { !$0.hasPrefix("offline-library") }.isEmpty, "\(entry) \(fault)")
+    }
+
+    @Test("discard() of a job interrupted by a crash (a new job for the same file) removes what the old one kept")
+    func discardAfterACrash() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.route("/lesson.mp4", .file(mp4Bytes(200_000, seed: 14), etag: "\"v1\""))
+        server.script("/lesson.mp4", [nil, nil, .status(503)])
+        let folder = temporaryFolder("discard-crash")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let downloader = MediaDownloader(engine: loopbackEngine())
+        _ = try? await downloader.downloadFile(from: server.url("/lesson.mp4"), to: destination, chunkSize: 64 << 10)
+            .result()
+        #expect(!files(in: folder).isEmpty)
+        // A relaunched app that gives the download up without resuming it.
+        server.route("/lesson.mp4", .response(status: 404))
+        let again = downloader.downloadFile(from: server.url("/lesson.mp4"), to: destination)
+        await again.discard()
+        #expect(files(in: folder).isEmpty)
+    }
+}

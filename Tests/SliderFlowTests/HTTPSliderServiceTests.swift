@@ -233,3 +233,34 @@ struct HTTPSliderServiceTests {
         await #expect(throws: SliderServiceError(.cancelled, url: startURL)) { try await start.value }
     }
 }
+
+/// The words a slider screen shows for each refusal: an unknown session is no malformed request.
+@Suite("Slider failures in words a screen can show")
+struct SliderFailureWordsTests {
+    @Test(
+        "RFC 9110 §15.5: each 4xx the API sends says what it means",
+        arguments: [
+            (404, "does not know what was asked for", "no longer on the server"),
+            (410, "does not know what was asked for", "no longer on the server"),
+            (401, "refused access", "Sign in again"),
+            (403, "refused access", "Sign in again"),
+            (400, "refused the request as malformed", "could not accept this answer"),
+            (422, "refused the request as malformed", "could not accept this answer"),
+        ])
+    @MainActor
+    func refusals(status: Int, logWords: String, screenWords: String) async {
+        let error = SliderServiceError(.requestRejected(status, bodyPreview: ""))
+        #expect(error.description.contains(logWords))
+        let model = SliderSessionModel(service: Refusing(error: error))
+        model.start()
+        await model.waitUntilSettled()
+        #expect(model.errorMessage?.contains(screenWords) == true, "\(model.errorMessage ?? "no message")")
+    }
+
+    /// A service whose every request is refused with `error`.
+    struct Refusing: SliderService {
+        let error: SliderServiceError
+        func start() async throws(SliderServiceError) -> SliderReply { throw error }
+        func next(sessionID: Int, choice: Int) async throws(SliderServiceError) -> SliderReply { throw error }
+    }
+}

@@ -121,7 +121,7 @@ public struct CatalogResource<Value: Sendable>: Sendable {
         self.decode = decode
     }
 
-    /// A videos API list (``VideosAPI``).
+    /// A videos API list (``VideosAPI``), its relative links resolved against `url`.
     ///
     /// - Parameters:
     ///   - url: Where the list lives.
@@ -132,7 +132,7 @@ public struct CatalogResource<Value: Sendable>: Sendable {
     public static func videos(at url: URL, policy: BadItemPolicy = .skip) -> CatalogResource<[Lesson]>
     where Value == [Lesson] {
         CatalogResource(key: "videos:" + url.absoluteString, url: url) { data throws(CatalogDecodingError) in
-            try VideosAPI.lessons(from: data, policy: policy).lessons
+            try VideosAPI.lessons(from: data, policy: policy, relativeTo: url).lessons
         }
     }
 

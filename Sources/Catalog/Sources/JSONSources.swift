@@ -182,14 +182,23 @@ public enum VideosAPI {
     /// repeats an earlier entry's id (a list keyed by id could not show both). The body itself
     /// (not JSON, no `videos` list, past ``CatalogJSONLimits``) is refused whatever the policy.
     ///
+    /// A `video_link` is a URL reference (RFC 3986 §4.1): with `documentURL`, a relative one
+    /// (`videos/1.m3u8`, `/media/1.mp4`, `../1.mp4`) is resolved against it (§5.2), so every
+    /// ``Lesson/mediaURL`` is absolute; without it, a relative link stays relative (and a
+    /// download refuses it as an unsupported URL). A `thumbnail` that is a path (it holds a `/`
+    /// or a `.`, and no scheme) is resolved the same way; a bare name (`sunset`) stays a name the
+    /// app resolves. Links keep their scheme: one that is not `http` or `https` reaches the
+    /// lesson as it is, and `Downloads` refuses it with a typed error.
+    ///
     /// - Parameters:
     ///   - data: The body.
     ///   - policy: Whether a bad entry refuses the body or is skipped and reported.
+    ///   - documentURL: The URL the body was fetched from, which relative links resolve against.
     /// - Throws: ``CatalogDecodingError`` naming the key path of the first problem.
     /// - Complexity: O(*n*) in the body's size.
-    public static func lessons(from data: Data, policy: BadItemPolicy = .fail) throws(CatalogDecodingError)
-        -> ImportResult
-    {
+    public static func lessons(
+        from data: Data, policy: BadItemPolicy = .fail, relativeTo documentURL: URL? = nil
+    ) throws(CatalogDecodingError) -> ImportResult {
         let source = "videos API"
         try CatalogJSONLimits.check(data, source: source)
         let body: Body
@@ -214,7 +223,8 @@ public enum VideosAPI {
                     lessons.append(
                         Lesson(
                             id: video.id.text, title: video.name, summary: video.description,
-                            mediaURL: video.videoLink.flatMap(URL.init(string:)), thumbnail: video.thumbnail))
+                            mediaURL: video.videoLink.flatMap { Self.resolve($0, against: documentURL) },
+                            thumbnail: video.thumbnail.map { Self.resolveThumbnail($0, against: documentURL) }))
                     continue
                 }
             case .failed(let finding, let readID):
@@ -225,6 +235,23 @@ public enum VideosAPI {
             skipped.append(SkippedItem(index: index, id: id, reason: reason))
         }
         return ImportResult(lessons: lessons, skipped: skipped)
+    }
+
+    /// `reference` as a URL, resolved against `base` when it is relative and a base is known.
+    static func resolve(_ reference: String, against base: URL?) -> URL? {
+        let trimmed = reference.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return nil }
+        guard let base else { return URL(string: trimmed) }
+        return URL(string: trimmed, relativeTo: base)?.absoluteURL
+    }
+
+    /// A thumbnail path resolved against `base`; a bare name, or an absolute URL, as it is.
+    static func resolveThumbnail(_ thumbnail: String, against base: URL?) -> String {
+        guard let base, thumbnail.contains(where: { $0 == "/" || $0 == "." }),
+            URL(string: thumbnail)?.scheme == nil,
+            let resolved = URL(string: thumbnail, relativeTo: base)?.absoluteURL
+        else { return thumbnail }
+        return resolved.absoluteString
     }
 }
 

@@ -106,7 +106,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// Starts downloading `parts` into `destination`, resuming an interrupted download of the
     /// same parts if its staging file is there.
     public func start(_ parts: [DownloadPart], to destination: URL, transform: Transform? = nil) -> DownloadJob {
-        DownloadJob { job in
+        DownloadJob(destination: destination) { job in
             try await run(parts, to: destination, transform: transform, job: job)
         }
     }
@@ -525,6 +525,9 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// A transport failure as the engine reports it: a cancellation stays one.
     static func typed(_ error: HTTPTransportError, part: Int?, url: URL?) -> any Error {
         if error.kind == .cancelled { return CancellationError() }
+        if case .disallowedScheme(let scheme) = error.kind {
+            return DownloadError(.unsupportedURL(scheme: scheme), part: part, url: url)
+        }
         return DownloadError(.transport(error), part: part, url: url)
     }
 }

@@ -5,6 +5,14 @@ import Foundation
 /// ``cancel()`` stops the transfers and removes the partial file; ``pause()`` stops them and
 /// keeps the partial file, so starting the same download again resumes it. Cancelling the task
 /// that awaits ``result()`` cancels the job.
+///
+/// What a job leaves beside its destination, and when: the hidden staging files
+/// (`.NAME.partial`, `.NAME.journal`, `.NAME.validators`, and `.NAME.lock` while it runs) stay
+/// after a pause, and after a failure that a later run can resume from (offline, a server
+/// error, a segment not found or a portal's page for now, a full disk, a folder that was not
+/// writable, access denied); they are removed after a cancel, after a failure no resume can use
+/// (``DownloadError/Category/unsupported``), and by ``discard()``, which an app calls when it
+/// gives the download up.
 public final class DownloadJob: Sendable {
     private enum StopRequest {
         case none, cancel, pause
@@ -25,6 +33,9 @@ public final class DownloadJob: Sendable {
     private let broadcast = Broadcast<DownloadProgress>()
     private let shared = Shared()
     private let task: LockedTask
+    /// The file the download writes (its extension may change, as `downloadLesson`'s does), for
+    /// ``discard()`` and for the clean-up after a failure no resume can use.
+    private let destination: URL?
 
     /// Holds the job's task, set once the job exists.
     private final class LockedTask: @unchecked Sendable {
@@ -32,8 +43,9 @@ public final class DownloadJob: Sendable {
         var task: Task<Result<DownloadResult, DownloadError>, Never>?
     }
 
-    init(_ body: @escaping @Sendable (DownloadJob) async throws -> DownloadResult) {
+    init(destination: URL? = nil, _ body: @escaping @Sendable (DownloadJob) async throws -> DownloadResult) {
         task = LockedTask()
+        self.destination = destination
         let broadcast = broadcast
         // The task holds the job until the download ends, so a caller may drop its handle.
         let created = Task { () -> Result<DownloadResult, DownloadError> in
@@ -41,7 +53,11 @@ public final class DownloadJob: Sendable {
             do {
                 return .success(try await body(self))
             } catch {
-                return .failure(self.settle(error))
+                let failure = self.settle(error)
+                if let destination, !StagingCleanup.keepsFiles(after: failure.category) {
+                    StagingCleanup.remove(for: destination)
+                }
+                return .failure(failure)
             }
         }
         task.lock.lock()
@@ -52,6 +68,7 @@ public final class DownloadJob: Sendable {
     /// Creates a job that has already failed, for a download that could not even be planned.
     init(failed error: DownloadError) {
         broadcast.finish()
+        destination = nil
         task = LockedTask()
         task.task = Task { .failure(error) }
     }
@@ -86,6 +103,15 @@ public final class DownloadJob: Sendable {
 
     /// Stops the download and keeps its partial file for a later resume.
     public func pause() { stop(.pause) }
+
+    /// Gives the download up: stops it if it runs (as ``cancel()`` does), waits until it has
+    /// stopped, and removes every hidden file it kept for a resume, whether it was paused,
+    /// failed or interrupted by a crash. A file it completed is kept.
+    public func discard() async {
+        cancel()
+        _ = await currentTask()?.value
+        if let destination { StagingCleanup.remove(for: destination) }
+    }
 
     private func stop(_ request: StopRequest) {
         shared.lock.lock()

@@ -258,6 +258,10 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         /// The stream declares a codec (in its playlist's `CODECS`) that cannot be written into
         /// the file, so part of the lesson would be lost; nothing was downloaded.
         case unsupportedCodec(String)
+        /// The URL is not one the engine fetches: its `scheme` (empty for a relative link that
+        /// nothing resolved) is not `http` or `https`, or another the app allowed
+        /// (``DownloadEngine/allowedSchemes``); nothing was sent.
+        case unsupportedURL(scheme: String)
     }
 
     /// What went wrong.
@@ -304,7 +308,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         /// remux): "This lesson can't be downloaded" (or sign in to the Wi-Fi).
         case notMedia
         /// The lesson is of a kind the library does not download (a live stream, a codec or an
-        /// encryption it cannot write): "This lesson can't be saved for offline use".
+        /// encryption it cannot write, a URL that is not http or https): "This lesson can't be
+        /// saved for offline use".
         case unsupported
         /// The download was cancelled: nothing to show as an error.
         case cancelled
@@ -313,9 +318,59 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         /// Anything else: a local file operation that failed, another process downloading to
         /// the same file.
         case other
+
+        /// What a screen offers after a failure of this category.
+        public enum Recovery: Hashable, Sendable {
+            /// Try again now, or when the device is back online (``DownloadError/Category/offline``).
+            case retryWhenOnline
+            /// Try again later: the server's side failed.
+            case retryLater
+            /// Free up space on the device, then try again.
+            case freeUpSpace
+            /// Sign in again (or to the Wi-Fi, for a page that is not media), then try again.
+            case signIn
+            /// Nothing the learner can do: the lesson is gone, or cannot be saved offline.
+            case none
+            /// Nothing to show: the learner stopped it (a cancel, a pause resumes when started again).
+            case nothingToShow
+        }
+
+        /// A short sentence a screen can show for a failure of this category, in English; an
+        /// app that localizes writes its own, switching on the category.
+        public var summary: String {
+            switch self {
+            case .offline: "You're offline. The download goes on when you're back online and try again."
+            case .server: "The lesson's server has a problem. Try again later."
+            case .notFound: "This lesson is no longer available."
+            case .accessDenied: "You don't have access to this lesson. Sign in again, then try again."
+            case .storageFull: "There isn't enough space on this device. Free up space, then try again."
+            case .notWritable: "The app can't save files where it keeps its downloads."
+            case .notMedia:
+                "The network sent a page instead of the lesson. If the Wi-Fi needs signing in to, do so, then try again."
+            case .unsupported: "This lesson can't be saved for offline viewing."
+            case .cancelled: "The download was cancelled."
+            case .paused: "The download is paused."
+            case .other: "The lesson couldn't be downloaded. Try again."
+            }
+        }
+
+        /// What a screen offers after a failure of this category.
+        public var recovery: Recovery {
+            switch self {
+            case .offline: .retryWhenOnline
+            case .server, .other: .retryLater
+            case .storageFull: .freeUpSpace
+            case .accessDenied, .notMedia: .signIn
+            case .notFound, .unsupported, .notWritable: .none
+            case .cancelled, .paused: .nothingToShow
+            }
+        }
     }
 
     /// The error's ``Category``.
+    ///
+    /// Decided by the error's typed cause only (an HTTP status, a `URLError` code, an `errno`,
+    /// what the bytes are), never by a message's words.
     public var category: Category {
         switch kind {
         case .httpStatus(let status):
@@ -348,7 +403,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             default: .notMedia
             }
         case .invalidKey, .decryptionFailed, .notMedia: .notMedia
-        case .encrypted, .liveStream, .unsupportedCodec: .unsupported
+        case .encrypted, .liveStream, .unsupportedCodec, .unsupportedURL: .unsupported
         case .insufficientStorage: .storageFull
         case .file(_, _, let code): code.map(Self.category(of:)) ?? .other
         case .cancelled: .cancelled
@@ -404,6 +459,10 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .insufficientStorage(let needed, let available):
                 "\(needed) bytes are needed and only \(available) are free on the device"
             case .unsupportedCodec(let codec): "the stream's codec \(codec) cannot be saved for offline use"
+            case .unsupportedURL(let scheme):
+                scheme.isEmpty
+                    ? "a relative URL, resolved against nothing, cannot be downloaded"
+                    : "\(scheme): URLs are not downloaded (only http and https)"
             }
         return prefix + what
     }

@@ -202,7 +202,7 @@ extension MediaDownloader {
         audioRenditions: AudioRenditionSelection = .best, decryptor: (any SegmentDecryptor)? = nil,
         subtitles: SubtitleHandling = .embedded
     ) -> DownloadJob {
-        DownloadJob { job in
+        DownloadJob(destination: destination) { job in
             let planned = try await planVideoLesson(
                 from: url, first: nil, policy: policy, preferredLanguages: preferredLanguages, audio: audioRenditions,
                 subtitles: !subtitles.isEmpty)

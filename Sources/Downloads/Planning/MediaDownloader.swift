@@ -63,7 +63,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         from masterURL: URL, to destination: URL, preferredLanguages: [String] = [],
         decryptor: (any SegmentDecryptor)? = nil
     ) -> DownloadJob {
-        DownloadJob { job in
+        DownloadJob(destination: destination) { job in
             let planned = try await planAudioLesson(from: masterURL, preferredLanguages: preferredLanguages)
             try Self.checkDecryption(planned.plan, decryptor: decryptor, url: masterURL)
             return try await LessonRun(
@@ -161,7 +161,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     public func downloadFile(
         from url: URL, to destination: URL, chunkSize: UInt64 = 4 << 20, maximumByteCount: UInt64 = 64 << 30
     ) -> DownloadJob {
-        DownloadJob { job in
+        DownloadJob(destination: destination) { job in
             // Probe with the first byte: a 206 reveals the size; a 200 means ranges are ignored.
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-0", forHTTPHeaderField: "Range")
@@ -251,7 +251,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         audioRenditions: AudioRenditionSelection = .best, decryptor: (any SegmentDecryptor)? = nil,
         subtitles: SubtitleHandling = .embedded
     ) -> DownloadJob {
-        DownloadJob { job in
+        DownloadJob(destination: destination) { job in
             var probe = URLRequest(url: url)
             probe.setValue("bytes=0-1023", forHTTPHeaderField: "Range")
             let answer = try await engine.sendWithRetry(probe, part: 0)

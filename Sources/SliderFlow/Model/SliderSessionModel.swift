@@ -228,6 +228,10 @@ public final class SliderSessionModel {
         case .httpStatus(let status, _) where status >= 500:
             "The server is having trouble (\(status)). Please try again."
         case .httpStatus(let status, _): "The server refused the request (\(status))."
+        case .requestRejected(let status, _) where status == 404 || status == 410:
+            "This session is no longer on the server. Start over to begin a new one."
+        case .requestRejected(let status, _) where status == 401 || status == 403:
+            "The server refused access (\(status)). Sign in again, then start over."
         case .requestRejected(let status, _):
             "The server could not accept this answer (\(status)). Please update the app or start over."
         case .invalidChoice: "Choose a value on the slider first."

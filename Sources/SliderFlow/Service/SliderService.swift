@@ -79,6 +79,11 @@ public struct SliderServiceError: Error, Hashable, Sendable, CustomStringConvert
         case .timedOut: place + "the server did not answer in time"
         case .transport(let error): place + "the network failed: \(error)"
         case .httpStatus(let status, let preview): place + "the server answered HTTP \(status): \(preview)"
+        case .requestRejected(let status, let preview) where status == 404 || status == 410:
+            place
+                + "the server does not know what was asked for, such as an expired session (HTTP \(status)): \(preview)"
+        case .requestRejected(let status, let preview) where status == 401 || status == 403:
+            place + "the server refused access (HTTP \(status)): \(preview)"
         case .requestRejected(let status, let preview):
             place + "the server refused the request as malformed (HTTP \(status)): \(preview)"
         case .invalidChoice(let choice, let count?):
