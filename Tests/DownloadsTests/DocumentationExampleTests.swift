@@ -1,7 +1,12 @@
 import Downloads
 import Foundation
+import HTTPSupport
 import TestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The Swift examples of the article *Downloading a lesson for offline use*, compiled and run
 /// through URLSession against a server on 127.0.0.1, as an app runs them. The architecture
@@ -81,5 +86,94 @@ struct DocumentationExampleTests {
         #expect(circleFill == 1)
         #expect(result.file.lastPathComponent == "lesson.m4a")
         #expect(try HLSVideoDownloadTests.sampleCount(result.file, handler: "soun") == 88)
+    }
+
+    @Test("When downloads fail: the screen's offer and words come from the failure's category")
+    func failureRecovery() {
+        func shown(_ failure: DownloadFailure) -> (offer: String?, words: String) {
+            // example: begin failure-recovery
+            let offer =
+                switch failure.category.recovery {
+                case .retryWhenOnline, .retryLater: "Try again"
+                case .freeUpSpace: "Manage storage"
+                case .signIn: "Sign in"
+                case .none, .nothingToShow: nil as String?
+                }
+            let words = failure.category.summary  // or the app's own, localized
+            // example: end failure-recovery
+            return (offer, words)
+        }
+        let expired = DownloadFailure(DownloadError(.httpStatus(403), url: server.url("/lesson.mp4")))
+        #expect(shown(expired).offer == "Sign in")
+        #expect(shown(DownloadFailure(DownloadError(.httpStatus(410)))).offer == nil)
+        #expect(
+            shown(DownloadFailure(DownloadError(.insufficientStorage(needed: 2, available: 1)))).offer
+                == "Manage storage")
+        server.stop()
+    }
+
+    @Test("Recovering from a damaged state file: the notice says what was kept, and unclaimed files can go")
+    func libraryRecovery() async throws {
+        defer { server.stop() }
+        let folder = temporaryFolder("doc-recovery")
+        let downloader = MediaDownloader(engine: DownloadEngine(session: URLSession(configuration: .ephemeral)))
+        let library = OfflineLibrary(directory: folder) { downloader.downloadLesson(from: $0, to: $1) }
+        try await library.download("950", from: server.url("/lesson/master.m3u8"))
+        await library.waitForDownload("950")
+        try Data("not json".utf8).write(to: folder.appending(path: "offline-library.json"))
+        try Data("old".utf8).write(to: folder.appending(path: "from-an-old-version.mp4"))
+        var logged: [String] = []
+        func log(_ line: String) { logged.append(line) }
+        let relaunched = OfflineLibrary(directory: folder) { downloader.downloadLesson(from: $0, to: $1) }
+        do {
+            let library = relaunched
+            // example: begin library-recovery
+            for notice in try await library.load() {
+                switch notice {
+                case .stateFileRecovered(let reason, let movedTo, let recovered, let unclaimed):
+                    log("offline library rebuilt (\(reason)); kept \(recovered.count); the old file is \(movedTo.path)")
+                    for name in unclaimed {
+                        try? FileManager.default.removeItem(at: library.directory.appending(path: name))
+                    }
+                }
+            }
+            // example: end library-recovery
+        }
+        #expect(logged.count == 1 && logged[0].contains("kept 1"))
+        #expect(await relaunched.localFile(of: "950") != nil)
+        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "from-an-old-version.mp4").path))
+    }
+
+    @Test("The files beside a download: a job given up leaves nothing")
+    func discardJob() async throws {
+        defer { server.stop() }
+        server.route("/big.mp4", .file(Data(count: 300_000), etag: "\"b\""))
+        server.script("/big.mp4", [nil, .stallAfter(bytes: 1_000)])
+        let folder = temporaryFolder("doc-discard")
+        let destination = folder.appending(path: "lesson.mp4")
+        let lessonURL = server.url("/big.mp4")
+        let downloader = MediaDownloader(engine: DownloadEngine(session: URLSession(configuration: .ephemeral)))
+        // example: begin discard-job
+        let job = downloader.downloadFile(from: lessonURL, to: destination)
+        // … the learner gives the download up:
+        await job.discard()
+        // example: end discard-job
+        #expect(files(in: folder).isEmpty)
+    }
+
+    @Test("The engine: an app's own engine with a 30-second idle timeout")
+    func customEngine() async throws {
+        defer { server.stop() }
+        // example: begin custom-engine
+        let engine = DownloadEngine(
+            concurrency: 3, retry: RetryPolicy(maximumAttempts: 5), idleTimeout: .seconds(30),
+            session: URLSession(configuration: .default))
+        let downloader = MediaDownloader(engine: engine)
+        // example: end custom-engine
+        #expect(engine.idleTimeout == .seconds(30))
+        let result = try await downloader.downloadLesson(
+            from: server.url("/lesson/master.m3u8"), to: temporaryFolder("doc-engine").appending(path: "lesson.mp4")
+        ).result()
+        #expect(result.byteCount > 0)
     }
 }

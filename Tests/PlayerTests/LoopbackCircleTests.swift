@@ -83,5 +83,18 @@ struct LoopbackCircleTests {
         }
         #expect(failure.category == category)
         #expect(model.presentation.errorMessage?.contains(words) == true, "\(model.presentation.errorMessage ?? "")")
+        var shown: [String] = []
+        func showSignIn() { shown.append("sign in") }
+        func showStorageSettings() { shown.append("storage") }
+        // example: begin circle-failure
+        if case .uninitialized(let error?) = model.state, case .fetchFailed(let failure) = error.kind {
+            switch failure.category {
+            case .accessDenied: showSignIn()
+            case .storageFull: showStorageSettings()
+            default: break  // the circle's own message says the rest
+            }
+        }
+        // example: end circle-failure
+        #expect(shown == (category == .accessDenied ? ["sign in"] : []))
     }
 }

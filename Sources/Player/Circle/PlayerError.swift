@@ -3,12 +3,12 @@ public import Foundation
 
 /// Why the circle player could not do what the learner asked, and which file it concerned.
 public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong. A failed download keeps its typed ``DownloadFailure`` (its category
+    /// What went wrong. A failed download keeps its typed `DownloadFailure` (its category
     /// chooses the screen's words: offline, access denied, not found, storage full…); the audio
     /// output's and the cache's errors may be of any type, so their descriptions are kept.
     public enum Kind: Hashable, Sendable {
         /// The audio could not be downloaded: the download's failure, with its category (a
-        /// fetcher's error that is not a ``DownloadError`` is ``DownloadError/Category/other``).
+        /// fetcher's error that is not a `DownloadError` is `DownloadError.Category.other`).
         case fetchFailed(DownloadFailure)
         /// The downloaded file could not be played; the audio output's error, described.
         case unplayable(message: String)
@@ -38,8 +38,8 @@ public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The failure of a fetcher that threw `error`: a ``DownloadError`` keeps its category and
-    /// typed error; any other error is ``DownloadError/Category/other``, described.
+    /// The failure of a fetcher that threw `error`: a `DownloadError` keeps its category and
+    /// typed error; any other error is `DownloadError.Category.other`, described.
     public static func fetchFailed(_ error: any Error) -> PlayerError {
         if let error = error as? DownloadError { return PlayerError(.fetchFailed(DownloadFailure(error))) }
         return PlayerError(.fetchFailed(DownloadFailure(category: .other, message: String(describing: error))))
