@@ -443,6 +443,57 @@ struct LeftBehindTests {
         #expect(files(in: folder).filter { !$0.hasPrefix("offline-library") }.isEmpty, "\(entry) \(fault)")
     }
 
+    @Test("a cancel while a part is in flight, through each entry point, leaves nothing", arguments: Entry.allCases)
+    @MainActor
+    func cancelledLeavesNothing(entry: Entry) async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let folder = temporaryFolder("cancel-left")
+        let downloader = MediaDownloader(engine: loopbackEngine())
+        let remote: URL
+        let held: String
+        if entry == .fileJob {
+            server.route("/lesson.mp4", .file(mp4Bytes(200_000, seed: 15), etag: "\"v1\""))
+            server.script("/lesson.mp4", [nil, nil, .stallAfter(bytes: 100)])
+            remote = server.url("/lesson.mp4")
+            held = "/lesson.mp4"
+        } else {
+            remote = try serveLesson("cmaf", on: server)
+            server.script("/cmaf/video/seg1.m4s", [.stallAfter(bytes: 100)])
+            held = "/cmaf/video/seg1.m4s"
+        }
+        let library = OfflineLibrary(directory: folder) { remote, destination in
+            downloader.downloadLesson(from: remote, to: destination)
+        }
+        let model = LessonDownloadModel(library: library, lessonID: "1", remote: remote)
+        var job: DownloadJob?
+        switch entry {
+        case .fileJob:
+            job = downloader.downloadFile(
+                from: remote, to: folder.appendingPathComponent("lesson.mp4"), chunkSize: 64 << 10)
+        case .lessonJob: job = downloader.downloadLesson(from: remote, to: folder.appendingPathComponent("lesson.mp4"))
+        case .library: try await library.download("1", from: remote)
+        case .model: await model.download()
+        }
+        // Wait until the held part is being answered, then cancel.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.requests.filter({ $0.path == held }).count < (entry == .fileJob ? 3 : 1),
+            ContinuousClock.now < deadline
+        {
+            await Task.yield()
+        }
+        switch entry {
+        case .fileJob, .lessonJob:
+            job?.cancel()
+            _ = try? await job?.result()
+        case .library:
+            await library.cancel("1")
+            await library.waitForDownload("1")
+        case .model: await model.cancel()
+        }
+        #expect(files(in: folder).filter { !$0.hasPrefix("offline-library") }.isEmpty, "\(entry)")
+    }
+
     @Test("discard() of a job interrupted by a crash (a new job for the same file) removes what the old one kept")
     func discardAfterACrash() async throws {
         let server = try LoopbackHTTPServer()
