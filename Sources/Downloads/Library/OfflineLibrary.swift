@@ -172,6 +172,21 @@ public actor OfflineLibrary {
         self.start = start
     }
 
+    /// Creates a library in `directory` that downloads every item with
+    /// `downloader.downloadLesson(from:to:preferredLanguages:…)`: a file as it is, an HLS lesson
+    /// remuxed into one file, its audio and subtitles chosen for `preferredLanguages` (the
+    /// device's, by default).
+    public init<C: Clock>(
+        directory: URL, downloader: MediaDownloader<C>, preferredLanguages: [String] = Locale.preferredLanguages,
+        audioRenditions: AudioRenditionSelection = .best, subtitles: SubtitleHandling = .embedded
+    ) where C.Duration == Duration {
+        self.init(directory: directory) { remote, destination in
+            downloader.downloadLesson(
+                from: remote, to: destination, preferredLanguages: preferredLanguages,
+                audioRenditions: audioRenditions, subtitles: subtitles)
+        }
+    }
+
     private var stateFile: URL { directory.appendingPathComponent("offline-library.json") }
 
     /// Whether the saved states were read (or there were none).

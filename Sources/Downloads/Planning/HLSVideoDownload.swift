@@ -270,44 +270,95 @@ extension MediaDownloader {
             var audioURL: URL?
             var audioSelection: AudioSelection?
             if let group = variant.audioGroup {
-                let renditions = master.renditions.filter { $0.type == .audio && $0.groupID == group && $0.uri != nil }
-                let groupOnly = HLSMultivariantPlaylist(renditions: renditions, variants: [variant])
-                if let chosen = groupOnly.highestQualityAudio(preferredLanguages: preferredLanguages),
-                    case .rendition(let best) = chosen.choice
+                let renditions = master.renditions.filter { $0.type == .audio && $0.groupID == group }
+                let withURI = renditions.filter { $0.uri != nil }
+                let groupOnly = HLSMultivariantPlaylist(renditions: withURI, variants: [variant])
+                if let best = HLSMultivariantPlaylist.preferredRendition(
+                    among: renditions, preferredLanguages: preferredLanguages)
                 {
-                    let kept = Self.audioRenditions(renditions, best: best, selection: audio)
-                    for (offset, rendition) in kept.enumerated() {
+                    // The media already in the plan, by where it lives (RFC 3986 §6 normal form),
+                    // with the rendition index it is: the same media is fetched and written once,
+                    // however its URI is spelt (relative, `./`, absolute, another host that
+                    // redirects to it).
+                    var known: [MediaLocation: Int] = [:]
+                    known[MediaLocation(videoURL)] = 0
+                    known[MediaLocation(videoFinal)] = 0
+                    var kept = Self.audioRenditions(renditions, best: best, selection: audio)
+                    // An audio-only variant whose own media is a rendition of its group is that
+                    // group's audio: the renditions kept replace it, so a learner whose language
+                    // is another rendition's does not get the variant's language as well.
+                    let variantIsRendition = renditions.contains { rendition in
+                        rendition.uri.flatMap { try? resolve($0, against: finalURL, playlist: url) }.map {
+                            known[MediaLocation($0)] != nil
+                        } ?? true
+                    }
+                    /// Whether a track of the plan already is the enabled audio.
+                    var hasDefaultAudio = false
+                    if variant.isAudioOnly, variantIsRendition,
+                        let first = kept.first, !Self.isVariantMedia(first, known, base: finalURL)
+                    {
+                        entries = []
+                        settings = []
+                        known = [:]
+                    } else if let first = kept.first, Self.isVariantMedia(first, known, base: finalURL) {
+                        // The variant's media is the audio kept first: it carries that rendition's
+                        // language and name, and the others follow as alternatives.
+                        settings[0].language = first.language
+                        settings[0].name = first.name.isEmpty ? nil : first.name
+                        kept.removeFirst()
+                        hasDefaultAudio = true
+                    }
+                    for rendition in kept {
+                        // No URI: the rendition is the variant's own media (RFC 8216 §4.3.4.2.1).
                         guard let uri = rendition.uri else { continue }
-                        let url = try resolve(uri, against: finalURL, playlist: url)
-                        let (audioData, audioFinal) = try await fetchPlaylist(url)
+                        let renditionURL = try resolve(uri, against: finalURL, playlist: url)
+                        guard known[MediaLocation(renditionURL)] == nil else { continue }
+                        let (audioData, audioFinal) = try await fetchPlaylist(renditionURL)
+                        guard known[MediaLocation(audioFinal)] == nil else {
+                            known[MediaLocation(renditionURL)] = known[MediaLocation(audioFinal)]
+                            continue
+                        }
                         guard case .media(let audioMedia) = try parse(audioData, url: audioFinal) else {
                             throw DownloadError(
                                 .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"),
                                 url: audioFinal)
                         }
+                        known[MediaLocation(renditionURL)] = entries.count
+                        known[MediaLocation(audioFinal)] = entries.count
                         entries.append(
                             try LessonPlan.entries(of: audioMedia, at: audioFinal, rendition: entries.count) {
                                 uri, base in try resolve(uri, against: base, playlist: audioFinal)
                             })
-                        // The first kept is the default one: the only track enabled.
+                        // The first audio kept is the default one: the only audio track enabled.
                         settings.append(
                             SegmentRemuxer.Rendition(
                                 language: rendition.language, name: rendition.name.isEmpty ? nil : rendition.name,
-                                isDefault: offset == 0, kinds: [.audio]))
+                                isDefault: !hasDefaultAudio, kinds: [.audio]))
+                        hasDefaultAudio = true
                         if rendition == best {
                             audioURL = audioFinal
-                            audioSelection = chosen
+                            audioSelection = groupOnly.highestQualityAudio(preferredLanguages: preferredLanguages)
                         }
                     }
                 }
             }
             var subtitlePlans: [LessonPlan.Subtitle] = []
             if subtitles, let group = variant.subtitlesGroup {
-                for rendition in master.renditions where rendition.type == .subtitles && rendition.groupID == group {
+                let offered = master.renditions.filter { $0.type == .subtitles && $0.groupID == group }
+                // The one enabled: the learner's language among those that may be chosen
+                // automatically, else the group's default (RFC 8216 §4.3.4.1.1); forced
+                // subtitles keep their own mark.
+                let unforced = offered.filter { !($0.attributes.boolean("FORCED") ?? false) }
+                let enabled = HLSMultivariantPlaylist.preferredRendition(
+                    among: unforced.filter { $0.isDefault || Self.speaks($0, preferredLanguages) },
+                    preferredLanguages: preferredLanguages)
+                for rendition in offered {
                     guard let uri = rendition.uri else { continue }
+                    let isForced = rendition.attributes.boolean("FORCED") ?? false
                     subtitlePlans.append(
                         LessonPlan.Subtitle(
-                            language: rendition.language, name: rendition.name, isDefault: rendition.isDefault,
+                            language: rendition.language, name: rendition.name,
+                            isDefault: isForced ? rendition.isDefault : rendition == enabled,
                             isForced: rendition.attributes.boolean("FORCED") ?? false,
                             playlistURL: try resolve(uri, against: finalURL, playlist: url)))
                 }
@@ -322,7 +373,8 @@ extension MediaDownloader {
     }
 
     /// The audio renditions a download keeps, the one to enable first: `best` alone, or those
-    /// `selection` names (one per URI), the group's `DEFAULT=YES` one first, else `best`.
+    /// `selection` names (one per URI), `best` first when it is among them (it is the learner's
+    /// language, or the group's default), else the group's `DEFAULT=YES` one.
     ///
     /// - Complexity: O(*n* × *m*) for *n* renditions and *m* languages.
     static func audioRenditions(
@@ -342,11 +394,28 @@ extension MediaDownloader {
             }
             if kept.isEmpty { return [best] }
         }
+        // One per URI as written (the plan compares where each resolves too); a rendition without
+        // URI is the variant's own media, kept once.
         var seen = Set<String>()
-        kept = kept.filter { $0.uri.map { seen.insert($0).inserted } ?? false }
-        let first = kept.firstIndex(where: \.isDefault) ?? kept.firstIndex(of: best) ?? 0
+        kept = kept.filter { seen.insert($0.uri ?? "").inserted }
+        let first = kept.firstIndex(of: best) ?? kept.firstIndex(where: \.isDefault) ?? 0
         if first > 0 { kept.insert(kept.remove(at: first), at: 0) }
         return kept
+    }
+
+    /// Whether `rendition` may be chosen for one of `languages`: it is marked `AUTOSELECT=YES`
+    /// and its `LANGUAGE` has the primary language of one of them.
+    static func speaks(_ rendition: HLSRendition, _ languages: [String]) -> Bool {
+        guard rendition.isAutoselect, let code = Languages.isoCode(rendition.language) else { return false }
+        return languages.contains { Languages.isoCode($0) == code }
+    }
+
+    /// Whether `rendition` is the variant's own media: it has no URI (RFC 8216 §4.3.4.2.1), or
+    /// its URI resolves to where the variant's media playlist lives (`known`'s rendition 0).
+    static func isVariantMedia(_ rendition: HLSRendition, _ known: [MediaLocation: Int], base: URL) -> Bool {
+        guard let uri = rendition.uri else { return true }
+        guard let url = try? HLSURIResolver.resolve(uri, against: base) else { return false }
+        return known[MediaLocation(url)] == 0
     }
 
     /// The cues of a subtitle rendition on its media's clock: its media playlist and every

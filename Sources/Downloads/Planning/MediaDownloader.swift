@@ -240,6 +240,10 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     ///   - url: The lesson's media URL (a file, a multivariant or a media playlist).
     ///   - destination: The local file to write; its extension becomes the media's.
     ///   - policy: How an HLS variant is chosen.
+    ///   - preferredLanguages: The learner's languages, most preferred first (the device's, by
+    ///     default): the audio rendition in the first of them that may be chosen automatically
+    ///     (`AUTOSELECT=YES`, RFC 8216 §4.3.4.1.1) is kept and enabled first, else the `DEFAULT=YES`
+    ///     one; among subtitles, the one in the learner's language is the one enabled.
     ///   - audioRenditions: Which of an HLS lesson's audio renditions are kept (the best one by
     ///     default; several become alternatives in one file).
     ///   - decryptor: Decrypts what MediaCore cannot (`SAMPLE-AES`, other key formats); `AES-128`
@@ -248,6 +252,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     ///     (the default), files beside it, both, or neither (`[]`).
     public func downloadLesson(
         from url: URL, to destination: URL, policy: VariantPolicy = .default,
+        preferredLanguages: [String] = Locale.preferredLanguages,
         audioRenditions: AudioRenditionSelection = .best, decryptor: (any SegmentDecryptor)? = nil,
         subtitles: SubtitleHandling = .embedded
     ) -> DownloadJob {
@@ -263,7 +268,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             case .playlist:
                 let whole = Self.wholeBody(answer)
                 let planned = try await planVideoLesson(
-                    from: url, first: whole, policy: policy, preferredLanguages: [], audio: audioRenditions,
+                    from: url, first: whole, policy: policy, preferredLanguages: preferredLanguages,
+                    audio: audioRenditions,
                     subtitles: !subtitles.isEmpty)
                 try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
                 let file = destination.deletingPathExtension().appendingPathExtension(

@@ -242,14 +242,35 @@ extension HLSMultivariantPlaylist {
         return deltas
     }
 
+    /// The rendition a player picks among `renditions` (one group's alternatives) by RFC 8216's
+    /// rules (§4.3.4.1.1): one whose language is in `preferredLanguages` (the earliest such
+    /// language winning) when it may be chosen automatically (`AUTOSELECT=YES`, or `DEFAULT=YES`,
+    /// which implies it); otherwise the `DEFAULT=YES` one; otherwise an `AUTOSELECT=YES` one;
+    /// otherwise the first. A rendition with `AUTOSELECT=NO` is chosen only as the default or
+    /// the first, never for its language.
+    ///
+    /// Languages compare as RFC 5646 tags, without regard to case: a tag matches itself, its
+    /// extensions and its primary language (`en` matches `en-US`, and a device's `es-ES` matches a
+    /// rendition in `es` or `es-MX`), an exact match before one by primary language alone.
+    ///
+    /// - Complexity: O(*r* · *l*) for *r* renditions and *l* languages.
+    public static func preferredRendition(
+        among renditions: [HLSRendition], preferredLanguages: [String]
+    ) -> HLSRendition? {
+        preferred(renditions, languages: preferredLanguages)
+    }
+
     static func preferred(_ renditions: [HLSRendition], languages: [String]) -> HLSRendition? {
+        func primary(_ tag: String) -> Substring { tag.split(separator: "-").first ?? Substring(tag) }
         func languageRank(_ rendition: HLSRendition) -> Int {
-            guard let language = rendition.language?.lowercased() else { return languages.count }
+            guard rendition.isAutoselect || rendition.isDefault, let language = rendition.language?.lowercased()
+            else { return Int.max }
             for (index, preferred) in languages.enumerated() {
                 let wanted = preferred.lowercased()
-                if language == wanted || language.hasPrefix(wanted + "-") { return index }
+                if language == wanted || language.hasPrefix(wanted + "-") { return 2 * index }
+                if primary(language) == primary(wanted) { return 2 * index + 1 }
             }
-            return languages.count
+            return Int.max
         }
         return renditions.enumerated().min { lhs, rhs in
             let a = lhs.element

@@ -488,12 +488,65 @@ EOF
     "ffmpeg hls muxer (-output_ts_offset 10 -muxdelay 0 -muxpreload 0) for the video; tools/webvtt_segment.py for the subtitles; master by tools/hls_master.py"
 }
 
+# ---------------------------------------------------------------- 10
+# The audio circle's shape: two AAC renditions (stereo 96 and 64 kb/s) of one tone, each one
+# TS file addressed by byte ranges (-hls_flags single_file), and multivariant playlists whose
+# audio-only variants point at the same media playlists as their AUDIO groups' renditions, each
+# spelling the shared URI another way: relative (master.m3u8, as the arkiva lesson does), with
+# "./" (master-dot.m3u8), absolute on the in-memory tests' host (master-absolute.m3u8), a
+# rendition without URI (master-no-uri.m3u8, RFC 8216 4.3.4.2.1), and one whose URI names
+# another host that redirects to the variant's playlist ({ALIAS} is filled in by the loopback
+# test: master-redirect.m3u8). master-languages.m3u8 has English and Spanish renditions of one
+# group (the Spanish one is the 64 kb/s encode) and English and Spanish subtitles.
+audio_renditions() {
+  local n=audio-renditions d="$MEDIA/audio-renditions"; fresh $n
+  local rate sub
+  for rate in 96 64; do
+    "${FF[@]}" -f lavfi -i "$(asrc 440)" -c:a aac -b:a ${rate}k -ac 2 \
+      "${BITEXACT[@]}" "${HLS[@]}" -hls_flags single_file -hls_segment_filename "$d/a$rate.ts" "$d/a$rate.m3u8"
+  done
+  local variant='#EXT-X-STREAM-INF:BANDWIDTH=110000,CODECS="mp4a.40.2",AUDIO="a-1"'
+  local lean='#EXT-X-STREAM-INF:BANDWIDTH=75000,CODECS="mp4a.40.2",AUDIO="a-2"'
+  master() { # file attributes192 attributes128
+    {
+      echo "#EXTM3U"
+      echo "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a-1\",NAME=\"Default\",DEFAULT=YES,AUTOSELECT=YES,$2"
+      echo "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a-2\",NAME=\"Default\",DEFAULT=YES,AUTOSELECT=YES,$3"
+      echo "$variant"; echo "a96.m3u8"
+      echo "$lean"; echo "a64.m3u8"
+    } > "$d/$1"
+  }
+  master master.m3u8 'URI="a96.m3u8"' 'URI="a64.m3u8"'
+  master master-dot.m3u8 'URI="./a96.m3u8"' 'URI="./a64.m3u8"'
+  master master-absolute.m3u8 'URI="https://lessons.example/audio-renditions/a96.m3u8"' \
+    'URI="https://lessons.example/audio-renditions/a64.m3u8"'
+  master master-no-uri.m3u8 'LANGUAGE="en"' 'LANGUAGE="en"'
+  master master-redirect.m3u8 'URI="{ALIAS}/audio-renditions/a96.m3u8"' 'URI="{ALIAS}/audio-renditions/a64.m3u8"'
+  for sub in en es; do
+    printf 'WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:126000,LOCAL:00:00:00.000\n\n00:00:00.500 --> 00:00:01.500\n[%s] A tone.\n' \
+      "$sub" > "$d/subs_$sub.vtt"
+    printf '#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:2.0,\nsubs_%s.vtt\n#EXT-X-ENDLIST\n' \
+      "$sub" > "$d/subs_$sub.m3u8"
+  done
+  {
+    echo "#EXTM3U"
+    echo '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",LANGUAGE="en",NAME="English",DEFAULT=YES,AUTOSELECT=YES,URI="a96.m3u8"'
+    echo '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",LANGUAGE="es",NAME="Español",DEFAULT=NO,AUTOSELECT=YES,URI="a64.m3u8"'
+    echo '#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="s",LANGUAGE="en",NAME="English",DEFAULT=YES,AUTOSELECT=YES,URI="subs_en.m3u8"'
+    echo '#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="s",LANGUAGE="es",NAME="Español",DEFAULT=NO,AUTOSELECT=YES,URI="subs_es.m3u8"'
+    echo '#EXT-X-STREAM-INF:BANDWIDTH=220000,CODECS="mp4a.40.2",AUDIO="a",SUBTITLES="s"'
+    echo "a96.m3u8"
+  } > "$d/master-languages.m3u8"
+  facts $n "The audio circle's shape: two AAC-LC stereo renditions (96 and 64 kb/s, 1.96 s of 440 Hz), each one TS file addressed by EXT-X-BYTERANGE (1 s segments); audio-only variants that point at the same media playlists as their AUDIO groups' renditions, in several spellings (make-media-fixtures.sh, section 10); master-languages.m3u8 with English and Spanish audio and subtitles." \
+    "ffmpeg hls muxer (-hls_flags single_file, MPEG-TS, -c:a aac); playlists by make-media-fixtures.sh"
+}
+
 # ---------------------------------------------------------------- main
 ALL=(disc-encoders disc-same disc-rates fmp4-base-offset cmaf cmaf-hevc cmaf-disc ts-ac3 ts-map ts-eac3 ts-mp3
      packed-aac packed-mp3 packed-ac3 packed-eac3 ts-heaac ts-heaacv2 packed-heaac
      ts-opengop ts-hevc-cra ts-captions aes-explicit-iv aes-implicit-iv aes-rotation
      aes-fmp4-init multi-audio webvtt cmaf-ac3 cmaf-eac3 cmaf-mp3 cmaf-heaac cmaf-heaacv2
-     ts-renditions-disc cmaf-renditions-disc packed-beside-video)
+     ts-renditions-disc cmaf-renditions-disc packed-beside-video audio-renditions)
 mkdir -p "$MEDIA"
 if (($#)); then LIST=("$@"); else LIST=("${ALL[@]}"); fi
 for f in "${LIST[@]}"; do
