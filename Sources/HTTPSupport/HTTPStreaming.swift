@@ -216,12 +216,16 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
             let chunk: Data?
             do {
                 chunk = try await base.next()
-            } catch let error as URLError where error.code == .unknown {
-                // After the headers, a transfer that fails with no code of its own ended before
-                // its body did: FoundationNetworking reports libcurl's partial transfer ("transfer
-                // closed with N bytes remaining") as -1. It is the connection that was lost.
-                throw HTTPTransportError(.network(URLError(.networkConnectionLost, userInfo: error.userInfo)), url: url)
             } catch {
+                #if canImport(FoundationNetworking)
+                    // After the headers, a transfer that fails with no code of its own ended
+                    // before its body did: FoundationNetworking reports libcurl's partial transfer
+                    // ("transfer closed with N bytes remaining") as -1. The connection was lost.
+                    if let error = error as? URLError, error.code == .unknown {
+                        throw HTTPTransportError(
+                            .network(URLError(.networkConnectionLost, userInfo: error.userInfo)), url: url)
+                    }
+                #endif
                 throw .from(error, url: url)
             }
             // A stream whose reader is cancelled ends quietly: say so instead.

@@ -121,7 +121,7 @@ struct FailureCategoryWordsTests {
         arguments: [
             (DownloadError.Category.offline, DownloadError.Category.Recovery.retryWhenOnline),
             (.server, .retryLater), (.other, .retryLater), (.storageFull, .freeUpSpace), (.accessDenied, .signIn),
-            (.notMedia, .signIn), (.notFound, .none), (.unsupported, .none), (.notWritable, .none),
+            (.notMedia, .signIn), (.notFound, .none), (.unsupported, .none), (.notWritable, .retryLater),
             (.cancelled, .nothingToShow), (.paused, .nothingToShow),
         ])
     func words(category: DownloadError.Category, recovery: DownloadError.Category.Recovery) {

@@ -251,16 +251,37 @@ struct SliderFailureWordsTests {
     func refusals(status: Int, logWords: String, screenWords: String) async {
         let error = SliderServiceError(.requestRejected(status, bodyPreview: ""))
         #expect(error.description.contains(logWords))
-        let model = SliderSessionModel(service: Refusing(error: error))
+        // A session started on the in-process server, whose next step the API refuses.
+        let model = SliderSessionModel(service: RefusingNext(error: error))
         model.start()
+        await model.waitUntilSettled()
+        model.submit()
         await model.waitUntilSettled()
         #expect(model.errorMessage?.contains(screenWords) == true, "\(model.errorMessage ?? "no message")")
     }
 
-    /// A service whose every request is refused with `error`.
-    struct Refusing: SliderService {
+    @Test("a 404 to the first request is no session to start, not an expired one")
+    @MainActor
+    func refusedStart() async {
+        let model = SliderSessionModel(
+            service: RefusingNext(error: SliderServiceError(.requestRejected(404, bodyPreview: "")), refusesStart: true)
+        )
+        model.start()
+        await model.waitUntilSettled()
+        #expect(model.errorMessage?.contains("could not start a session") == true, "\(model.errorMessage ?? "")")
+    }
+
+    /// The reference server's session, whose next steps (or start) are refused with `error`.
+    struct RefusingNext: SliderService {
         let error: SliderServiceError
-        func start() async throws(SliderServiceError) -> SliderReply { throw error }
+        var refusesStart = false
+        let server = SliderReferenceServer(stepsPerSession: 3)
+        func start() async throws(SliderServiceError) -> SliderReply {
+            if refusesStart { throw error }
+            return try await HTTPSliderService(
+                baseURL: SliderReferenceServer.baseURL, clock: ContinuousClock(), transport: server
+            ).start()
+        }
         func next(sessionID: Int, choice: Int) async throws(SliderServiceError) -> SliderReply { throw error }
     }
 }

@@ -52,7 +52,8 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     public let idleTimeout: Duration?
     /// The URL schemes the engine fetches: `http` and `https` unless the app opts in to more.
     /// A part or playlist with any other scheme (`file:` from a hostile catalog, say) fails with
-    /// a ``DownloadError`` of kind ``DownloadError/Kind/transport(_:)`` before it is sent.
+    /// a ``DownloadError`` of kind ``DownloadError/Kind/unsupportedURL(scheme:)`` before it is
+    /// sent.
     public let allowedSchemes: Set<String>
     /// The most bytes one part may have when it has no byte range (a segment, a playlist, a
     /// file from a server that ignores ranges): a longer body stops the transfer with a
@@ -300,8 +301,13 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             // Stopped (a pause, a failure): each part that streamed some of its bytes keeps
             // them, vouched for in the journal, so the next run fetches only the rest of it.
             if streaming {
-                let stopped = streams.prefixes(excluding: completed)
-                if !stopped.isEmpty { try? journal.recordPrefixes(stopped, flushing: handle) }
+                let stopped = streams.prefixes(excluding: completed, lengths: parts.length(of:))
+                if !stopped.isEmpty, (try? journal.recordPrefixes(stopped, flushing: handle)) != nil {
+                    // The last word on progress: what a resume starts from, so that a screen
+                    // shows it at the stop and at the resume alike.
+                    let kept = stopped.values.reduce(UInt64(0)) { $0 + $1.length }
+                    report(written: written, completed: completed.count, expected: expected, inFlight: kept)
+                }
             }
             throw error
         }
@@ -389,10 +395,15 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         }
         var request = URLRequest(url: part.url)
         let known = validators?.validator(for: part.url)
-        // A part whose first bytes a stopped transfer left in the staging file asks for the
-        // rest only, and goes on hashing from their digest.
-        let resumed = sink?.prefix.flatMap { prefix in part.byteRange.map { (prefix, $0) } }
-            .flatMap { prefix, range in prefix.length < range.length ? prefix : nil }
+        // A part whose first bytes a stopped transfer (an earlier attempt, or an earlier run) left
+        // in the staging file asks for the rest only, and goes on hashing from their digest. Only
+        // with a validator: `If-Range` is what makes sure the rest is of the same version.
+        let resumed =
+            known == nil
+            ? nil
+            : (sink?.progress?.written ?? sink?.prefix).flatMap { prefix in
+                part.byteRange.flatMap { range in prefix.length < range.length ? prefix : nil }
+            }
         let startAt = resumed?.length ?? 0
         if let range = part.byteRange {
             let header =
@@ -504,15 +515,22 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                     part: index, url: part.url)
             }
         } catch {
-            // The bytes of a failed attempt no longer count as received, but those written stay
-            // in the staging file: the run vouches for them in the journal if it stops here.
-            meter?.received(-Int64(kept))
-            sink?.progress?.note(length: startAt + kept, digest: digest)
+            // The bytes written stay in the staging file: the next attempt (or run, which vouches
+            // for them in the journal) goes on after them, so they still count as received when
+            // a validator lets it; otherwise they no longer count.
+            if let progress = sink?.progress, validators?.validator(for: part.url) != nil {
+                progress.note(length: startAt + kept, digest: digest)
+            } else {
+                meter?.received(-Int64(kept))
+            }
             throw (error as? HTTPTransportError).map { Self.typed($0, part: index, url: part.url) } ?? error
         }
         guard part.byteRange == nil || kept == take else {
-            meter?.received(-Int64(kept))
-            sink?.progress?.note(length: startAt + kept, digest: digest)
+            if let progress = sink?.progress, validators?.validator(for: part.url) != nil {
+                progress.note(length: startAt + kept, digest: digest)
+            } else {
+                meter?.received(-Int64(kept))
+            }
             let expected = status == 200 ? skip + take : take
             throw DownloadError(
                 .wrongLength(expected: expected, received: status == 200 ? seen : kept), part: index,
@@ -621,11 +639,14 @@ final class LockedParts: @unchecked Sendable {
         return progress
     }
 
-    /// The first bytes written of each tracked part not in `completed`.
-    func prefixes(excluding completed: Set<Int>) -> [Int: PartPrefix] {
+    /// The first bytes written of each tracked part not in `completed`, shorter than the part
+    /// (`lengths` gives each part's length).
+    func prefixes(excluding completed: Set<Int>, lengths: (Int) -> UInt64?) -> [Int: PartPrefix] {
         lock.lock()
         defer { lock.unlock() }
-        return parts.filter { !completed.contains($0.key) }.compactMapValues(\.written)
+        return parts.filter { !completed.contains($0.key) }.compactMapValues(\.written).filter { index, prefix in
+            lengths(index).map { prefix.length < $0 } ?? false
+        }
     }
 }
 

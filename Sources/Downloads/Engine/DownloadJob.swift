@@ -55,7 +55,7 @@ public final class DownloadJob: Sendable {
             } catch {
                 let failure = self.settle(error)
                 if let destination, !StagingCleanup.keepsFiles(after: failure.category) {
-                    StagingCleanup.remove(for: destination)
+                    await StagingCleanup.removeHoldingLocks(for: destination)
                 }
                 return .failure(failure)
             }
@@ -106,11 +106,13 @@ public final class DownloadJob: Sendable {
 
     /// Gives the download up: stops it if it runs (as ``cancel()`` does), waits until it has
     /// stopped, and removes every hidden file it kept for a resume, whether it was paused,
-    /// failed or interrupted by a crash. A file it completed is kept.
+    /// failed or interrupted by a crash, and the subtitle files an unfinished download wrote
+    /// beside its destination. A file it completed is kept, with its subtitles. While another
+    /// process downloads to the same destination, nothing is removed.
     public func discard() async {
         cancel()
         _ = await currentTask()?.value
-        if let destination { StagingCleanup.remove(for: destination) }
+        if let destination { await StagingCleanup.removeHoldingLocks(for: destination) }
     }
 
     private func stop(_ request: StopRequest) {

@@ -150,8 +150,8 @@ public struct DownloadFailure: Hashable, Sendable, Codable, CustomStringConverti
     /// ``DownloadError/Category/other``.
     public init(_ error: OfflineLibrary.LibraryError) {
         switch error.kind {
-        case .saveFailed(_, let code?): category = DownloadError.category(of: code)
-        case .saveFailed, .corruptedStateFile: category = .other
+        case .saveFailed(_, let code?), .readFailed(_, let code?): category = DownloadError.category(of: code)
+        case .saveFailed, .readFailed, .corruptedStateFile, .newerVersion: category = .other
         }
         message = error.description
         self.error = nil
@@ -189,7 +189,10 @@ public struct DownloadFailure: Hashable, Sendable, Codable, CustomStringConverti
 }
 
 /// Why a download failed, and where: the part (by index and URL), the playlist, or the file.
-public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible {
+///
+/// Its `localizedDescription` is its ``description``, so a layer that keeps only an error's
+/// words keeps these.
+public struct DownloadError: LocalizedError, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Kind: Hashable, Sendable {
         /// The server answered with an HTTP status that will not change on retry (or kept
@@ -301,8 +304,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         /// The device has no room for it (before it starts, or a disk that filled while
         /// writing): "Free up space".
         case storageFull
-        /// The folder the download writes to cannot be written (a read-only volume, or no
-        /// permission): the app's set-up is at fault, not the learner's device or network.
+        /// The folder the download writes to cannot be written: no permission (on iOS, most often
+        /// a file protected while the device is locked, a passing state) or a read-only volume.
         case notWritable
         /// The answer is not media (a captive portal's page, segments that do not decrypt or
         /// remux): "This lesson can't be downloaded" (or sign in to the Wi-Fi).
@@ -344,9 +347,10 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .notFound: "This lesson is no longer available."
             case .accessDenied: "You don't have access to this lesson. Sign in again, then try again."
             case .storageFull: "There isn't enough space on this device. Free up space, then try again."
-            case .notWritable: "The app can't save files where it keeps its downloads."
+            case .notWritable:
+                "The app can't save its downloads right now (the device may be locked). Try again later."
             case .notMedia:
-                "The network sent a page instead of the lesson. If the Wi-Fi needs signing in to, do so, then try again."
+                "What arrived isn't this lesson: a Wi-Fi sign-in page, or damaged files. Sign in to the Wi-Fi if it asks, then try again."
             case .unsupported: "This lesson can't be saved for offline viewing."
             case .cancelled: "The download was cancelled."
             case .paused: "The download is paused."
@@ -358,10 +362,10 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         public var recovery: Recovery {
             switch self {
             case .offline: .retryWhenOnline
-            case .server, .other: .retryLater
+            case .server, .other, .notWritable: .retryLater
             case .storageFull: .freeUpSpace
             case .accessDenied, .notMedia: .signIn
-            case .notFound, .unsupported, .notWritable: .none
+            case .notFound, .unsupported: .none
             case .cancelled, .paused: .nothingToShow
             }
         }
@@ -390,7 +394,13 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
                 // Untrusted certificates, TLS failures, bad answers: the server's side.
                 .server
             }
-        case .wrongLength, .wrongRange, .remoteChanged, .playlist, .uri, .unusablePlaylist, .tooLarge, .rangeTooLarge:
+        case .uri(let error):
+            switch error.kind {
+            // A playlist naming a `file:` or `data:` URI asks for what is never fetched.
+            case .disallowedScheme, .localFileFromRemotePlaylist: .unsupported
+            case .malformed: .server
+            }
+        case .wrongLength, .wrongRange, .remoteChanged, .playlist, .unusablePlaylist, .tooLarge, .rangeTooLarge:
             .server
         case .keyRefused: .accessDenied
         case .container(let error):
@@ -400,6 +410,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
             case .unsupportedCodec, .unsupportedFormat, .encrypted: .unsupported
             // A clock that restarts with no discontinuity declared: the server's playlist is wrong.
             case .timestampsStepBack: .server
+            // The file being written: by its `errno`, as any file failure.
+            case .writeFailed(_, let code): code.map(Self.category(of:)) ?? .other
             default: .notMedia
             }
         case .invalidKey, .decryptionFailed, .notMedia: .notMedia
@@ -422,6 +434,9 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         default: .other
         }
     }
+
+    /// The sentence of ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 
     /// A sentence naming the part, playlist or file once and what went wrong.
     public var description: String {

@@ -158,9 +158,9 @@ public final class LessonDownloadModel {
 
     private func show(_ progress: DownloadProgress) {
         bytes = (progress.bytesReceived, progress.bytesExpected)
-        if case .downloading = phase {
+        if case .downloading(let shown, _, _) = phase {
             phase = .downloading(
-                fraction: progress.fraction, bytesReceived: progress.bytesReceived,
+                fraction: max(shown, progress.fraction), bytesReceived: progress.bytesReceived,
                 bytesExpected: progress.bytesExpected
             )
         }

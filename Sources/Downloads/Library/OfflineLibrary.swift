@@ -96,6 +96,14 @@ public actor OfflineLibrary {
             /// The state file could not be written: the file system's message, and the `errno`
             /// it failed with when the system gave one (`ENOSPC`, `EROFS`, `EACCES`…).
             case saveFailed(reason: String, code: Int32? = nil)
+            /// The state file exists but could not be read just now (on iOS, a file protected
+            /// until the device is unlocked, read by an app launched in the background): the
+            /// library reads it again on its next use, and saves nothing over it meanwhile.
+            case readFailed(reason: String, code: Int32? = nil)
+            /// The state file was written by a newer version of the library (its format
+            /// `version`): it is left as it is, and downloads refuse to start (they would save
+            /// over it) until the app is updated.
+            case newerVersion(Int)
         }
 
         /// What went wrong.
@@ -114,6 +122,9 @@ public actor OfflineLibrary {
             switch kind {
             case .corruptedStateFile(let reason): "The offline library's state file \(path) is unreadable: \(reason)"
             case .saveFailed(let reason, _): "The offline library's state file \(path) could not be written: \(reason)"
+            case .readFailed(let reason, _): "The offline library's state file \(path) could not be read: \(reason)"
+            case .newerVersion(let version):
+                "The offline library's state file \(path) is of version \(version), newer than this app reads"
             }
         }
     }
@@ -127,6 +138,9 @@ public actor OfflineLibrary {
     private struct Entry: Codable, Hashable {
         var remoteURL: URL
         var state: ItemState
+        /// The share of an unfinished download done when it stopped, so that starting it again
+        /// shows that much at once and never less (absent in files of earlier versions).
+        var fractionDone: Double?
     }
 
     private struct StateFile: Codable {
@@ -217,9 +231,12 @@ public actor OfflineLibrary {
     /// and the returned ``Notice`` says so.
     ///
     /// - Returns: The notices of this load (also kept in ``notices``).
-    /// - Throws: ``LibraryError`` of kind ``LibraryError/Kind/corruptedStateFile(reason:)`` only
-    ///   when the damaged file could not be moved aside (a read-only folder): it is left as it is,
-    ///   and downloads refuse to start (they would save over it) until the folder is writable.
+    /// - Throws: ``LibraryError``: of kind ``LibraryError/Kind/corruptedStateFile(reason:)`` when
+    ///   the damaged file could not be moved aside (a read-only folder: it is left as it is, and
+    ///   downloads refuse to start until the folder is writable);
+    ///   ``LibraryError/Kind/newerVersion(_:)`` for a file of a newer version of the library, which
+    ///   is kept for it; ``LibraryError/Kind/readFailed(reason:code:)`` when the file could not be
+    ///   read just now (it is read again on the next use).
     @discardableResult
     public func load() throws(LibraryError) -> [Notice] {
         let before = notices.count
@@ -228,19 +245,34 @@ public actor OfflineLibrary {
         return Array(notices[before...])
     }
 
-    /// Reads the saved states on first use.
+    /// Reads the saved states on first use (and again on the next use after a read that failed
+    /// for the moment).
     private func loadIfNeeded() {
         guard !isLoaded else { return }
-        isLoaded = true
+        isLoaded = true  // before reading: reading saves, and a save loads first
+        loadFailure = nil
         do {
             try readStateFile()
         } catch {
+            if case .readFailed = error.kind {
+                isLoaded = false  // read again on the next use
+                loadFailure = error
+                return
+            }
             recover(from: error)
         }
     }
 
     private func readStateFile() throws(LibraryError) {
-        guard let data = try? Data(contentsOf: stateFile) else { return }
+        let data: Data
+        do {
+            data = try Data(contentsOf: stateFile)
+        } catch {
+            // No file yet is an empty library; one that is there but cannot be read is not.
+            guard FileManager.default.fileExists(atPath: stateFile.path) else { return }
+            throw LibraryError(
+                .readFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)), path: stateFile.path)
+        }
         let saved: StateFile
         do {
             saved = try JSONDecoder().decode(StateFile.self, from: data)
@@ -248,19 +280,57 @@ public actor OfflineLibrary {
             throw LibraryError(.corruptedStateFile(reason: String(describing: error)), path: stateFile.path)
         }
         guard saved.version == 1 else {
+            if saved.version > 1 { throw LibraryError(.newerVersion(saved.version), path: stateFile.path) }
             throw LibraryError(
                 .corruptedStateFile(reason: "version \(saved.version) is not one this app reads"),
                 path: stateFile.path)
         }
         adopt(saved.items)
         try? save()
+        // Downloads completed before records were kept get theirs now, so that a damaged state
+        // file later still finds them.
+        for (id, entry) in entries {
+            guard case .downloaded(let fileName, _) = entry.state, Self.isPlainFileName(fileName) else { continue }
+            let record = directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)")
+            guard !FileManager.default.fileExists(atPath: record.path) else { continue }
+            try? JSONEncoder().encode(ItemRecord(id: id, remoteURL: entry.remoteURL)).write(
+                to: record, options: .atomic)
+        }
+    }
+
+    /// The downloads the records beside the files name, by item: the file's name and size, and
+    /// the item's URL. Only records whose file is there count.
+    ///
+    /// - Complexity: O(*n*) for the *n* entries of the folder.
+    private func recordedDownloads() -> [String: (fileName: String, byteCount: UInt64, remoteURL: URL)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var found: [String: (fileName: String, byteCount: UInt64, remoteURL: URL)] = [:]
+        for name in names where name.hasPrefix(".") && name.hasSuffix(ItemRecord.suffix) {
+            let fileName = String(name.dropFirst().dropLast(ItemRecord.suffix.count))
+            guard Self.isPlainFileName(fileName),
+                let data = try? Data(contentsOf: directory.appendingPathComponent(name)),
+                let record = try? JSONDecoder().decode(ItemRecord.self, from: data),
+                let size = (try? FileManager.default.attributesOfItem(atPath: file(named: fileName).path))?[.size]
+                    as? NSNumber
+            else { continue }
+            found[record.id] = (fileName, size.uint64Value, record.remoteURL)
+        }
+        return found
     }
 
     /// Takes in saved entries, reconciling them with the files: items this launch already
     /// changed win, a missing file is not downloaded, an interrupted download is paused.
     private func adopt(_ items: [String: Entry]) {
         entries = items.merging(entries) { _, current in current }
+        // A download that completed but whose state could not be saved (a full disk at the
+        // end) has its record and its file: it is downloaded, not to be fetched again.
+        let unsaved = items.contains { if case .downloading = $0.value.state { true } else { false } }
+        let recorded = unsaved ? recordedDownloads() : [:]
         for (id, entry) in items where jobs[id] == nil {
+            if case .downloading = entry.state, let found = recorded[id], found.remoteURL == entry.remoteURL {
+                set(id, .downloaded(fileName: found.fileName, byteCount: found.byteCount))
+                continue
+            }
             switch entry.state {
             case .downloaded(let fileName, _) where !Self.isPlainFileName(fileName):
                 // A hand-edited or hostile state file must not point the library (and `delete`)
@@ -304,17 +374,10 @@ public actor OfflineLibrary {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var recovered: [String: Entry] = [:]
         var claimed: Set<String> = []
-        for name in names where name.hasPrefix(".") && name.hasSuffix(ItemRecord.suffix) {
-            let fileName = String(name.dropFirst().dropLast(ItemRecord.suffix.count))
-            let url = file(named: fileName)
-            guard Self.isPlainFileName(fileName),
-                let data = try? Data(contentsOf: directory.appendingPathComponent(name)),
-                let record = try? JSONDecoder().decode(ItemRecord.self, from: data),
-                let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber
-            else { continue }
-            claimed.insert(fileName)
-            recovered[record.id] = Entry(
-                remoteURL: record.remoteURL, state: .downloaded(fileName: fileName, byteCount: size.uint64Value))
+        for (id, found) in recordedDownloads() {
+            claimed.insert(found.fileName)
+            recovered[id] = Entry(
+                remoteURL: found.remoteURL, state: .downloaded(fileName: found.fileName, byteCount: found.byteCount))
         }
         let unclaimed = names.filter {
             !$0.hasPrefix(".") && !claimed.contains($0) && !$0.hasPrefix("offline-library.json")
@@ -402,14 +465,16 @@ public actor OfflineLibrary {
         default: break
         }
         let before = entries[id]
-        entries[id] = Entry(remoteURL: remote, state: .downloading(fraction: 0))
+        // A paused or failed download resumes from what it kept: its fraction starts there.
+        let kept = before?.remoteURL == remote ? before?.fractionDone ?? 0 : 0
+        entries[id] = Entry(remoteURL: remote, state: .downloading(fraction: kept), fractionDone: kept)
         do {
             try save()
         } catch {
             entries[id] = before
             throw error
         }
-        broadcast.yield((id, .downloading(fraction: 0)))
+        broadcast.yield((id, .downloading(fraction: kept)))
         let fileName = Self.fileName(for: id, remote: remote)
         let job = start(remote, file(named: fileName))
         jobs[id] = job
@@ -524,10 +589,12 @@ public actor OfflineLibrary {
     // MARK: Private
 
     private func progressed(_ id: String, job: DownloadJob, progress: DownloadProgress) {
-        guard jobs[id] === job, case .downloading? = entries[id]?.state else { return }
+        guard jobs[id] === job, case .downloading(let shown)? = entries[id]?.state else { return }
         latestProgress[id] = progress
         progressBroadcast.yield((id, progress))
-        set(id, .downloading(fraction: progress.fraction))
+        let fraction = max(shown, progress.fraction)
+        entries[id]?.fractionDone = fraction
+        set(id, .downloading(fraction: fraction))
     }
 
     private func finished(_ id: String, job: DownloadJob, state: ItemState) {
@@ -537,6 +604,10 @@ public actor OfflineLibrary {
         latestProgress[id] = nil
         progressBroadcast.forget(key: id)
         guard let remote = entries[id]?.remoteURL else { return }
+        switch state {
+        case .paused, .failed: break  // resumes from what it kept
+        default: entries[id]?.fractionDone = nil
+        }
         if case .downloaded(let fileName, _) = state {
             // The record that finds this download again should the state file be damaged.
             let record = ItemRecord(id: id, remoteURL: remote)
@@ -559,6 +630,7 @@ public actor OfflineLibrary {
     private func save() throws(LibraryError) {
         loadIfNeeded()
         if let loadFailure { throw loadFailure }
+        guard isLoaded else { return }  // unreachable: a load that failed for now sets loadFailure
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let encoder = JSONEncoder()

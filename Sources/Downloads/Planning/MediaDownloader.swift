@@ -328,9 +328,8 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
         let requested = url.scheme?.lowercased()
         let landed = final.scheme?.lowercased()
         if requested != landed, landed != "http", landed != "https" {
-            throw DownloadError(
-                .unusablePlaylist(reason: "it redirected to \(final.absoluteString), whose scheme is not followed"),
-                url: url)
+            // A redirect to another scheme asks for what is never fetched.
+            throw DownloadError(.unsupportedURL(scheme: landed ?? ""), url: final)
         }
         return (data, final)
     }

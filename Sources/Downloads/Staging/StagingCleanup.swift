@@ -5,36 +5,72 @@ import Foundation
 /// A download to `lesson.mp4` keeps `.lesson.mp4.partial`, `.lesson.mp4.journal`,
 /// `.lesson.mp4.validators` and `.lesson.mp4.lock`; one whose media decides the extension
 /// (`downloadLesson` writes `lesson.m4a` for sound alone) keeps them under that name, so every
-/// extension of the destination's stem is matched.
+/// one-word extension of the destination's stem is matched (`.lesson.m4a.journal`, not
+/// `.lesson.hd.mp4.journal`, which is another destination's).
 enum StagingCleanup {
     /// The suffixes of the files a download keeps for a resume.
     static let suffixes = [".partial", ".journal", ".validators", ".lock"]
 
-    /// The staging files of downloads to `destination` (any extension) that are in its folder.
+    /// Whether `name` is `.<stem>.<extension><suffix>` or `.<stem><suffix>`, with a one-word
+    /// extension of letters and digits.
+    static func isStaging(_ name: String, stem: String) -> Bool {
+        guard let suffix = suffixes.first(where: { name.hasSuffix($0) }), name.hasPrefix(".\(stem)") else {
+            return false
+        }
+        let middle = name.dropFirst(stem.count + 1).dropLast(suffix.count)
+        if middle.isEmpty { return true }
+        guard middle.first == "." else { return false }
+        let fileExtension = middle.dropFirst()
+        return !fileExtension.isEmpty && fileExtension.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+    }
+
+    /// Whether `name` is a subtitle file written beside a download of `stem`:
+    /// `<stem>.<language>.vtt` or `<stem>.<language>.forced.vtt`.
+    static func isSidecar(_ name: String, stem: String) -> Bool {
+        guard name.hasPrefix("\(stem)."), name.hasSuffix(".vtt") else { return false }
+        var middle = name.dropFirst(stem.count + 1).dropLast(4)
+        if middle.hasSuffix(".forced") { middle = middle.dropLast(7) }
+        return !middle.isEmpty && !middle.contains(".")
+    }
+
+    /// The staging files of downloads to `destination` (any one-word extension) in its folder,
+    /// and, when no download of it is complete (no visible file of its stem but subtitles), the
+    /// subtitle files an unfinished one wrote beside it.
     ///
     /// - Complexity: O(*n*) for the *n* entries of the folder.
     static func files(for destination: URL) -> [URL] {
         let folder = destination.deletingLastPathComponent()
         let stem = destination.deletingPathExtension().lastPathComponent
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        let completed = names.contains { name in
+            !name.hasPrefix(".") && !isSidecar(name, stem: stem)
+                && (name == stem || (name.hasPrefix("\(stem).") && !name.dropFirst(stem.count + 1).contains(".")))
+        }
         return names.filter { name in
-            name.hasPrefix(".\(stem).") && suffixes.contains { name.hasSuffix($0) }
+            isStaging(name, stem: stem) || (!completed && isSidecar(name, stem: stem))
         }.map { folder.appendingPathComponent($0) }
     }
 
-    /// Removes the staging files of downloads to `destination`, best effort.
-    static func remove(for destination: URL) {
-        for file in files(for: destination) { StagingFiles.removeIfAllowed(file) }
+    /// Removes the staging files of downloads to `destination` while holding its locks, so no
+    /// run of this process or another uses them meanwhile; when another process holds the
+    /// destination, removes nothing.
+    static func removeHoldingLocks(for destination: URL) async {
+        let key = destination.standardizedFileURL.path
+        guard (try? await DestinationLocks.shared.acquire(key)) != nil else { return }
+        defer { DestinationLocks.shared.release(key) }
+        guard let lock = try? DestinationFileLock.acquire(for: destination) else { return }
+        for file in files(for: destination) where !file.lastPathComponent.hasSuffix(".lock") {
+            StagingFiles.removeIfAllowed(file)
+        }
+        lock.release()  // removes the destination's own lock file
     }
 
     /// Whether a download that failed with `category` could resume from what it kept: every
     /// failure of a source that may come back (a segment missing for a while, a portal's page
     /// until the Wi-Fi is signed in to, a server error) keeps it; a lesson the library cannot
-    /// save at all (``DownloadError/Category/unsupported``) and a cancel do not.
+    /// save at all (``DownloadError/Category/unsupported``) does not. (A cancel's files are
+    /// removed by the run itself.)
     static func keepsFiles(after category: DownloadError.Category) -> Bool {
-        switch category {
-        case .unsupported, .cancelled: false
-        case .offline, .server, .notFound, .accessDenied, .notMedia, .storageFull, .notWritable, .paused, .other: true
-        }
+        category != .unsupported
     }
 }

@@ -62,10 +62,12 @@ struct StagingFiles: Sendable {
                         // A stopped part's first bytes: only for a part with a byte range, shorter
                         // than it, and only the last such line of a part counts.
                         guard fields.count == 4, let index = Int(fields[1]), let length = UInt64(fields[2]),
-                            let digest = UInt64(fields[3], radix: 16), index >= 0, index < partCount,
-                            let whole = plan.length(of: index), length > 0, length < whole
+                            let digest = UInt64(fields[3], radix: 16), index >= 0, index < partCount
                         else { break }
-                        prefixes[index] = (length, digest)
+                        // A prefix of no use (empty, or the whole part) is passed over, not trusted.
+                        if let whole = plan.length(of: index), length > 0, length < whole {
+                            prefixes[index] = (length, digest)
+                        }
                         continue
                     }
                     // A line that is malformed, out of range, repeated, or whose length would

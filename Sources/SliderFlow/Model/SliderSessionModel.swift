@@ -117,8 +117,8 @@ public final class SliderSessionModel {
     /// A sentence for the user when the last request failed; `nil` otherwise.
     public var errorMessage: String? {
         switch state {
-        case .idle(let error?): Self.message(for: error)
-        case .choosing(let choosing): choosing.error.map(Self.message(for:))
+        case .idle(let error?): Self.message(for: error, starting: true)
+        case .choosing(let choosing): choosing.error.map { Self.message(for: $0, starting: false) }
         default: nil
         }
     }
@@ -221,8 +221,10 @@ public final class SliderSessionModel {
     }
 
     /// A sentence a learner can act on, for each failure.
-    static func message(for error: SliderServiceError) -> String {
+    static func message(for error: SliderServiceError, starting: Bool) -> String {
         switch error.kind {
+        case .requestRejected(let status, _) where starting && (status == 404 || status == 410):
+            "The server could not start a session (\(status)). Please try again later."
         case .timedOut: "The server took too long to answer. Please try again."
         case .transport: "The connection failed. Check that you are online, then try again."
         case .httpStatus(let status, _) where status >= 500:
