@@ -30,7 +30,7 @@ let package = Package(
     ],
     targets: [
         // MARK: Libraries
-        .target(name: "Catalog", dependencies: ["HTTPSupport"], swiftSettings: upcomingFeatures),
+        .target(name: "Catalog", dependencies: ["HTTPSupport", "Locking"], swiftSettings: upcomingFeatures),
         .target(name: "Progress", dependencies: ["DecimalFormatting"], swiftSettings: upcomingFeatures),
         .target(name: "Player", dependencies: ["Downloads", "Progress"], swiftSettings: upcomingFeatures),
         .target(name: "Gestures", swiftSettings: upcomingFeatures),
@@ -41,15 +41,18 @@ let package = Package(
         // The download engine, its jobs, staging files and journal, HLS download planning and
         // the offline library.
         .target(
-            name: "Downloads", dependencies: ["HLS", "HTTPSupport", "MediaContainers"], swiftSettings: upcomingFeatures),
+            name: "Downloads", dependencies: ["HLS", "HTTPSupport", "Locking", "MediaContainers"],
+            swiftSettings: upcomingFeatures),
         // Media containers in pure Swift: MPEG-TS demuxing, ADTS and ID3 reading, MP4 writing.
         .target(name: "MediaContainers", swiftSettings: upcomingFeatures),
         // The HTTP vocabulary shared by the modules that talk to servers: one transport
         // protocol, the URLSession adapter with cancellation, one timed send on an injected
         // clock, one retry loop.
-        .target(name: "HTTPSupport", swiftSettings: upcomingFeatures),
+        .target(name: "HTTPSupport", dependencies: ["Locking"], swiftSettings: upcomingFeatures),
         // Plain decimal text for Doubles, shared by HLS and Progress; package-internal, no product.
         .target(name: "DecimalFormatting", swiftSettings: upcomingFeatures),
+        // The one lock type the modules share; package-internal, no product.
+        .target(name: "Locking", swiftSettings: upcomingFeatures),
 
         // MARK: Tests
         // Test helpers, and the HLS lessons made with ffmpeg that several test targets serve

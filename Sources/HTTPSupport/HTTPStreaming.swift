@@ -1,4 +1,5 @@
 public import Foundation
+import Locking
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -75,28 +76,6 @@ extension HTTPTransport {
     }
 }
 
-/// When the last chunk of a watched body arrived.
-private final class LastArrival<Instant: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var instant: Instant
-
-    init(_ instant: Instant) {
-        self.instant = instant
-    }
-
-    func get() -> Instant {
-        lock.lock()
-        defer { lock.unlock() }
-        return instant
-    }
-
-    func set(_ instant: Instant) {
-        lock.lock()
-        self.instant = instant
-        lock.unlock()
-    }
-}
-
 /// A response whose body is still arriving, from
 /// ``HTTPTransport/stream(_:idleTimeout:on:allowing:)``.
 public struct HTTPStreamedResponse: Sendable {
@@ -154,11 +133,13 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
     init<C: Clock>(pumping upstream: HTTPBodyChunks, idle: Duration?, on clock: C, url: URL?)
     where C.Duration == Duration {
         let (output, continuation) = HTTPBodyChunks.makeStream()
-        let lastArrival = LastArrival(clock.now)
+        // When the last chunk arrived, for the watchdog.
+        let lastArrival = Locked(clock.now)
         let pump = Task {
             do {
                 for try await chunk in upstream {
-                    lastArrival.set(clock.now)
+                    let now = clock.now
+                    lastArrival.withLock { $0 = now }
                     continuation.yield(chunk)
                 }
                 continuation.finish()
@@ -168,14 +149,14 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
         }
         let watchdog = idle.map { idle in
             Task {
-                var deadline = lastArrival.get().advanced(by: idle)
+                var deadline = lastArrival.current.advanced(by: idle)
                 while true {
                     do {
                         try await clock.sleep(until: deadline, tolerance: nil)
                     } catch {
                         return
                     }
-                    let next = lastArrival.get().advanced(by: idle)
+                    let next = lastArrival.current.advanced(by: idle)
                     if next <= clock.now {
                         continuation.finish(throwing: HTTPTransportError(.stalled(after: idle), url: url))
                         pump.cancel()

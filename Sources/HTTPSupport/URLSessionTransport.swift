@@ -1,4 +1,5 @@
 public import Foundation
+import Locking
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -66,22 +67,16 @@ public struct URLSessionTransport: HTTPTransport {
 }
 
 /// Holds a data task so that a cancellation arriving before or after it starts cancels it.
-final class TaskBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+final class TaskBox: Sendable {
+    private let state = Locked<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
 
-    var wasCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
-    }
+    var wasCancelled: Bool { state.withLock { $0.cancelled } }
 
     func start(_ task: URLSessionDataTask) {
-        lock.lock()
-        self.task = task
-        let cancelled = self.cancelled
-        lock.unlock()
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
         if cancelled {
             task.cancel()
         }
@@ -89,38 +84,37 @@ final class TaskBox: @unchecked Sendable {
     }
 
     func cancel() {
-        lock.lock()
-        cancelled = true
-        let task = self.task
-        lock.unlock()
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
         task?.cancel()
     }
 }
 
 /// The delegate session behind ``URLSessionTransport/stream(_:)``: it routes each task's
 /// response and chunks to the caller that started it.
-final class StreamingSession: @unchecked Sendable {
-    private let lock = NSLock()
-    private let configuration: URLSessionConfiguration
-    private var session: URLSession?
+final class StreamingSession: Sendable {
+    /// The configuration the session is made from, and the session once made.
+    private let state: Locked<(configuration: URLSessionConfiguration, session: URLSession?)>
     private let router = ChunkRouter()
 
     init(configuration: URLSessionConfiguration) {
-        self.configuration = configuration
+        state = Locked((configuration, nil))
     }
 
     deinit {
         // The session holds its delegate until it is invalidated.
-        session?.finishTasksAndInvalidate()
+        state.withLock { $0.session }?.finishTasksAndInvalidate()
     }
 
     private func currentSession() -> URLSession {
-        lock.lock()
-        defer { lock.unlock() }
-        if let session { return session }
-        let created = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
-        session = created
-        return created
+        state.withLock { state in
+            if let session = state.session { return session }
+            let created = URLSession(configuration: state.configuration, delegate: router, delegateQueue: nil)
+            state.session = created
+            return created
+        }
     }
 
     func start(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks) {
@@ -161,7 +155,7 @@ final class StreamingSession: @unchecked Sendable {
 /// task, so pieces that arrive close together are gathered and handed on together, up to 256 KiB
 /// or 5 ms after the last hand-over, whichever comes first. A slow body still reaches its reader
 /// piece by piece, as it arrives.
-private final class ChunkRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+private final class ChunkRouter: NSObject, URLSessionDataDelegate, Sendable {
     private struct Waiter {
         var head: CheckedContinuation<URLResponse, any Error>?
         let body: HTTPBodyChunks.Continuation
@@ -180,138 +174,128 @@ private final class ChunkRouter: NSObject, URLSessionDataDelegate, @unchecked Se
     /// The longest bytes wait to be handed on while more arrive, in nanoseconds.
     static let gatherWindow: UInt64 = 5_000_000
 
-    /// Guards the waiters; pieces are handed on under it, so they reach each reader in order.
-    private let lock = NSLock()
-    /// Guards the spare buffers (a released piece returns its buffer from any thread, even while
-    /// `lock` is held).
-    private let spareLock = NSLock()
+    /// The waiters by task; pieces are handed on under its lock, so they reach each reader in
+    /// order.
+    private let waiters = Locked<[Int: Waiter]>([:])
+    /// Gathering buffers back from their readers, reused so that gathering allocates nothing
+    /// new. A box of its own: a released piece returns its buffer from any thread, even while
+    /// `waiters` is locked.
+    private let spare = Locked<[UnsafeMutableRawPointer]>([])
     private let timers = DispatchQueue(label: "MediaCore.HTTPSupport.gathering")
-    private var waiters: [Int: Waiter] = [:]
-    /// Gathering buffers back from their readers, reused so that gathering allocates nothing new.
-    private var spare: [UnsafeMutableRawPointer] = []
 
     deinit {
         // Every piece handed on holds the router, so no buffer is out when it goes.
-        for buffer in spare { buffer.deallocate() }
-        for waiter in waiters.values { waiter.gathered?.deallocate() }
+        spare.withLock { buffers in for buffer in buffers { buffer.deallocate() } }
+        waiters.withLock { waiters in for waiter in waiters.values { waiter.gathered?.deallocate() } }
     }
 
     func register(_ task: Int, head: CheckedContinuation<URLResponse, any Error>, body: HTTPBodyChunks.Continuation) {
-        lock.lock()
-        waiters[task] = Waiter(head: head, body: body, handedOver: DispatchTime.now().uptimeNanoseconds)
-        lock.unlock()
+        waiters.withLock {
+            $0[task] = Waiter(head: head, body: body, handedOver: DispatchTime.now().uptimeNanoseconds)
+        }
     }
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        lock.lock()
-        let head = waiters[dataTask.taskIdentifier]?.head
-        waiters[dataTask.taskIdentifier]?.head = nil
-        lock.unlock()
+        let head = waiters.withLock { waiters in
+            defer { waiters[dataTask.taskIdentifier]?.head = nil }
+            return waiters[dataTask.taskIdentifier]?.head
+        }
         head?.resume(returning: response)
         completionHandler(.allow)
     }
 
     /// The bytes of a gathering buffer as a `Data` that returns the buffer when released.
-    /// Call with the lock held.
     private func handOver(_ buffer: UnsafeMutableRawPointer, count: Int) -> Data {
         Data(
             bytesNoCopy: buffer, count: count,
             deallocator: .custom { [self] pointer, _ in
-                spareLock.lock()
-                if spare.count < 16 {
-                    spare.append(pointer)
-                    spareLock.unlock()
-                } else {
-                    spareLock.unlock()
-                    pointer.deallocate()
+                let kept = spare.withLock { buffers in
+                    guard buffers.count < 16 else { return false }
+                    buffers.append(pointer)
+                    return true
                 }
+                if !kept { pointer.deallocate() }
             })
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let now = DispatchTime.now().uptimeNanoseconds
-        var pieces: [Data] = []
-        lock.lock()
-        guard var waiter = waiters[dataTask.taskIdentifier] else {
-            lock.unlock()
-            return
-        }
-        if waiter.gathered == nil, now &- waiter.handedOver >= Self.gatherWindow || data.count > Self.gatherLimit {
-            // After a pause (or a large piece), hand it on at once: a slow body is never held back.
-            pieces.append(data)
-            waiter.handedOver = now
-        } else {
-            if let buffer = waiter.gathered, waiter.used + data.count > Self.bufferSize {
-                pieces.append(handOver(buffer, count: waiter.used))
-                waiter.gathered = nil
-                waiter.used = 0
-            }
-            if data.count > Self.bufferSize {
+        let task = dataTask.taskIdentifier
+        waiters.withLock { waiters in
+            guard var waiter = waiters[task] else { return }
+            var pieces: [Data] = []
+            if waiter.gathered == nil, now &- waiter.handedOver >= Self.gatherWindow || data.count > Self.gatherLimit {
+                // After a pause (or a large piece), hand it on at once: a slow body is never held back.
                 pieces.append(data)
+                waiter.handedOver = now
             } else {
-                let starting = waiter.gathered == nil
-                let buffer = waiter.gathered ?? takeSpare()
-                if starting {
-                    // Whatever is gathered is handed on within the window, more bytes or not.
-                    waiter.generation += 1
-                    let task = dataTask.taskIdentifier
-                    let generation = waiter.generation
-                    timers.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.gatherWindow))) { [weak self] in
-                        self?.handOverIfStill(task: task, generation: generation)
-                    }
-                }
-                data.withUnsafeBytes { bytes in
-                    if let base = bytes.baseAddress {
-                        (buffer + waiter.used).copyMemory(from: base, byteCount: bytes.count)
-                    }
-                }
-                waiter.gathered = buffer
-                waiter.used += data.count
-                if waiter.used >= Self.gatherLimit || now &- waiter.handedOver >= Self.gatherWindow {
+                if let buffer = waiter.gathered, waiter.used + data.count > Self.bufferSize {
                     pieces.append(handOver(buffer, count: waiter.used))
                     waiter.gathered = nil
                     waiter.used = 0
-                    waiter.handedOver = now
+                }
+                if data.count > Self.bufferSize {
+                    pieces.append(data)
+                } else {
+                    let starting = waiter.gathered == nil
+                    let buffer = waiter.gathered ?? takeSpare()
+                    if starting {
+                        // Whatever is gathered is handed on within the window, more bytes or not.
+                        waiter.generation += 1
+                        let generation = waiter.generation
+                        timers.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.gatherWindow))) { [weak self] in
+                            self?.handOverIfStill(task: task, generation: generation)
+                        }
+                    }
+                    data.withUnsafeBytes { bytes in
+                        if let base = bytes.baseAddress {
+                            (buffer + waiter.used).copyMemory(from: base, byteCount: bytes.count)
+                        }
+                    }
+                    waiter.gathered = buffer
+                    waiter.used += data.count
+                    if waiter.used >= Self.gatherLimit || now &- waiter.handedOver >= Self.gatherWindow {
+                        pieces.append(handOver(buffer, count: waiter.used))
+                        waiter.gathered = nil
+                        waiter.used = 0
+                        waiter.handedOver = now
+                    }
                 }
             }
+            waiters[task] = waiter
+            for piece in pieces { waiter.body.yield(piece) }
         }
-        waiters[dataTask.taskIdentifier] = waiter
-        for piece in pieces { waiter.body.yield(piece) }
-        lock.unlock()
     }
 
     /// A spare gathering buffer, or a new one.
     private func takeSpare() -> UnsafeMutableRawPointer {
-        spareLock.lock()
-        defer { spareLock.unlock() }
-        return spare.popLast() ?? .allocate(byteCount: Self.bufferSize, alignment: 16)
+        spare.withLock { $0.popLast() } ?? .allocate(byteCount: Self.bufferSize, alignment: 16)
     }
 
     /// Hands on what a task gathered, when it is still the same gathering buffer.
     private func handOverIfStill(task: Int, generation: Int) {
-        lock.lock()
-        guard var waiter = waiters[task], waiter.generation == generation, let buffer = waiter.gathered else {
-            lock.unlock()
-            return
+        waiters.withLock { waiters in
+            guard var waiter = waiters[task], waiter.generation == generation, let buffer = waiter.gathered else {
+                return
+            }
+            let piece = handOver(buffer, count: waiter.used)
+            waiter.gathered = nil
+            waiter.used = 0
+            waiter.handedOver = DispatchTime.now().uptimeNanoseconds
+            waiters[task] = waiter
+            waiter.body.yield(piece)
         }
-        let piece = handOver(buffer, count: waiter.used)
-        waiter.gathered = nil
-        waiter.used = 0
-        waiter.handedOver = DispatchTime.now().uptimeNanoseconds
-        waiters[task] = waiter
-        waiter.body.yield(piece)
-        lock.unlock()
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        lock.lock()
-        let waiter = waiters.removeValue(forKey: task.taskIdentifier)
-        let rest = waiter.flatMap { waiter in waiter.gathered.map { handOver($0, count: waiter.used) } }
-        if let waiter, let rest { waiter.body.yield(rest) }
-        lock.unlock()
+        let waiter = waiters.withLock { waiters -> Waiter? in
+            let waiter = waiters.removeValue(forKey: task.taskIdentifier)
+            if let waiter, let buffer = waiter.gathered { waiter.body.yield(handOver(buffer, count: waiter.used)) }
+            return waiter
+        }
         guard let waiter else { return }
         if let head = waiter.head {
             head.resume(throwing: error ?? URLError(.badServerResponse))

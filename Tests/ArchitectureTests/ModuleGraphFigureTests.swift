@@ -186,7 +186,8 @@ struct ModuleGraphFigureTests {
                         ? "\(target.name) imports no other module"
                         : "\(target.name) imports \(target.dependencies.joined(separator: ", "))"
                 }.joined(separator: "; ")
-                + ". \(internalTargets.joined(separator: ", ")) is package-internal, not a product. No cycle.")
+                + ". \(internalTargets.joined(separator: " and ")) \(internalTargets.count == 1 ? "is" : "are") "
+                + "package-internal, not \(internalTargets.count == 1 ? "a product" : "products"). No cycle.")
         // Where each arrow leaves its source and reaches its target: the arrows at one box are
         // spread along its edge, ordered by where their other end lies, so that no two
         // arrowheads meet at one point.

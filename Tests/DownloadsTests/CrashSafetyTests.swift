@@ -30,8 +30,26 @@ struct CrashSafetyTests {
         (0..<4).map { DownloadPart(url: url, byteRange: ByteRange(length: 10_000, offset: UInt64($0) * 10_000)) }
     }
 
-    func engine() -> DownloadEngine<ManualClock> {
-        DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport)
+    /// An engine whose downloads write through `fileSystem` (the device's by default).
+    func engine(_ fileSystem: any DownloadFileSystem = LocalFileSystem()) -> DownloadEngine<ManualClock> {
+        DownloadEngine(concurrency: 1, retry: .none, clock: clock, fileSystem: fileSystem, transport: transport)
+    }
+
+    /// A file system that numbers the operations of the kinds in `counted` (every kind when
+    /// `nil`) from 1 and shows each to `fault` first.
+    func counting(
+        _ counted: Set<FileOperation>? = nil,
+        _ fault: @escaping @Sendable (_ number: Int, _ operation: FileOperation) throws -> Void
+    ) -> TestFileSystem {
+        let count = LockedState(0)
+        return TestFileSystem(plan: { operation, _ in
+            guard counted?.contains(operation) ?? true else { return }
+            let number = count.withLock {
+                $0 += 1
+                return $0
+            }
+            try fault(number, operation)
+        })
     }
 
     /// A folder holding the old version of the destination.
@@ -47,12 +65,12 @@ struct CrashSafetyTests {
 
     /// The operations of one uninterrupted download, in order, with the name of each file.
     func operations() async throws -> [(operation: FileOperation, file: String)] {
-        let (folder, destination) = try prepareFolder("crash-count")
+        let (_, destination) = try prepareFolder("crash-count")
         let log = LockedState<[(operation: FileOperation, file: String)]>([])
-        FileFaults.install(
-            { operation, file in log.withLock { $0.append((operation, file.lastPathComponent)) } }, in: folder)
-        defer { FileFaults.remove(in: folder) }
-        _ = try await engine().download(parts, to: destination)
+        let recording = TestFileSystem(plan: { operation, file in
+            log.withLock { $0.append((operation, file.lastPathComponent)) }
+        })
+        _ = try await engine(recording).download(parts, to: destination)
         #expect(try Data(contentsOf: destination) == resource)
         return log.withLock { $0 }
     }
@@ -88,17 +106,9 @@ struct CrashSafetyTests {
         #expect(total >= 15)  // create ×2, then per part write, flush, line, flush; truncate, flush, rename…
         for n in 1...total {
             let (folder, destination) = try prepareFolder("crash-kill")
-            let count = LockedState(0)
-            FileFaults.install(
-                { _, _ in
-                    let number = count.withLock {
-                        $0 += 1
-                        return $0
-                    }
-                    if number >= n { throw Killed() }  // dead: nothing more happens on disk
-                }, in: folder)
-            let interrupted = (try? await engine().download(parts, to: destination)) == nil
-            FileFaults.remove(in: folder)
+            // Dead from the n-th operation: nothing more happens on disk.
+            let killed = counting { number, _ in if number >= n { throw Killed() } }
+            let interrupted = (try? await engine(killed).download(parts, to: destination)) == nil
             let after = try Data(contentsOf: destination)
             #expect(after == oldVersion || after == resource, "killed at operation \(n)")
             #expect(interrupted || after == resource, "killed at operation \(n)")
@@ -116,18 +126,12 @@ struct CrashSafetyTests {
         let writes = try await operations().filter { [.create, .write, .flush, .rename].contains($0.operation) }.count
         for n in 1...writes {
             let (folder, destination) = try prepareFolder("crash-full")
-            let count = LockedState(0)
-            FileFaults.install(
-                { operation, _ in
-                    guard operation != .remove else { return }  // removing frees space
-                    let number = count.withLock {
-                        $0 += 1
-                        return $0
-                    }
-                    if number >= n { throw CocoaError(.fileWriteOutOfSpace) }
-                }, in: folder)
+            // Removing frees space: only the operations that take some fail.
+            let full = counting([.create, .write, .flush, .rename]) { number, _ in
+                if number >= n { throw CocoaError(.fileWriteOutOfSpace) }
+            }
             do {
-                _ = try await engine().download(parts, to: destination)
+                _ = try await engine(full).download(parts, to: destination)
                 Issue.record("succeeded with the disk full from write \(n)")
             } catch {
                 guard case .file = error.kind else {
@@ -135,7 +139,6 @@ struct CrashSafetyTests {
                     continue
                 }
             }
-            FileFaults.remove(in: folder)
             #expect(try Data(contentsOf: destination) == oldVersion, "disk full from write \(n)")
             _ = try await engine().download(parts, to: destination)
             #expect(try Data(contentsOf: destination) == resource, "after the disk filled at write \(n)")
@@ -164,16 +167,9 @@ struct CrashSafetyTests {
     func downloadUntilKilled() async throws {
         let folder = URL(fileURLWithPath: try #require(Self.childFolder))
         let killAt = try #require(Self.childKillsAt)
-        let count = LockedState(0)
-        FileFaults.install(
-            { _, _ in
-                let number = count.withLock {
-                    $0 += 1
-                    return $0
-                }
-                if number >= killAt { _exit(9) }  // no clean-up, no unwinding, no flush
-            }, in: folder)
-        _ = try await engine().download(parts, to: folder.appendingPathComponent("lesson.bin"))
+        // No clean-up, no unwinding, no flush.
+        let dying = counting { number, _ in if number >= killAt { _exit(9) } }
+        _ = try await engine(dying).download(parts, to: folder.appendingPathComponent("lesson.bin"))
     }
 
     @Test(

@@ -30,9 +30,11 @@ func mp4Bytes(_ count: Int, seed: UInt64) -> Data {
 }
 
 /// An engine over a fresh URLSession that does not retry, each transfer within ten seconds.
-func loopbackEngine(retry: RetryPolicy = .none) -> DownloadEngine<ContinuousClock> {
+func loopbackEngine(
+    retry: RetryPolicy = .none, fileSystem: any DownloadFileSystem = LocalFileSystem()
+) -> DownloadEngine<ContinuousClock> {
     DownloadEngine(
-        concurrency: 2, retry: retry, idleTimeout: .seconds(10), clock: ContinuousClock(),
+        concurrency: 2, retry: retry, idleTimeout: .seconds(10), clock: ContinuousClock(), fileSystem: fileSystem,
         transport: URLSessionTransport(session: URLSession(configuration: .ephemeral)))
 }
 
@@ -78,11 +80,10 @@ struct FailurePathTests {
         defer { volume.unmount() }
         // The up-front check passes (the size is known and the figure says there is room), so
         // the disk fills while the ranges are written.
-        StorageSpace.install(available: 1 << 30, in: volume.folder)
-        defer { StorageSpace.remove(in: volume.folder) }
+        let plenty = TestFileSystem(freeSpace: 1 << 30)
         server.route("/big.mp4", .file(resourceBytes(600_000, seed: 5), etag: "\"v1\""))
         let destination = volume.folder.appendingPathComponent("lesson.mp4")
-        let job = MediaDownloader(engine: loopbackEngine()).downloadFile(
+        let job = MediaDownloader(engine: loopbackEngine(fileSystem: plenty)).downloadFile(
             from: server.url("/big.mp4"), to: destination, chunkSize: 64 << 10)
         let error = try #require(await failure(of: job))
         #expect(error.category == .storageFull, "\(error)")

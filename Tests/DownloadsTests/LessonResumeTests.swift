@@ -438,10 +438,10 @@ struct LessonResumeTests {
         lesson.serve(on: transport)
         let folder = temporaryFolder("lesson-storage")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        StorageSpace.install(available: 1_000, in: folder)
-        defer { StorageSpace.remove(in: folder) }
         let downloader = MediaDownloader(
-            engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport))
+            engine: DownloadEngine(
+                concurrency: 1, retry: .none, clock: clock, fileSystem: TestFileSystem(freeSpace: 1_000),
+                transport: transport))
         do {
             _ = try await downloader.downloadLesson(from: lesson.entry, to: folder.appendingPathComponent("l")).result()
             Issue.record("downloaded into 1,000 free bytes")
@@ -551,10 +551,10 @@ struct LessonResumeTests {
         let folder = temporaryFolder("lesson-operations")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let log = LockedState<[(operation: FileOperation, file: String)]>([])
-        FileFaults.install(
-            { operation, file in log.withLock { $0.append((operation, file.lastPathComponent)) } }, in: folder)
-        defer { FileFaults.remove(in: folder) }
-        let result = try await oneTransfer(transport, clock).downloadLesson(
+        let recording = TestFileSystem(plan: { operation, file in
+            log.withLock { $0.append((operation, file.lastPathComponent)) }
+        })
+        let result = try await oneTransfer(transport, clock, recording).downloadLesson(
             from: lesson.entry, to: folder.appendingPathComponent("lesson")
         ).result()
         let operations = log.withLock { $0 }
@@ -577,27 +577,29 @@ struct LessonResumeTests {
         return (clock, transport, folder, folder.appendingPathComponent("lesson"))
     }
 
-    /// Makes the file operations in `folder` throw `error` from the `n`-th on, counting only the
-    /// kinds in `counted` (every kind when `nil`): a kill, or a disk that fills.
+    /// A file system whose operations throw `error` from the `n`-th on, counting only the kinds
+    /// in `counted` (every kind when `nil`): a kill, or a disk that fills.
     func failOperations(
-        from n: Int, in folder: URL, counting counted: Set<FileOperation>? = nil, with error: any Error & Sendable
-    ) {
+        from n: Int, counting counted: Set<FileOperation>? = nil, with error: any Error & Sendable
+    ) -> TestFileSystem {
         let count = LockedState(0)
-        FileFaults.install(
-            { operation, _ in
-                guard counted?.contains(operation) ?? true else { return }
-                let number = count.withLock {
-                    $0 += 1
-                    return $0
-                }
-                if number >= n { throw error }
-            }, in: folder)
+        return TestFileSystem(plan: { operation, _ in
+            guard counted?.contains(operation) ?? true else { return }
+            let number = count.withLock {
+                $0 += 1
+                return $0
+            }
+            if number >= n { throw error }
+        })
     }
 
-    func oneTransfer(_ transport: InMemoryHTTPTransport<ManualClock>, _ clock: ManualClock) -> MediaDownloader<
-        ManualClock
-    > {
-        MediaDownloader(engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport))
+    func oneTransfer(
+        _ transport: InMemoryHTTPTransport<ManualClock>, _ clock: ManualClock,
+        _ fileSystem: any DownloadFileSystem = LocalFileSystem()
+    ) -> MediaDownloader<ManualClock> {
+        MediaDownloader(
+            engine: DownloadEngine(
+                concurrency: 1, retry: .none, clock: clock, fileSystem: fileSystem, transport: transport))
     }
 
     @Test(
@@ -612,9 +614,9 @@ struct LessonResumeTests {
         #expect(total >= 10)
         for n in 1...total {
             let (clock, transport, folder, destination) = try fresh(lesson, "lesson-kill")
-            failOperations(from: n, in: folder, with: Killed())
-            _ = try? await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination).result()
-            FileFaults.remove(in: folder)
+            let killed = failOperations(from: n, with: Killed())
+            _ = try? await oneTransfer(transport, clock, killed).downloadLesson(from: lesson.entry, to: destination)
+                .result()
             let final = folder.appendingPathComponent("lesson.mp4")
             if FileManager.default.fileExists(atPath: final.path) {
                 #expect(try Data(contentsOf: final) == expected, "\(name): killed at operation \(n)")
@@ -643,20 +645,18 @@ struct LessonResumeTests {
         let (_, writes, expected, _) = try await operations(lesson)
         for n in 1...writes {
             let (clock, transport, folder, destination) = try fresh(lesson, "lesson-full")
-            failOperations(
-                from: n, in: folder, counting: [.create, .write, .flush, .rename],
-                with: CocoaError(.fileWriteOutOfSpace))
+            let full = failOperations(
+                from: n, counting: [.create, .write, .flush, .rename], with: CocoaError(.fileWriteOutOfSpace))
             do {
-                _ = try await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination).result()
+                _ = try await oneTransfer(transport, clock, full).downloadLesson(from: lesson.entry, to: destination)
+                    .result()
                 Issue.record("\(name): succeeded with the disk full from write \(n)")
             } catch {
                 guard case .file = error.kind else {
                     Issue.record("\(name): write \(n): \(error)")
-                    FileFaults.remove(in: folder)
                     continue
                 }
             }
-            FileFaults.remove(in: folder)
             #expect(files(in: folder).filter { !$0.hasPrefix(".") }.isEmpty, "\(name): disk full from write \(n)")
             let result = try await oneTransfer(transport, clock).downloadLesson(from: lesson.entry, to: destination)
                 .result()

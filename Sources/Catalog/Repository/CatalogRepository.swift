@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPSupport
+import Locking
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -485,41 +486,41 @@ extension CatalogRepository where C == ContinuousClock {
 
 /// Hands one value to one waiting continuation, whichever comes first: the value (a result, or
 /// a cancellation) or the continuation. Later values are dropped.
-final class OneDelivery<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Value, Never>?
-    private var value: Value?
-    private var delivered = false
+final class OneDelivery<Value: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Value, Never>?
+        var value: Value?
+        var delivered = false
+    }
+
+    private let state = Locked(State())
 
     /// Waits with `continuation`, resuming it at once if the value came first.
     func wait(with continuation: CheckedContinuation<Value, Never>) {
-        lock.lock()
-        if let value, !delivered {
-            delivered = true
-            lock.unlock()
-            continuation.resume(returning: value)
-            return
+        let ready = state.withLock { state -> Value? in
+            if let value = state.value, !state.delivered {
+                state.delivered = true
+                return value
+            }
+            state.continuation = continuation
+            return nil
         }
-        self.continuation = continuation
-        lock.unlock()
+        if let ready { continuation.resume(returning: ready) }
     }
 
     /// Delivers `value` to the waiting continuation, or keeps it for the one to come; only the
     /// first value counts.
     func deliver(_ value: Value) {
-        lock.lock()
-        guard !delivered, self.value == nil else {
-            lock.unlock()
-            return
+        let waiting = state.withLock { state -> CheckedContinuation<Value, Never>? in
+            guard !state.delivered, state.value == nil else { return nil }
+            guard let continuation = state.continuation else {
+                state.value = value
+                return nil
+            }
+            state.delivered = true
+            state.continuation = nil
+            return continuation
         }
-        if let continuation {
-            delivered = true
-            self.continuation = nil
-            lock.unlock()
-            continuation.resume(returning: value)
-        } else {
-            self.value = value
-            lock.unlock()
-        }
+        waiting?.resume(returning: value)
     }
 }

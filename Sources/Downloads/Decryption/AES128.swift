@@ -6,6 +6,8 @@ package import Foundation
 ///
 /// The tables live in one allocation that is never freed, so the cipher's inner loop reads them
 /// through plain pointers, with no bounds checks or reference counting.
+///
+/// `@unchecked Sendable`: the tables are written once, in `init`, and only read afterwards.
 package final class AESTables: @unchecked Sendable {
     /// The shared tables (immutable once built).
     package static let shared = AESTables()

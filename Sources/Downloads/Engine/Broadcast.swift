@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// Sends every value to every subscriber, each of which starts from the current state.
 ///
@@ -6,17 +7,20 @@ import Foundation
 /// order keys first appeared). A subscriber's buffer keeps the current state plus the
 /// ``laggingLimit`` newest values: one that stops reading holds a bounded amount, and since
 /// values are states, the newest ones are the ones worth keeping.
-package final class Broadcast<Element: Sendable>: @unchecked Sendable {
+package final class Broadcast<Element: Sendable>: Sendable {
     /// How many values beyond the current state a subscriber that falls behind keeps.
     package static var laggingLimit: Int { 64 }
 
-    private let lock = NSLock()
+    private struct State {
+        var order: [String] = []
+        var latest: [String: Element] = [:]
+        var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
+        var nextSubscriber = 0
+        var isFinished = false
+    }
+
     private let key: (@Sendable (Element) -> String)?
-    private var order: [String] = []
-    private var latest: [String: Element] = [:]
-    private var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
-    private var nextSubscriber = 0
-    private var isFinished = false
+    private let state = Locked(State())
 
     /// A broadcast whose state is its latest value, or with `key`, the latest value per key.
     package init(key: (@Sendable (Element) -> String)? = nil) {
@@ -28,34 +32,34 @@ package final class Broadcast<Element: Sendable>: @unchecked Sendable {
     ///
     /// - Complexity: O(*k*) for *k* keys in the state.
     package func subscribe() -> AsyncStream<Element> {
-        lock.lock()
-        defer { lock.unlock() }
-        let state = order.compactMap { latest[$0] }
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: Element.self, bufferingPolicy: .bufferingNewest(state.count + Self.laggingLimit))
-        for value in state { continuation.yield(value) }
-        guard !isFinished else {
-            continuation.finish()
+        state.withLock { state in
+            let current = state.order.compactMap { state.latest[$0] }
+            let (stream, continuation) = AsyncStream.makeStream(
+                of: Element.self, bufferingPolicy: .bufferingNewest(current.count + Self.laggingLimit))
+            for value in current { continuation.yield(value) }
+            guard !state.isFinished else {
+                continuation.finish()
+                return stream
+            }
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.subscribers[id] = continuation
+            continuation.onTermination = { [weak self] _ in self?.remove(id) }
             return stream
         }
-        let id = nextSubscriber
-        nextSubscriber += 1
-        subscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        return stream
     }
 
     /// Sends `value` to every subscriber and makes it part of the current state.
     ///
     /// - Complexity: O(*s*) for *s* subscribers.
     package func yield(_ value: Element) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !isFinished else { return }
         let name = key?(value) ?? ""
-        if latest.updateValue(value, forKey: name) == nil { order.append(name) }
-        // Yielding under the lock keeps every subscriber's order the broadcast's.
-        for continuation in subscribers.values { continuation.yield(value) }
+        state.withLock { state in
+            guard !state.isFinished else { return }
+            if state.latest.updateValue(value, forKey: name) == nil { state.order.append(name) }
+            // Yielding under the lock keeps every subscriber's order the broadcast's.
+            for continuation in state.subscribers.values { continuation.yield(value) }
+        }
     }
 
     /// Drops the latest value of `key` from the current state (a download that ended has no
@@ -63,26 +67,24 @@ package final class Broadcast<Element: Sendable>: @unchecked Sendable {
     ///
     /// - Complexity: O(*k*) for *k* keys in the state.
     package func forget(key name: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard latest.removeValue(forKey: name) != nil else { return }
-        order.removeAll { $0 == name }
+        state.withLock { state in
+            guard state.latest.removeValue(forKey: name) != nil else { return }
+            state.order.removeAll { $0 == name }
+        }
     }
 
     /// Ends every subscriber's stream; later subscribers get the final state, then the end.
     package func finish() {
-        lock.lock()
-        isFinished = true
-        let ended = Array(subscribers.values)
-        subscribers = [:]
-        lock.unlock()
+        let ended = state.withLock { state in
+            state.isFinished = true
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
         // Outside the lock: finishing runs each stream's termination handler.
         for continuation in ended { continuation.finish() }
     }
 
     private func remove(_ id: Int) {
-        lock.lock()
-        subscribers[id] = nil
-        lock.unlock()
+        state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
     }
 }

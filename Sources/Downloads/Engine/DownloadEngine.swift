@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPSupport
+import Locking
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -63,6 +64,8 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     let clock: C
     let transport: any HTTPTransport
     let randomUnit: @Sendable () -> Double
+    /// The file system downloads write in: the device's, or a test's that fails operations.
+    let fileSystem: any DownloadFileSystem
 
     /// Creates an engine.
     ///
@@ -87,13 +90,15 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Creates an engine whose backoff jitter comes from `randomUnit` (a number in `0..<1`), so
-    /// that the package's tests know every delay.
+    /// that the package's tests know every delay, and whose downloads write in `fileSystem`, so
+    /// that they can fail its operations.
     package init(
         concurrency: Int = 2, retry: RetryPolicy = RetryPolicy(), idleTimeout: Duration? = nil, clock: C,
-        randomUnit: @escaping @Sendable () -> Double,
+        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         allowedSchemes: Set<String> = ["http", "https"], maximumPartByteCount: UInt64 = 512 << 20,
-        transport: any HTTPTransport
+        fileSystem: any DownloadFileSystem = LocalFileSystem(), transport: any HTTPTransport
     ) {
+        self.fileSystem = fileSystem
         self.maximumPartByteCount = max(1, maximumPartByteCount)
         self.allowedSchemes = Set(allowedSchemes.map { $0.lowercased() })
         self.concurrency = max(1, concurrency)
@@ -147,7 +152,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         _ parts: DownloadPlan, to destination: URL, transform: Transform?, job: DownloadJob,
         phase: ProgressPhase = ProgressPhase()
     ) async throws -> DownloadResult {
-        let files = StagingFiles(destination: destination, plan: parts)
+        let files = StagingFiles(destination: destination, plan: parts, fileSystem: fileSystem)
         // One run at a time per destination: a cancelled run finishes its clean-up first.
         let key = destination.standardizedFileURL.path
         try await DestinationLocks.shared.acquire(key)
@@ -182,7 +187,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     func runKeepingFiles(
         _ parts: DownloadPlan, files: StagingFiles, transform: Transform?, job: DownloadJob, phase: ProgressPhase
     ) async throws -> DownloadResult {
-        let validators = Validators(file: files.validatorsURL)
+        let validators = Validators(file: files.validatorsURL, fileSystem: fileSystem)
         /// This run's progress as the whole job's.
         @Sendable func report(written: UInt64, completed: Int, expected: UInt64?, inFlight: UInt64 = 0) {
             let whole = phase.totalParts != nil
@@ -606,89 +611,72 @@ struct PartSink: Sendable {
 
 /// How far one part's transfer into the staging file got: its first bytes written and their
 /// digest, updated as the transfer stops.
-final class PartProgress: @unchecked Sendable {
-    private let lock = NSLock()
-    private var prefix: PartPrefix?
+final class PartProgress: Sendable {
+    private let prefix = Locked<PartPrefix?>(nil)
 
     /// Notes that the part's first `length` bytes, hashed into `digest`, are written.
     func note(length: UInt64, digest: ChunkDigest) {
-        lock.lock()
-        prefix = length > 0 ? PartPrefix(length: length, digest: digest) : nil
-        lock.unlock()
+        prefix.withLock { $0 = length > 0 ? PartPrefix(length: length, digest: digest) : nil }
     }
 
     /// The part's first bytes written, if any.
-    var written: PartPrefix? {
-        lock.lock()
-        defer { lock.unlock() }
-        return prefix
-    }
+    var written: PartPrefix? { prefix.current }
 }
 
 /// The ``PartProgress`` of each part that streams into the staging file in one run.
-final class LockedParts: @unchecked Sendable {
-    private let lock = NSLock()
-    private var parts: [Int: PartProgress] = [:]
+final class LockedParts: Sendable {
+    private let parts = Locked<[Int: PartProgress]>([:])
 
     /// A fresh progress for part `index`.
     func track(_ index: Int) -> PartProgress {
         let progress = PartProgress()
-        lock.lock()
-        parts[index] = progress
-        lock.unlock()
+        parts.withLock { $0[index] = progress }
         return progress
     }
 
     /// The first bytes written of each tracked part not in `completed`, shorter than the part
     /// (`lengths` gives each part's length).
     func prefixes(excluding completed: Set<Int>, lengths: (Int) -> UInt64?) -> [Int: PartPrefix] {
-        lock.lock()
-        defer { lock.unlock() }
-        return parts.filter { !completed.contains($0.key) }.compactMapValues(\.written).filter { index, prefix in
+        parts.current.filter { !completed.contains($0.key) }.compactMapValues(\.written).filter { index, prefix in
             lengths(index).map { prefix.length < $0 } ?? false
         }
     }
 }
 
 /// The bytes held in memory on their way to the staging file, and their peak.
-final class BufferGauge: @unchecked Sendable {
-    private let lock = NSLock()
-    private var held = 0
-    private var highest = 0
+final class BufferGauge: Sendable {
+    private let counts = Locked<(held: Int, highest: Int)>((0, 0))
 
     func hold(_ count: Int) {
-        lock.lock()
-        held += count
-        highest = max(highest, held)
-        lock.unlock()
+        counts.withLock { counts in
+            counts.held += count
+            counts.highest = max(counts.highest, counts.held)
+        }
     }
 
     func release(_ count: Int) {
-        lock.lock()
-        held -= count
-        lock.unlock()
+        counts.withLock { $0.held -= count }
     }
 
     /// The most bytes held at once.
-    var peak: UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return UInt64(highest)
-    }
+    var peak: UInt64 { UInt64(counts.current.highest) }
 }
 
 /// Counts the bytes of parts in flight, and reports the job's progress from them at most every
 /// ``interval`` on the engine's clock, so a screen sees bytes as they arrive at a steady rate.
-final class ByteMeter<C: Clock>: @unchecked Sendable where C.Duration == Duration {
+final class ByteMeter<C: Clock>: Sendable where C.Duration == Duration {
     /// The shortest time between two reports of bytes in flight.
     static var interval: Duration { .milliseconds(100) }
 
-    private let lock = NSLock()
+    private struct State {
+        var inFlight: Int64
+        var written: UInt64
+        var completed: Int
+        var lastReport: C.Instant?
+    }
+
     private let clock: C
-    private var inFlight: Int64 = 0
-    private var written: UInt64
-    private var completed: Int
-    private var lastReport: C.Instant?
+    private let state: Locked<State>
     private let publish: @Sendable (_ written: UInt64, _ completed: Int, _ inFlight: UInt64) -> Void
 
     /// A meter that calls `publish` with the bytes written, the parts completed and the bytes
@@ -698,35 +686,33 @@ final class ByteMeter<C: Clock>: @unchecked Sendable where C.Duration == Duratio
         publish: @escaping @Sendable (_ written: UInt64, _ completed: Int, _ inFlight: UInt64) -> Void
     ) {
         self.clock = clock
-        self.written = written
-        self.completed = completed
-        self.inFlight = Int64(clamping: inFlight)
+        state = Locked(State(inFlight: Int64(clamping: inFlight), written: written, completed: completed))
         self.publish = publish
     }
 
     /// Publishes that a part fetched as `fetched` bytes is written: `written` bytes and
     /// `completed` parts in all now.
     func settle(fetched: UInt64, written: UInt64, completed: Int) {
-        lock.lock()
-        inFlight -= Int64(clamping: fetched)
-        self.written = written
-        self.completed = completed
-        let total = UInt64(max(0, inFlight))
-        lock.unlock()
+        let total = state.withLock { state in
+            state.inFlight -= Int64(clamping: fetched)
+            state.written = written
+            state.completed = completed
+            return UInt64(max(0, state.inFlight))
+        }
         publish(written, completed, total)
     }
 
     /// Adds `bytes` received (negative for the bytes of a part that failed or was written).
     func received(_ bytes: Int64) {
         let now = clock.now
-        lock.lock()
-        inFlight += bytes
-        let due = bytes > 0 && lastReport.map { $0.duration(to: now) >= Self.interval } ?? true
-        if due { lastReport = now }
-        let total = UInt64(max(0, inFlight))
-        let (written, completed) = (self.written, self.completed)
-        lock.unlock()
-        if due { publish(written, completed, total) }
+        let report = state.withLock { state -> (written: UInt64, completed: Int, inFlight: UInt64)? in
+            state.inFlight += bytes
+            let due = bytes > 0 && state.lastReport.map { $0.duration(to: now) >= Self.interval } ?? true
+            guard due else { return nil }
+            state.lastReport = now
+            return (state.written, state.completed, UInt64(max(0, state.inFlight)))
+        }
+        if let report { publish(report.written, report.completed, report.inFlight) }
     }
 
     func received(_ bytes: UInt64) {

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// A running download: its progress, its result, and the controls to stop it.
 ///
@@ -18,8 +19,7 @@ public final class DownloadJob: Sendable {
         case none, cancel, pause
     }
 
-    private final class Shared: @unchecked Sendable {
-        let lock = NSLock()
+    private struct Shared {
         var stop = StopRequest.none
         var fraction = 0.0
     }
@@ -31,20 +31,14 @@ public final class DownloadJob: Sendable {
     /// A subscriber that stops reading keeps only the newest reports (a bounded buffer).
     public var progress: AsyncStream<DownloadProgress> { broadcast.subscribe() }
     private let broadcast = Broadcast<DownloadProgress>()
-    private let shared = Shared()
-    private let task: LockedTask
+    private let shared = Locked(Shared())
+    /// The job's task, set once the job exists.
+    private let task = Locked<Task<Result<DownloadResult, DownloadError>, Never>?>(nil)
     /// The file the download writes (its extension may change, as `downloadLesson`'s does), for
     /// ``discard()`` and for the clean-up after a failure no resume can use.
     private let destination: URL?
 
-    /// Holds the job's task, set once the job exists.
-    private final class LockedTask: @unchecked Sendable {
-        let lock = NSLock()
-        var task: Task<Result<DownloadResult, DownloadError>, Never>?
-    }
-
     init(destination: URL? = nil, _ body: @escaping @Sendable (DownloadJob) async throws -> DownloadResult) {
-        task = LockedTask()
         self.destination = destination
         let broadcast = broadcast
         // The task holds the job until the download ends, so a caller may drop its handle.
@@ -60,27 +54,25 @@ public final class DownloadJob: Sendable {
                 return .failure(failure)
             }
         }
-        task.lock.lock()
-        task.task = created
-        task.lock.unlock()
+        task.withLock { $0 = created }
     }
 
     /// Creates a job that has already failed, for a download that could not even be planned.
     init(failed error: DownloadError) {
         broadcast.finish()
         destination = nil
-        task = LockedTask()
-        task.task = Task { .failure(error) }
+        task.withLock { $0 = Task { .failure(error) } }
     }
 
     /// Publishes `progress`, its fraction held at least at the last one published: a retried
     /// part's bytes or a refined estimate never move a progress ring back.
     func report(_ progress: DownloadProgress) {
-        var shown = progress
-        shared.lock.lock()
-        shown.fraction = max(shown.fraction, shared.fraction)
-        shared.fraction = shown.fraction
-        shared.lock.unlock()
+        let shown = shared.withLock { shared in
+            var shown = progress
+            shown.fraction = max(shown.fraction, shared.fraction)
+            shared.fraction = shown.fraction
+            return shown
+        }
         broadcast.yield(shown)
     }
 
@@ -116,23 +108,17 @@ public final class DownloadJob: Sendable {
     }
 
     private func stop(_ request: StopRequest) {
-        shared.lock.lock()
-        if shared.stop == .none { shared.stop = request }
-        shared.lock.unlock()
+        shared.withLock { if $0.stop == .none { $0.stop = request } }
         currentTask()?.cancel()
     }
 
     private func currentTask() -> Task<Result<DownloadResult, DownloadError>, Never>? {
-        task.lock.lock()
-        defer { task.lock.unlock() }
-        return task.task
+        task.current
     }
 
     /// Turns what the run threw into the job's error, cleaning up after a cancellation.
     private func settle(_ error: any Error) -> DownloadError {
-        shared.lock.lock()
-        let request = shared.stop
-        shared.lock.unlock()
+        let request = shared.withLock { $0.stop }
         let wasCancelled = error is CancellationError || Task.isCancelled
         if let failure = error as? DownloadError, !wasCancelled { return failure }
         if wasCancelled || request != .none {
@@ -143,8 +129,6 @@ public final class DownloadJob: Sendable {
 
     /// Whether a pause (rather than a cancellation) stopped the job.
     var isPauseRequested: Bool {
-        shared.lock.lock()
-        defer { shared.lock.unlock() }
-        return shared.stop == .pause
+        shared.withLock { $0.stop == .pause }
     }
 }

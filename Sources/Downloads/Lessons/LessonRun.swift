@@ -1,10 +1,14 @@
 import Dispatch
 import Foundation
 import HLS
+import Locking
 import MediaContainers
 
 /// The remux state of one lesson download, touched only on its own serial queue, so that demuxing
 /// and file writes (with their flushes) never hold a thread of Swift's cooperative pool.
+///
+/// `@unchecked Sendable`: every read and write of its state runs on `queue`, through
+/// ``perform(_:)`` and `enqueue(_:)`.
 final class RemuxSession: @unchecked Sendable {
     private let queue = DispatchQueue(label: "MediaCore.Downloads.remux")
     private(set) var remuxer: SegmentRemuxer
@@ -202,107 +206,95 @@ final class RemuxSession: @unchecked Sendable {
 
 /// The progress of a lesson download: bytes received against the expected size, which is
 /// refined from the segments done when it is an estimate.
-final class LessonProgress: @unchecked Sendable {
-    private let lock = NSLock()
+final class LessonProgress: Sendable {
+    private struct State {
+        var received: UInt64
+        var inFlight: UInt64 = 0
+        var written: UInt64
+        var partsDone: Int
+        var secondsDone: Double
+        var floor: Double
+    }
+
     private let plan: LessonPlan
     private let job: DownloadJob
-    private var received: UInt64
-    private var inFlight: UInt64 = 0
-    private var written: UInt64
-    private var partsDone: Int
-    private var secondsDone: Double
-    private var floor: Double
+    private let state: Locked<State>
 
     init(plan: LessonPlan, job: DownloadJob, received: UInt64, written: UInt64, stepsDone: Int, floor: Double) {
         self.plan = plan
         self.job = job
-        self.received = received
-        self.written = written
-        partsDone = plan.firstPart(ofStep: stepsDone)
-        secondsDone = plan.parts.prefix(partsDone).reduce(0) { $0 + $1.duration }
-        self.floor = floor
+        let partsDone = plan.firstPart(ofStep: stepsDone)
+        state = Locked(
+            State(
+                received: received, written: written, partsDone: partsDone,
+                secondsDone: plan.parts.prefix(partsDone).reduce(0) { $0 + $1.duration }, floor: floor))
     }
 
     /// The fraction last shown, which a checkpoint keeps so a resume never shows less.
-    var shownFraction: Double {
-        lock.lock()
-        defer { lock.unlock() }
-        return floor
-    }
+    var shownFraction: Double { state.withLock { $0.floor } }
 
     /// The source bytes of the steps done.
-    var bytesOfStepsDone: UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return received
-    }
+    var bytesOfStepsDone: UInt64 { state.withLock { $0.received } }
 
     /// Notes bytes in flight (negative when a transfer failed) and reports.
     func arriving(_ bytes: UInt64) {
-        lock.lock()
-        inFlight = bytes
-        lock.unlock()
+        state.withLock { $0.inFlight = bytes }
         publish()
     }
 
     /// Notes a step remuxed: its parts' source bytes and seconds, and the file's new length.
     func stepDone(bytes: UInt64, seconds: Double, parts: Int, written: UInt64) {
-        lock.lock()
-        received += bytes
-        inFlight = inFlight > bytes ? inFlight - bytes : 0
-        secondsDone += seconds
-        partsDone += parts
-        self.written = written
-        lock.unlock()
+        state.withLock { state in
+            state.received += bytes
+            state.inFlight = state.inFlight > bytes ? state.inFlight - bytes : 0
+            state.secondsDone += seconds
+            state.partsDone += parts
+            state.written = written
+        }
         publish()
     }
 
     /// The expected size: exact, or the bandwidth estimate blended toward the rate of the
     /// segments done as more of the lesson is done.
-    private func expected() -> UInt64? {
+    private func expected(_ state: State) -> UInt64? {
         if plan.isExact { return plan.expectedBytes }
         let partSeconds = plan.parts.reduce(0) { $0 + $1.duration }
-        guard secondsDone > 0, partSeconds > 0 else { return plan.expectedBytes }
-        let observed = Double(received) / secondsDone
-        let share = min(secondsDone / partSeconds, 1)
+        guard state.secondsDone > 0, partSeconds > 0 else { return plan.expectedBytes }
+        let observed = Double(state.received) / state.secondsDone
+        let share = min(state.secondsDone / partSeconds, 1)
         let initial = plan.expectedBytes.map { Double($0) / partSeconds } ?? observed
         let rate = share * observed + (1 - share) * initial
-        return saturatingBytes(max(Double(received) + (partSeconds - secondsDone) * rate, Double(received)))
+        return saturatingBytes(
+            max(Double(state.received) + (partSeconds - state.secondsDone) * rate, Double(state.received)))
     }
 
     /// The expected size of the source now: exact, from the playlist's bandwidth, or from the
     /// segments done; `nil` before any of those is known.
-    var estimatedBytes: UInt64? {
-        lock.lock()
-        defer { lock.unlock() }
-        return expected()
-    }
+    var estimatedBytes: UInt64? { expected(state.current) }
 
     /// Publishes a report; its fraction stays below 1 until ``complete(byteCount:)``.
     func publish() {
-        lock.lock()
-        let expected = expected()
-        let bytes = received + inFlight
-        var fraction: Double
-        if let expected, expected > 0 {
-            fraction = Double(bytes) / Double(expected)
-        } else {
-            fraction = plan.parts.isEmpty ? 0 : Double(partsDone) / Double(plan.parts.count)
+        let report = state.withLock { state in
+            let expected = expected(state)
+            let bytes = state.received + state.inFlight
+            var fraction: Double
+            if let expected, expected > 0 {
+                fraction = Double(bytes) / Double(expected)
+            } else {
+                fraction = plan.parts.isEmpty ? 0 : Double(state.partsDone) / Double(plan.parts.count)
+            }
+            fraction = min(max(fraction, state.floor), 0.999)
+            state.floor = fraction
+            return DownloadProgress(
+                bytesWritten: state.written, partsCompleted: state.partsDone, partCount: plan.parts.count,
+                bytesExpected: expected, bytesReceived: bytes, isEstimate: !plan.isExact, fraction: fraction)
         }
-        fraction = min(max(fraction, floor), 0.999)
-        floor = fraction
-        let report = DownloadProgress(
-            bytesWritten: written, partsCompleted: partsDone, partCount: plan.parts.count, bytesExpected: expected,
-            bytesReceived: bytes, isEstimate: !plan.isExact, fraction: fraction)
-        lock.unlock()
         job.report(report)
     }
 
     /// Publishes the finished download.
     func complete(byteCount: UInt64) {
-        lock.lock()
-        let bytes = received
-        lock.unlock()
+        let bytes = state.withLock { $0.received }
         job.report(
             DownloadProgress(
                 bytesWritten: byteCount, partsCompleted: plan.parts.count, partCount: plan.parts.count,
@@ -337,11 +329,12 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         // Keys first: a refused or malformed key fails the download before anything is written.
         let keys = try await LessonKeys.fetch(for: plan, engine: engine)
         let decryption = LessonDecryption(keys: keys, decryptor: decryptor, renditions: plan.renditions)
-        let files = RemuxFiles(destination: destination)
+        let fileSystem = engine.fileSystem
+        let files = RemuxFiles(destination: destination, fileSystem: fileSystem)
         let key = destination.standardizedFileURL.path
         try await DestinationLocks.shared.acquire(key)
         defer { DestinationLocks.shared.release(key) }
-        let staging = StagingFiles(destination: destination, plan: try DownloadPlan([]))
+        let staging = StagingFiles(destination: destination, plan: try DownloadPlan([]), fileSystem: fileSystem)
         try staging.createFolder()
         let processLock = try DestinationFileLock.acquire(for: destination)
         defer { processLock.release() }
@@ -359,6 +352,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
     private func runLocked(files: RemuxFiles, job: DownloadJob, decryption: LessonDecryption) async throws
         -> DownloadResult
     {
+        let fileSystem = files.fileSystem
         let existed = FileManager.default.fileExists(atPath: files.partial.path)
         // The gap policy is part of what a checkpoint continues: a run with another one starts again.
         let policy = audioGaps == .keepTimestamps ? "" : " gaps=\(audioGaps.rawValue)"
@@ -370,7 +364,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             let size = (try? FileManager.default.attributesOfItem(atPath: destination.path))?[.size] as? NSNumber,
             size.uint64Value == done.byteCount
         {
-            StagingFiles.removeIfAllowed(files.journal)
+            fileSystem.remove(files.journal)
             LessonProgress(plan: plan, job: job, received: 0, written: done.byteCount, stepsDone: 0, floor: 0)
                 .complete(byteCount: done.byteCount)
             return DownloadResult(
@@ -379,8 +373,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     ignoredStreams: done.ignoredStreams, framesTrimmed: done.framesTrimmed,
                     undecodableSamples: done.undecodableSamples))
         }
-        let output = try RemuxOutput(url: files.partial)
-        let journal = try RemuxJournal.open(url: files.journal, header: header, partial: existed ? output : nil)
+        let output = try RemuxOutput(url: files.partial, fileSystem: fileSystem)
+        let journal = try RemuxJournal.open(
+            url: files.journal, header: header, partial: existed ? output : nil, fileSystem: fileSystem)
         let remuxer: SegmentRemuxer
         let checkpoint = journal.last
         do {
@@ -403,7 +398,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         if let expected = plan.expectedBytes {
             let needed = StorageSpace.room(forSource: expected, written: written)
             if needed > 0 {
-                try StorageSpace.check(needed, in: destination.deletingLastPathComponent(), for: destination)
+                try StorageSpace.check(
+                    needed, in: destination.deletingLastPathComponent(), for: destination, fileSystem: fileSystem)
             }
         }
         let progress = LessonProgress(
@@ -429,14 +425,14 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         try await session.perform { try $0.markDone(completion) }
         // rename(2) replaces the destination atomically: it is the complete file or absent.
         do {
-            try FileFaults.check(.rename, destination)
+            try fileSystem.willPerform(.rename, on: destination)
         } catch {
             throw DownloadError.file("move into place", error, path: destination.path)
         }
         guard rename(files.partial.path, destination.path) == 0 else {
             throw DownloadError.file("move into place", errno: errno, path: destination.path)
         }
-        StagingFiles.removeIfAllowed(files.journal)
+        fileSystem.remove(files.journal)
         progress.complete(byteCount: summary.byteCount)
         let omissions =
             DownloadResult.Omission.remuxed(
@@ -654,7 +650,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                         let needed = StorageSpace.room(forSource: estimate, written: written)
                         if needed > 0 {
                             try StorageSpace.check(
-                                needed, in: destination.deletingLastPathComponent(), for: destination)
+                                needed, in: destination.deletingLastPathComponent(), for: destination,
+                                fileSystem: engine.fileSystem)
                         }
                     }
                     remuxing = false
@@ -675,15 +672,18 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
 
 /// One part's bytes on their way: held while the part waits its turn, or handed to the remuxer as
 /// they arrive once its step streams (what was held first, in order).
-final class PartFlow: PartReceiver, @unchecked Sendable {
-    private let lock = NSLock()
+final class PartFlow: PartReceiver, Sendable {
+    private struct State {
+        var held: [Data] = []
+        var heldBytes = 0
+        var streaming = false
+        /// Bytes handed to the remuxer's queue and not yet remuxed.
+        var queued = 0
+    }
+
     private let session: RemuxSession
     private let gauge: BufferGauge
-    private var held: [Data] = []
-    private var heldBytes = 0
-    private var streaming = false
-    /// Bytes handed to the remuxer's queue and not yet remuxed.
-    private var queued = 0
+    private let state = Locked(State())
 
     /// The most bytes waiting on the remuxer's queue before a transfer waits for it.
     static let queueLimit = 2 << 20
@@ -694,7 +694,7 @@ final class PartFlow: PartReceiver, @unchecked Sendable {
     }
 
     deinit {
-        gauge.release(heldBytes)
+        gauge.release(state.withLock { $0.heldBytes })
     }
 
     func receive(_ bytes: Data) async {
@@ -704,21 +704,21 @@ final class PartFlow: PartReceiver, @unchecked Sendable {
     /// Holds `bytes`, or hands them to the remuxer's queue; returns whether the queue is so full
     /// that the transfer should wait for it.
     private func take(_ bytes: Data) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard streaming else {
-            held.append(bytes)
-            heldBytes += bytes.count
-            gauge.hold(bytes.count)
-            return false
+        state.withLock { state in
+            guard state.streaming else {
+                state.held.append(bytes)
+                state.heldBytes += bytes.count
+                gauge.hold(bytes.count)
+                return false
+            }
+            state.queued += bytes.count
+            let count = bytes.count
+            session.enqueue { session in
+                session.feedStreaming(bytes)
+                self.fed(count)
+            }
+            return state.queued > Self.queueLimit
         }
-        queued += bytes.count
-        let count = bytes.count
-        session.enqueue { session in
-            session.feedStreaming(bytes)
-            self.fed(count)
-        }
-        return queued > Self.queueLimit
     }
 
     func restart() async {
@@ -727,56 +727,51 @@ final class PartFlow: PartReceiver, @unchecked Sendable {
 
     /// Drops what an earlier attempt sent: the held bytes, or the remuxed part of the segment.
     private func startOver() {
-        lock.lock()
-        defer { lock.unlock() }
-        if streaming {
-            session.enqueue { $0.restartStreaming() }
-        } else {
-            gauge.release(heldBytes)
-            held = []
-            heldBytes = 0
+        state.withLock { state in
+            if state.streaming {
+                session.enqueue { $0.restartStreaming() }
+            } else {
+                gauge.release(state.heldBytes)
+                state.held = []
+                state.heldBytes = 0
+            }
         }
     }
 
     /// Starts handing the part to the remuxer as `segment`: what was held first, then each piece
     /// as it arrives.
     func stream(_ segment: SegmentRemuxer.Segment) {
-        lock.lock()
-        streaming = true
-        let pieces = held
-        held = []
-        gauge.release(heldBytes)
-        heldBytes = 0
-        session.enqueue { $0.beginStreaming(segment) }
-        for piece in pieces {
-            queued += piece.count
-            session.enqueue { session in
-                session.feedStreaming(piece)
-                self.fed(piece.count)
+        state.withLock { state in
+            state.streaming = true
+            let pieces = state.held
+            state.held = []
+            gauge.release(state.heldBytes)
+            state.heldBytes = 0
+            session.enqueue { $0.beginStreaming(segment) }
+            for piece in pieces {
+                state.queued += piece.count
+                session.enqueue { session in
+                    session.feedStreaming(piece)
+                    self.fed(piece.count)
+                }
             }
         }
-        lock.unlock()
     }
 
     /// The bytes held, joined (a part remuxed whole, or decrypted first).
     func takeBuffered() -> Data {
-        lock.lock()
-        defer { lock.unlock() }
-        gauge.release(heldBytes)
-        heldBytes = 0
-        if held.count == 1, let only = held.first {
-            held = []
-            return only
+        state.withLock { state in
+            gauge.release(state.heldBytes)
+            state.heldBytes = 0
+            defer { state.held = [] }
+            if state.held.count == 1, let only = state.held.first { return only }
+            var joined = Data(capacity: state.held.reduce(0) { $0 + $1.count })
+            for piece in state.held { joined.append(piece) }
+            return joined
         }
-        var joined = Data(capacity: held.reduce(0) { $0 + $1.count })
-        for piece in held { joined.append(piece) }
-        held = []
-        return joined
     }
 
     private func fed(_ count: Int) {
-        lock.lock()
-        queued -= count
-        lock.unlock()
+        state.withLock { $0.queued -= count }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import MediaContainers
 
 /// The hidden files of a lesson being remuxed beside its destination: the MP4 being built
@@ -7,9 +8,12 @@ struct RemuxFiles: Sendable {
     let destination: URL
     let partial: URL
     let journal: URL
+    /// The file system they are in.
+    let fileSystem: any DownloadFileSystem
 
-    init(destination: URL) {
+    init(destination: URL, fileSystem: any DownloadFileSystem) {
         self.destination = destination
+        self.fileSystem = fileSystem
         let folder = destination.deletingLastPathComponent()
         partial = folder.appendingPathComponent(".\(destination.lastPathComponent).partial")
         journal = folder.appendingPathComponent(".\(destination.lastPathComponent).journal")
@@ -20,27 +24,29 @@ struct RemuxFiles: Sendable {
 
     /// Removes the partial file and the journal, best effort.
     func remove() {
-        for file in all { StagingFiles.removeIfAllowed(file) }
+        for file in all { fileSystem.remove(file) }
     }
 }
 
-/// The MP4 being built, as the remuxer's output: every write, cut and flush goes through the
-/// crash tests' ``FileFaults`` seam, and the bytes written since the last checkpoint are digested
-/// as they go, so the journal can vouch for them.
-final class RemuxOutput: MP4Output, @unchecked Sendable {
+/// The MP4 being built, as the remuxer's output: every write, cut and flush is announced to the
+/// download's ``DownloadFileSystem``, and the bytes written since the last checkpoint are
+/// digested as they go, so the journal can vouch for them.
+final class RemuxOutput: MP4Output, Sendable {
     private let descriptor: Int32
     let url: URL
-    private let lock = NSLock()
-    private var digest = ChunkDigest()
+    private let fileSystem: any DownloadFileSystem
+    /// The digest of the bytes written since the last checkpoint.
+    private let digest = Locked(ChunkDigest())
 
     /// Opens (creating) `url`.
     ///
     /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:code:)``.
-    init(url: URL) throws(DownloadError) {
+    init(url: URL, fileSystem: any DownloadFileSystem) throws(DownloadError) {
         self.url = url
+        self.fileSystem = fileSystem
         if !FileManager.default.fileExists(atPath: url.path) {
             do {
-                try FileFaults.check(.create, url)
+                try fileSystem.willPerform(.create, on: url)
             } catch {
                 throw DownloadError.file("create", error, path: url.path)
             }
@@ -57,7 +63,7 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
-        try FileFaults.check(.write, url)
+        try fileSystem.willPerform(.write, on: url)
         var done = 0
         while done < bytes.count {
             guard let base = bytes.baseAddress else { break }
@@ -68,9 +74,7 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
             }
             done += wrote
         }
-        lock.lock()
-        digest.add(bytes)
-        lock.unlock()
+        digest.withLock { $0.add(bytes) }
     }
 
     func read(at offset: UInt64, count: Int) throws -> Data {
@@ -95,14 +99,14 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
     }
 
     func truncate(to length: UInt64) throws {
-        try FileFaults.check(.write, url)
+        try fileSystem.willPerform(.write, on: url)
         guard ftruncate(descriptor, off_t(length)) == 0 else {
             throw failure("truncate", errno)
         }
     }
 
     func synchronize() throws {
-        try FileFaults.check(.flush, url)
+        try fileSystem.willPerform(.flush, on: url)
         guard fsync(descriptor) == 0 else {
             throw failure("flush", errno)
         }
@@ -110,12 +114,10 @@ final class RemuxOutput: MP4Output, @unchecked Sendable {
 
     /// The digest of the bytes written since the last call, and a fresh start.
     func takeDigest() -> UInt64 {
-        lock.lock()
-        defer {
-            digest = ChunkDigest()
-            lock.unlock()
+        digest.withLock { digest in
+            defer { digest = ChunkDigest() }
+            return digest.value
         }
-        return digest.value
     }
 
     /// The file's length.

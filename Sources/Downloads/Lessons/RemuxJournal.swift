@@ -26,6 +26,7 @@ struct RemuxJournal {
 
     let url: URL
     private let descriptor: Int32
+    private let fileSystem: any DownloadFileSystem
     /// The length of the journal's good part (where the next record goes).
     private(set) var length: UInt64
     /// Where each record's encoded sample records are in the file.
@@ -46,15 +47,17 @@ struct RemuxJournal {
     /// `partial` has its recorded digest.
     ///
     /// - Throws: ``DownloadError`` of kind ``DownloadError/Kind/file(operation:reason:code:)``.
-    static func open(url: URL, header: String, partial: RemuxOutput?) throws(DownloadError) -> RemuxJournal {
+    static func open(
+        url: URL, header: String, partial: RemuxOutput?, fileSystem: any DownloadFileSystem
+    ) throws(DownloadError) -> RemuxJournal {
         let headerBytes = Array((header + "\n").utf8)
         if let existing = try? Data(contentsOf: url), existing.starts(with: headerBytes), let partial {
-            var journal = try Self.attach(url: url)
+            var journal = try Self.attach(url: url, fileSystem: fileSystem)
             journal.load(existing, headerLength: headerBytes.count, partial: partial)
             // What follows the last good record (a torn one) is cut off.
             if journal.length < UInt64(existing.count) {
                 do {
-                    try FileFaults.check(.write, url)
+                    try fileSystem.willPerform(.write, on: url)
                 } catch {
                     journal.close()
                     throw DownloadError.file("cut", error, path: url.path)
@@ -67,9 +70,9 @@ struct RemuxJournal {
             }
             return journal
         }
-        StagingFiles.removeIfAllowed(url)
+        fileSystem.remove(url)
         do {
-            try FileFaults.check(.create, url)
+            try fileSystem.willPerform(.create, on: url)
         } catch {
             throw DownloadError.file("create", error, path: url.path)
         }
@@ -78,17 +81,18 @@ struct RemuxJournal {
         } catch {
             throw DownloadError.file("create", error, path: url.path)
         }
-        var journal = try Self.attach(url: url)
+        var journal = try Self.attach(url: url, fileSystem: fileSystem)
         journal.length = UInt64(headerBytes.count)
         return journal
     }
 
-    private static func attach(url: URL) throws(DownloadError) -> RemuxJournal {
+    private static func attach(url: URL, fileSystem: any DownloadFileSystem) throws(DownloadError) -> RemuxJournal {
         let descriptor = openForUpdate(url.path)
         guard descriptor >= 0 else {
             throw DownloadError.file("open", errno: errno, path: url.path)
         }
-        return RemuxJournal(url: url, descriptor: descriptor, length: 0, recordRegions: [], last: nil)
+        return RemuxJournal(
+            url: url, descriptor: descriptor, fileSystem: fileSystem, length: 0, recordRegions: [], last: nil)
     }
 
     /// Reads the records of `bytes` after the header, keeping those whose framing, digest and
@@ -228,7 +232,7 @@ struct RemuxJournal {
             payload.append(UInt8(truncatingIfNeeded: floor.bitPattern >> UInt64(shift)))
         }
         let frame = Self.frame(payload, magic: Self.floorMagic)
-        guard (try? FileFaults.check(.write, url)) != nil else { return }
+        guard (try? fileSystem.willPerform(.write, on: url)) != nil else { return }
         _ = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
         notedFloor = floor
     }
@@ -266,7 +270,7 @@ struct RemuxJournal {
     ///   `operation` for a failed write.
     private func writeAndFlush(_ frame: [UInt8], operation: String) throws(DownloadError) {
         do {
-            try FileFaults.check(.write, url)
+            try fileSystem.willPerform(.write, on: url)
         } catch {
             throw DownloadError.file(operation, error, path: url.path)
         }
@@ -275,7 +279,7 @@ struct RemuxJournal {
             throw DownloadError.file(operation, errno: errno, path: url.path)
         }
         do {
-            try FileFaults.check(.flush, url)
+            try fileSystem.willPerform(.flush, on: url)
         } catch {
             throw DownloadError.file("flush", error, path: url.path)
         }

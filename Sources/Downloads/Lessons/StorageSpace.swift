@@ -1,39 +1,15 @@
-package import Foundation
+import Foundation
 
 /// The free space of a destination's volume, checked before a download writes its first byte.
 ///
 /// On Apple platforms it is the capacity available for important resources (what the system
 /// frees for a download the user asked for); elsewhere `statvfs(2)`'s space available to
-/// unprivileged users. The package's tests install a figure for a folder instead.
+/// unprivileged users. A download asks its engine's ``DownloadFileSystem``, whose local one
+/// asks here.
 package enum StorageSpace {
-    private final class Registry: @unchecked Sendable {
-        let lock = NSLock()
-        var figures: [String: UInt64] = [:]
-    }
-
-    private static let registry = Registry()
-
-    /// Makes `folder` report `bytes` free until ``remove(in:)``, for the package's tests.
-    package static func install(available bytes: UInt64, in folder: URL) {
-        registry.lock.lock()
-        registry.figures[folder.standardizedFileURL.path] = bytes
-        registry.lock.unlock()
-    }
-
-    /// Removes the figure installed for `folder`.
-    package static func remove(in folder: URL) {
-        registry.lock.lock()
-        registry.figures[folder.standardizedFileURL.path] = nil
-        registry.lock.unlock()
-    }
-
     /// The bytes free on the volume of `folder`, or `nil` when the system does not say (a folder
     /// that does not exist yet included).
-    static func available(in folder: URL) -> UInt64? {
-        registry.lock.lock()
-        let installed = registry.figures.isEmpty ? nil : registry.figures[folder.standardizedFileURL.path]
-        registry.lock.unlock()
-        if let installed { return installed }
+    static func systemFigure(in folder: URL) -> UInt64? {
         var importantUsage: Int64?
         #if os(iOS) || os(macOS) || os(visionOS)
             importantUsage =
@@ -73,8 +49,10 @@ package enum StorageSpace {
     ///
     /// - Throws: ``DownloadError`` of kind
     ///   ``DownloadError/Kind/insufficientStorage(needed:available:)``.
-    static func check(_ needed: UInt64, in folder: URL, for destination: URL) throws(DownloadError) {
-        guard let available = available(in: folder), available < needed else { return }
+    static func check(
+        _ needed: UInt64, in folder: URL, for destination: URL, fileSystem: any DownloadFileSystem
+    ) throws(DownloadError) {
+        guard let available = fileSystem.availableCapacity(in: folder), available < needed else { return }
         throw DownloadError(.insufficientStorage(needed: needed, available: available), path: destination.path)
     }
 }

@@ -196,14 +196,19 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
             guard total <= maximumByteCount else {
                 throw DownloadError(.tooLarge(bytes: total, limit: maximumByteCount), part: 0, url: url)
             }
-            try StorageSpace.check(total, in: destination.deletingLastPathComponent(), for: destination)
+            try StorageSpace.check(
+                total, in: destination.deletingLastPathComponent(), for: destination, fileSystem: engine.fileSystem)
             // Planned lazily: each range is made when the engine reaches it.
             let plan = DownloadPlan(rangesOf: url, total: total, rangeSize: chunkSize)
             return try await engine.run(plan, to: destination, transform: nil, job: job)
         case 200:
-            let files = StagingFiles(destination: destination, plan: try DownloadPlan([DownloadPart(url: url)]))
+            let files = StagingFiles(
+                destination: destination, plan: try DownloadPlan([DownloadPart(url: url)]),
+                fileSystem: engine.fileSystem)
             try files.createFolder()
-            try StorageSpace.check(UInt64(data.count), in: destination.deletingLastPathComponent(), for: destination)
+            try StorageSpace.check(
+                UInt64(data.count), in: destination.deletingLastPathComponent(), for: destination,
+                fileSystem: engine.fileSystem)
             do {
                 try data.write(to: destination, options: .atomic)
             } catch {

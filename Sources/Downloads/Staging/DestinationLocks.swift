@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// Lets one download at a time use a destination's staging files, in this process.
 ///
@@ -7,7 +8,7 @@ import Foundation
 /// them half-removed, or have its own files removed under it. Each run holds its destination
 /// from before it opens the journal until after its clean-up, and a later run waits its turn,
 /// first come first served.
-final class DestinationLocks: @unchecked Sendable {
+final class DestinationLocks: Sendable {
     /// The locks of every download in the process.
     static let shared = DestinationLocks()
 
@@ -16,10 +17,13 @@ final class DestinationLocks: @unchecked Sendable {
         let continuation: CheckedContinuation<Void, any Error>
     }
 
-    private let lock = NSLock()
-    private var held: Set<String> = []
-    private var waiters: [String: [Waiter]] = [:]
-    private var nextID: UInt64 = 0
+    private struct State {
+        var held: Set<String> = []
+        var waiters: [String: [Waiter]] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Locked(State())
 
     /// Waits until no other run holds `key`, then holds it.
     ///
@@ -28,53 +32,57 @@ final class DestinationLocks: @unchecked Sendable {
         guard let id = tryAcquire(key) else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                lock.lock()
-                if Task.isCancelled {
-                    lock.unlock()
-                    continuation.resume(throwing: CancellationError())
-                } else if !held.contains(key) {
-                    held.insert(key)
-                    lock.unlock()
-                    continuation.resume()
-                } else {
-                    waiters[key, default: []].append(Waiter(id: id, continuation: continuation))
-                    lock.unlock()
+                enum Outcome { case cancelled, held, waiting }
+                let outcome = state.withLock { state -> Outcome in
+                    if Task.isCancelled { return .cancelled }
+                    if !state.held.contains(key) {
+                        state.held.insert(key)
+                        return .held
+                    }
+                    state.waiters[key, default: []].append(Waiter(id: id, continuation: continuation))
+                    return .waiting
+                }
+                switch outcome {
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .held: continuation.resume()
+                case .waiting: break
                 }
             }
         } onCancel: {
-            lock.lock()
-            let index = waiters[key]?.firstIndex { $0.id == id }
-            let waiter = index.flatMap { waiters[key]?.remove(at: $0) }
-            if waiters[key]?.isEmpty == true { waiters[key] = nil }
-            lock.unlock()
+            let waiter = state.withLock { state -> Waiter? in
+                let index = state.waiters[key]?.firstIndex { $0.id == id }
+                let waiter = index.flatMap { state.waiters[key]?.remove(at: $0) }
+                if state.waiters[key]?.isEmpty == true { state.waiters[key] = nil }
+                return waiter
+            }
             waiter?.continuation.resume(throwing: CancellationError())
         }
     }
 
     /// Holds `key` if it is free and returns `nil`; otherwise returns the id to wait under.
     private func tryAcquire(_ key: String) -> UInt64? {
-        lock.lock()
-        defer { lock.unlock() }
-        if !held.contains(key) {
-            held.insert(key)
-            return nil
+        state.withLock { state in
+            if !state.held.contains(key) {
+                state.held.insert(key)
+                return nil
+            }
+            state.nextID += 1
+            return state.nextID
         }
-        nextID += 1
-        return nextID
     }
 
     /// Hands `key` to the next waiter, or frees it.
     func release(_ key: String) {
-        lock.lock()
-        guard var queue = waiters[key], !queue.isEmpty else {
-            held.remove(key)
-            lock.unlock()
-            return
+        let next = state.withLock { state -> Waiter? in
+            guard var queue = state.waiters[key], !queue.isEmpty else {
+                state.held.remove(key)
+                return nil
+            }
+            let next = queue.removeFirst()
+            state.waiters[key] = queue.isEmpty ? nil : queue
+            return next
         }
-        let next = queue.removeFirst()
-        waiters[key] = queue.isEmpty ? nil : queue
-        lock.unlock()
         // `key` stays held: it passes to `next`.
-        next.continuation.resume()
+        next?.continuation.resume()
     }
 }

@@ -60,7 +60,7 @@ enum StagingCleanup {
         defer { DestinationLocks.shared.release(key) }
         guard let lock = try? DestinationFileLock.acquire(for: destination) else { return }
         for file in files(for: destination) where !file.lastPathComponent.hasSuffix(".lock") {
-            StagingFiles.removeIfAllowed(file)
+            LocalFileSystem().remove(file)
         }
         lock.release()  // removes the destination's own lock file
     }

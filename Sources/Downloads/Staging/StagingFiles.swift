@@ -18,12 +18,14 @@ struct StagingFiles: Sendable {
     /// The parts: each one's length, when it has a byte range, is the only one a journal line
     /// may give it, and each one's offset is where it was written.
     let plan: DownloadPlan
+    /// The file system the files are in (the device's, or a test's that fails operations).
+    let fileSystem: any DownloadFileSystem
     var partCount: Int { plan.count }
     /// Whether the parts are written one after another (not every part has a byte range), so
     /// that the journal must list them in order.
     var inOrder: Bool { !plan.isPositioned }
 
-    init(destination: URL, plan: DownloadPlan) {
+    init(destination: URL, plan: DownloadPlan, fileSystem: any DownloadFileSystem) {
         self.destination = destination
         let folder = destination.deletingLastPathComponent()
         staging = folder.appendingPathComponent(".\(destination.lastPathComponent).partial")
@@ -31,6 +33,7 @@ struct StagingFiles: Sendable {
         validatorsURL = folder.appendingPathComponent(".\(destination.lastPathComponent).validators")
         fingerprint = plan.fingerprint
         self.plan = plan
+        self.fileSystem = fileSystem
     }
 
     /// The journal of a download of these parts: resumed when the staging file and a matching
@@ -96,27 +99,28 @@ struct StagingFiles: Sendable {
                     rewritten += Journal.prefixLine(index, length: prefix.length, digest: prefix.digest.value)
                 }
                 do {
-                    try FileFaults.check(.write, journalURL)
+                    try fileSystem.willPerform(.write, on: journalURL)
                     try Data(rewritten.utf8).write(to: journalURL, options: .atomic)
                 } catch {
                     throw DownloadError.file("rewrite", error, path: journalURL.path)
                 }
                 let handle = try open(journalURL, append: true)
                 return Journal(
-                    handle: handle, url: journalURL, stagingURL: staging, completed: done,
+                    handle: handle, url: journalURL, stagingURL: staging, fileSystem: fileSystem, completed: done,
                     bytesWritten: verified.reduce(0) { $0 + $1.length }, partial: partial)
             }
         }
         remove()
         try createFolder()
         do {
-            try FileFaults.check(.create, journalURL)
+            try fileSystem.willPerform(.create, on: journalURL)
             try Data((header + "\n").utf8).write(to: journalURL)
         } catch {
             throw DownloadError.file("create", error, path: journalURL.path)
         }
         return Journal(
-            handle: try open(journalURL, append: true), url: journalURL, stagingURL: staging, completed: [],
+            handle: try open(journalURL, append: true), url: journalURL, stagingURL: staging,
+            fileSystem: fileSystem, completed: [],
             bytesWritten: 0, partial: [:])
     }
 
@@ -197,7 +201,7 @@ struct StagingFiles: Sendable {
     func openStaging(truncatingTo bytes: UInt64) throws -> FileHandle {
         if !FileManager.default.fileExists(atPath: staging.path) {
             do {
-                try FileFaults.check(.create, staging)
+                try fileSystem.willPerform(.create, on: staging)
                 try Data().write(to: staging)
             } catch {
                 throw DownloadError.file("create", error, path: staging.path)
@@ -209,7 +213,7 @@ struct StagingFiles: Sendable {
 
     func write(_ data: Data, at offset: UInt64, to handle: FileHandle) throws {
         do {
-            try FileFaults.check(.write, staging)
+            try fileSystem.willPerform(.write, on: staging)
             try handle.seek(toOffset: offset)
             try handle.write(contentsOf: data)
         } catch {
@@ -221,7 +225,7 @@ struct StagingFiles: Sendable {
     /// parts streaming at once each write their own place.
     func write(_ bytes: Data.SubSequence, at offset: UInt64, descriptor: Int32) throws {
         do {
-            try FileFaults.check(.write, staging)
+            try fileSystem.willPerform(.write, on: staging)
         } catch {
             throw DownloadError.file("write", error, path: staging.path)
         }
@@ -243,32 +247,26 @@ struct StagingFiles: Sendable {
     /// Cuts the staging file to `byteCount`, flushes it, and renames it over the destination.
     func finish(handle: FileHandle, byteCount: UInt64) throws {
         do {
-            try FileFaults.check(.write, staging)
+            try fileSystem.willPerform(.write, on: staging)
             try handle.truncate(atOffset: byteCount)
-            try FileFaults.check(.flush, staging)
+            try fileSystem.willPerform(.flush, on: staging)
             try handle.synchronize()
         } catch {
             throw DownloadError.file("flush", error, path: staging.path)
         }
         // rename(2) replaces the destination atomically: readers see the old file or the new one.
-        guard FileFaults.allows(.rename, destination), rename(staging.path, destination.path) == 0 else {
+        guard fileSystem.allows(.rename, on: destination), rename(staging.path, destination.path) == 0 else {
             throw DownloadError.file("move into place", errno: errno, path: destination.path)
         }
-        Self.removeIfAllowed(journalURL)
-        Self.removeIfAllowed(validatorsURL)
+        fileSystem.remove(journalURL)
+        fileSystem.remove(validatorsURL)
     }
 
     /// Removes the staging file and the journal.
     func remove() {
-        Self.removeIfAllowed(staging)
-        Self.removeIfAllowed(journalURL)
-        Self.removeIfAllowed(validatorsURL)
-    }
-
-    /// Removes `file`, best effort.
-    static func removeIfAllowed(_ file: URL) {
-        guard FileFaults.allows(.remove, file) else { return }
-        try? FileManager.default.removeItem(at: file)
+        fileSystem.remove(staging)
+        fileSystem.remove(journalURL)
+        fileSystem.remove(validatorsURL)
     }
 
     func createFolder() throws {
@@ -302,6 +300,8 @@ struct Journal {
     let url: URL
     /// The staging file whose parts it records.
     let stagingURL: URL
+    /// The file system both are in.
+    let fileSystem: any DownloadFileSystem
     var completed: Set<Int>
     var bytesWritten: UInt64
     /// The first bytes of stopped parts that the staging file holds, by part: their transfers
@@ -334,7 +334,7 @@ struct Journal {
     mutating func recordPrefixes(_ prefixes: [Int: PartPrefix], flushing staging: FileHandle) throws {
         guard !prefixes.isEmpty else { return }
         do {
-            try FileFaults.check(.flush, stagingURL)
+            try fileSystem.willPerform(.flush, on: stagingURL)
             try staging.synchronize()
         } catch {
             throw DownloadError.file("flush", error, path: stagingURL.path)
@@ -343,9 +343,9 @@ struct Journal {
             Self.prefixLine($0.key, length: $0.value.length, digest: $0.value.digest.value)
         }
         do {
-            try FileFaults.check(.write, url)
+            try fileSystem.willPerform(.write, on: url)
             try handle.write(contentsOf: Data(lines.joined().utf8))
-            try FileFaults.check(.flush, url)
+            try fileSystem.willPerform(.flush, on: url)
             try handle.synchronize()
         } catch {
             throw DownloadError.file("record progress in", error, path: url.path)
@@ -363,15 +363,15 @@ struct Journal {
     /// `staging`, then appends the part's line and flushes the journal.
     mutating func record(_ index: Int, length: UInt64, digest: UInt64, flushing staging: FileHandle) throws {
         do {
-            try FileFaults.check(.flush, stagingURL)
+            try fileSystem.willPerform(.flush, on: stagingURL)
             try staging.synchronize()
         } catch {
             throw DownloadError.file("flush", error, path: stagingURL.path)
         }
         do {
-            try FileFaults.check(.write, url)
+            try fileSystem.willPerform(.write, on: url)
             try handle.write(contentsOf: Data(Self.line(index, length: length, digest: digest).utf8))
-            try FileFaults.check(.flush, url)
+            try fileSystem.willPerform(.flush, on: url)
             try handle.synchronize()
         } catch {
             throw DownloadError.file("record progress in", error, path: url.path)

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -8,10 +9,10 @@ import Foundation
 /// `ETag`, else its `Last-Modified` date, as first seen, kept beside the staging file so that a
 /// resumed download asks for the same version (`If-Range`, §13.1.5) and notices when the
 /// server's copy changed.
-final class Validators: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [String: String]
+final class Validators: Sendable {
+    private let values: Locked<[String: String]>
     private let file: URL
+    private let fileSystem: any DownloadFileSystem
 
     /// A remote resource changed between two requests of the same download.
     struct Changed: Error {
@@ -21,17 +22,16 @@ final class Validators: @unchecked Sendable {
     }
 
     /// Loads the validators saved at `file` (none when it is missing or unreadable).
-    init(file: URL) {
+    init(file: URL, fileSystem: any DownloadFileSystem) {
         self.file = file
+        self.fileSystem = fileSystem
         let saved = (try? Data(contentsOf: file)).flatMap { try? JSONDecoder().decode([String: String].self, from: $0) }
-        values = saved ?? [:]
+        values = Locked(saved ?? [:])
     }
 
     /// The validator first seen for `url`.
     func validator(for url: URL) -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return values[url.absoluteString]
+        values.withLock { $0[url.absoluteString] }
     }
 
     /// The validator a response carries: a strong `ETag` (a weak one cannot be used with
@@ -47,23 +47,21 @@ final class Validators: @unchecked Sendable {
     /// - Throws: ``Changed`` when the response carries another validator than the recorded one.
     func check(_ response: URLResponse, for url: URL) throws(Changed) {
         guard let now = Self.validator(of: response) else { return }
-        lock.lock()
-        let was = values[url.absoluteString]
-        if was == nil { values[url.absoluteString] = now }
-        let snapshot = values
-        lock.unlock()
+        let (was, snapshot) = values.withLock { values in
+            let was = values[url.absoluteString]
+            if was == nil { values[url.absoluteString] = now }
+            return (was, values)
+        }
         if let was, was != now { throw Changed(url: url, was: was, now: now) }
         if was == nil, let data = try? JSONEncoder().encode(snapshot) {
             // Best effort: without the file a resume only loses the check, never data.
-            if FileFaults.allows(.write, file) { try? data.write(to: file, options: .atomic) }
+            if fileSystem.allows(.write, on: file) { try? data.write(to: file, options: .atomic) }
         }
     }
 
     /// Forgets every validator and removes the file.
     func reset() {
-        lock.lock()
-        values = [:]
-        lock.unlock()
-        StagingFiles.removeIfAllowed(file)
+        values.withLock { $0 = [:] }
+        fileSystem.remove(file)
     }
 }

@@ -16,7 +16,7 @@ public protocol MP4Output: AnyObject, Sendable {
 }
 
 /// A local file as an ``MP4Output``, written with `pwrite(2)`.
-public final class MP4FileOutput: MP4Output, @unchecked Sendable {
+public final class MP4FileOutput: MP4Output, Sendable {
     private let descriptor: Int32
     /// The file.
     public let url: URL

@@ -4,6 +4,9 @@ import Foundation
 /// `Data` that keeps the arena alive: a segment's access units cost one allocation, not one each
 /// (the allocator keeps freed blocks per thread, so thousands of frame-sized blocks a segment
 /// would grow a long download's memory).
+///
+/// `@unchecked Sendable`: one remux writes the arena, on one thread, before any sample of it is
+/// handed on; the samples then only read their own bytes.
 final class ByteArena: @unchecked Sendable {
     private let base: UnsafeMutableRawPointer
     /// The arena's size in bytes.
