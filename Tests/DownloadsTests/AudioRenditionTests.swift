@@ -25,7 +25,8 @@ struct AudioRenditionTests {
         let downloader = MediaDownloader(engine: DownloadEngine(concurrency: 2, clock: clock, transport: transport))
         let folder = temporaryFolder("audio-\(label)")
         let result = try await downloader.downloadLesson(
-            from: lesson.entry, to: folder.appendingPathComponent("lesson"), audioRenditions: selection
+            from: lesson.entry, to: folder.appendingPathComponent("lesson"), preferredLanguages: [],
+            audioRenditions: selection
         ).result()
         return try MP4Inspector(url: result.file)
     }

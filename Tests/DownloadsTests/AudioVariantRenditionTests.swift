@@ -178,6 +178,11 @@ struct NoDuplicateTracksTests {
         }.sorted()
     }()
 
+    @Test("the fixture lessons are found")
+    func lessonsFound() {
+        #expect(Self.lessons.count >= 30)
+    }
+
     @Test("every fixture lesson, every rendition kept: no two tracks hold the same samples", arguments: lessons)
     func noTwoTracksAlike(name: String) async throws {
         let lesson = try ServedLesson(name)
@@ -190,6 +195,9 @@ struct NoDuplicateTracksTests {
             from: lesson.entry, to: temporaryFolder("no-duplicates").appendingPathComponent("lesson"),
             preferredLanguages: [], audioRenditions: .all
         ).result()
+        // No segment is fetched twice (a duplicate with a trimmed frame would not show in the samples).
+        let keys = transport.requests.compactMap(lesson.key(of:))
+        #expect(Set(keys).count == keys.count, "\(name): \(keys)")
         let file = try MP4Inspector(url: result.file)
         var seen: [[[UInt8]]: String] = [:]
         for track in file.tracks where !track.samples.isEmpty {
@@ -197,5 +205,131 @@ struct NoDuplicateTracksTests {
             #expect(seen[payloads] == nil, "\(name): \(track.handler) \(track.name) repeats \(seen[payloads] ?? "")")
             seen[payloads] = "\(track.handler) \(track.name)"
         }
+    }
+}
+
+/// The cases beyond the audio circle's: one media named three ways in a group, video variants
+/// whose group describes their own muxed audio, ISO 639-2 tags, and the video plan.
+@Suite("Each media once, the learner's audio enabled")
+struct RenditionIdentityTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let base: URL
+
+    init() throws {
+        transport = InMemoryHTTPTransport(clock: clock)
+        for name in ["audio-renditions", "webvtt", "multi-audio"] { try ServedLesson(name).serve(on: transport) }
+        base = try ServedLesson("audio-renditions").base
+        // The query spelling serves the same playlist.
+        let playlist = try Data(
+            contentsOf: Lessons.loader.folder.appendingPathComponent("audio-renditions/a96.m3u8"))
+        transport.stub(
+            URL(literal: "https://lessons.example/audio-renditions/a96.m3u8?session=2"),
+            reply: .response(status: 200, body: playlist))
+    }
+
+    func download(
+        _ master: String, languages: [String], audio: AudioRenditionSelection = .best
+    ) async throws -> MP4Inspector {
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+        let result = try await downloader.downloadLesson(
+            from: base.appendingPathComponent(master), to: temporaryFolder("identity").appendingPathComponent("l"),
+            preferredLanguages: languages, audioRenditions: audio
+        ).result()
+        return try MP4Inspector(url: result.file)
+    }
+
+    /// Each request's path and range, in order.
+    var requested: [String] {
+        transport.requests.map { ($0.url?.path ?? "") + " " + ($0.value(forHTTPHeaderField: "Range") ?? "") }
+    }
+
+    @Test(
+        "one media named plainly, percent-encoded (RFC 3986 §6.2.2) and with a query, every rendition kept: one track, each segment once"
+    )
+    func oneMediaThreeNames() async throws {
+        let file = try await download("master-twice.m3u8", languages: [], audio: .all)
+        #expect(file.tracks.count == 1)
+        let segments = requested.filter { $0.contains(".ts") }
+        #expect(Set(segments).count == segments.count && segments.count == 2, "\(segments)")
+        // The plain spelling once (the percent-encoded one is it); the query spelling once.
+        let playlists = transport.requests.compactMap { $0.url?.absoluteString }.filter { $0.contains("a96.m3u8") }
+        #expect(playlists.sorted() == [base.absoluteString + "a96.m3u8", base.absoluteString + "a96.m3u8?session=2"])
+    }
+
+    @Test("a video variant whose group describes its muxed audio: the English learner keeps it, one audio track")
+    func muxedAudioKept() async throws {
+        let file = try await download("master-muxed.m3u8", languages: ["en"])
+        #expect(file.tracks("vide").count == 1)
+        #expect(file.tracks("soun").map(\.language) == ["eng"])
+        #expect(file.tracks("soun").map { $0.flags & 1 } == [1])
+        #expect(!requested.contains { $0.contains("audio_es") })
+    }
+
+    @Test("the same lesson for a Spanish learner: the Spanish rendition alone, enabled; the muxed English left out")
+    func muxedAudioReplaced() async throws {
+        let file = try await download("master-muxed.m3u8", languages: ["es-ES"])
+        #expect(file.tracks("vide").count == 1)
+        #expect(file.tracks("soun").map(\.language) == ["spa"])
+        #expect(file.tracks("soun").map { $0.flags & 1 } == [1])
+    }
+
+    @Test("every rendition kept for a Spanish learner: the muxed English kept but not enabled, the Spanish enabled")
+    func muxedAudioAll() async throws {
+        let file = try await download("master-muxed.m3u8", languages: ["es"], audio: .all)
+        let sound = file.tracks("soun")
+        #expect(Set(sound.map(\.language)) == ["eng", "spa"])
+        #expect(sound.filter { $0.flags & 1 == 1 }.map(\.language) == ["spa"])
+    }
+
+    @Test(
+        "a video variant whose group names the variant's own playlist: one audio track, its playlist and segments fetched once"
+    )
+    func groupNamesTheVariant() async throws {
+        let file = try await download("master-self.m3u8", languages: [], audio: .all)
+        #expect(file.tracks("vide").count == 1)
+        #expect(file.tracks("soun").map(\.language) == ["eng"])
+        #expect(requested.filter { $0.contains("webvtt/video/index.m3u8") }.count == 1, "\(requested)")
+        let segments = requested.filter { $0.contains(".ts") }
+        #expect(Set(segments).count == segments.count, "\(segments)")
+    }
+
+    @Test("ISO 639-2 tags as packagers write them (eng, spa) match the learner's es-ES")
+    func isoTags() async throws {
+        let file = try await download("master-languages-iso.m3u8", languages: ["es-ES"])
+        #expect(file.tracks("soun").map(\.language) == ["spa"])
+    }
+
+    @Test(
+        "an audio-only variant whose English rendition has no URI, every rendition kept for a Spanish learner: both languages, Spanish first and enabled, nothing fetched twice"
+    )
+    func noURIWithAll() async throws {
+        let master = """
+            #EXTM3U
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",LANGUAGE="en",NAME="English",DEFAULT=YES,AUTOSELECT=YES
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",LANGUAGE="es",NAME="Español",AUTOSELECT=YES,URI="a64.m3u8"
+            #EXT-X-STREAM-INF:BANDWIDTH=110000,CODECS="mp4a.40.2",AUDIO="a"
+            a96.m3u8
+
+            """
+        transport.stub(
+            base.appendingPathComponent("inline.m3u8"), reply: .response(status: 200, body: Data(master.utf8)))
+        let file = try await download("inline.m3u8", languages: ["es"], audio: .all)
+        let sound = file.tracks("soun")
+        #expect(sound.map(\.language) == ["spa", "eng"])
+        #expect(sound.map { $0.flags & 1 } == [1, 0])
+        let playlists = requested.filter { $0.contains("m3u8") }
+        #expect(Set(playlists).count == playlists.count, "\(playlists)")
+    }
+
+    @Test("planHLSVideo of a two-language audio lesson for a Spanish learner names the Spanish media")
+    func videoPlanForALearner() async throws {
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+        let plan = try await downloader.planHLSVideo(
+            from: base.appendingPathComponent("master-languages.m3u8"), preferredLanguages: ["es"])
+        #expect(plan.videoParts.allSatisfy { $0.url.lastPathComponent == "a64.ts" })
+        #expect(!plan.videoParts.isEmpty)
     }
 }

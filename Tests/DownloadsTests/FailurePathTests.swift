@@ -393,7 +393,7 @@ struct FilePauseTests {
 
     /// The staging file that appears in `folder`, once it does.
     func waitForPartialFile(in folder: URL) async -> URL? {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(300)
         while ContinuousClock.now < deadline {
             if let name = files(in: folder).first(where: { $0.hasSuffix(".partial") }) {
                 return folder.appendingPathComponent(name)
@@ -404,13 +404,17 @@ struct FilePauseTests {
     }
 
     /// Waits until `url` holds at least `bytes` bytes (the transfer wrote them).
-    func waitForFile(_ url: URL, toHold bytes: Int) async {
-        let deadline = ContinuousClock.now + .seconds(20)
+    /// Whether it did: `false` only after five minutes, a bound that keeps a broken download
+    /// from hanging the run (a sanitizer's run under load takes seconds where a plain one takes
+    /// milliseconds).
+    func waitForFile(_ url: URL, toHold bytes: Int) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(300)
         while ContinuousClock.now < deadline {
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int ?? 0
-            if size >= bytes { return }
+            if size >= bytes { return true }
             await Task.yield()
         }
+        return false
     }
 
     @Test(
@@ -425,7 +429,7 @@ struct FilePauseTests {
         let destination = folder.appendingPathComponent("lesson.mp4")
         let downloader = MediaDownloader(engine: loopbackEngine())
         let first = downloader.downloadFile(from: server.url("/lesson.mp4"), to: destination)
-        await waitForFile(folder.appendingPathComponent(".lesson.mp4.partial"), toHold: 460_000)
+        try #require(await waitForFile(folder.appendingPathComponent(".lesson.mp4.partial"), toHold: 460_000))
         first.pause()
         await #expect(throws: DownloadError(.paused)) { try await first.result() }
         let journal = try String(contentsOf: folder.appendingPathComponent(".lesson.mp4.journal"), encoding: .utf8)
@@ -455,7 +459,7 @@ struct FilePauseTests {
         let destination = folder.appendingPathComponent("lesson.mp4")
         let downloader = MediaDownloader(engine: loopbackEngine())
         let first = downloader.downloadFile(from: server.url("/lesson.mp4"), to: destination)
-        await waitForFile(folder.appendingPathComponent(".lesson.mp4.partial"), toHold: 460_000)
+        try #require(await waitForFile(folder.appendingPathComponent(".lesson.mp4.partial"), toHold: 460_000))
         first.pause()
         _ = try? await first.result()
         let journal = try String(contentsOf: folder.appendingPathComponent(".lesson.mp4.journal"), encoding: .utf8)
@@ -477,7 +481,7 @@ struct FilePauseTests {
         let destination = folder.appendingPathComponent("lesson.mp4")
         let downloader = MediaDownloader(engine: loopbackEngine())
         let first = downloader.downloadFile(from: server.url("/lesson.mp4"), to: destination)
-        await waitForFile(folder.appendingPathComponent(".lesson.mp4.partial"), toHold: 460_000)
+        try #require(await waitForFile(folder.appendingPathComponent(".lesson.mp4.partial"), toHold: 460_000))
         first.pause()
         _ = try? await first.result()
         let changed = mp4Bytes(3_000_000, seed: 12)
@@ -500,7 +504,7 @@ struct FilePauseTests {
         let model = LessonDownloadModel(library: library, lessonID: "9", remote: server.url("/lesson.mp4"))
         await model.download()
         let partial = try #require(await waitForPartialFile(in: folder))
-        await waitForFile(partial, toHold: 460_000)
+        try #require(await waitForFile(partial, toHold: 460_000))
         await model.pause()
         await model.waitUntilSettled()
         #expect(model.phase == .paused)
@@ -644,7 +648,7 @@ struct LeftBehindTests {
         case .model: await model.download()
         }
         // Wait until the held part is being answered, then cancel.
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(300)
         while server.requests.filter({ $0.path == held }).count < (entry == .fileJob ? 3 : 1),
             ContinuousClock.now < deadline
         {

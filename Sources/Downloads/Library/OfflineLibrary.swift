@@ -189,14 +189,17 @@ public actor OfflineLibrary {
     /// Creates a library in `directory` that downloads every item with
     /// `downloader.downloadLesson(from:to:preferredLanguages:…)`: a file as it is, an HLS lesson
     /// remuxed into one file, its audio and subtitles chosen for `preferredLanguages` (the
-    /// device's, by default).
+    /// device's, by default), read as each download starts, so a learner who changes the
+    /// device's language gets the new one for the next download. (A paused download resumed in
+    /// another language starts over: its choice of audio is part of what it resumes.)
     public init<C: Clock>(
-        directory: URL, downloader: MediaDownloader<C>, preferredLanguages: [String] = Locale.preferredLanguages,
+        directory: URL, downloader: MediaDownloader<C>,
+        preferredLanguages: @autoclosure @escaping @Sendable () -> [String] = Locale.preferredLanguages,
         audioRenditions: AudioRenditionSelection = .best, subtitles: SubtitleHandling = .embedded
     ) where C.Duration == Duration {
         self.init(directory: directory) { remote, destination in
             downloader.downloadLesson(
-                from: remote, to: destination, preferredLanguages: preferredLanguages,
+                from: remote, to: destination, preferredLanguages: preferredLanguages(),
                 audioRenditions: audioRenditions, subtitles: subtitles)
         }
     }

@@ -135,12 +135,16 @@ public struct SubtitleHandling: OptionSet, Sendable, Hashable {
 /// in its variant's group) a download keeps.
 ///
 /// Several renditions become tracks of one alternate group (ISO/IEC 14496-12 §8.3.2), each with
-/// its `LANGUAGE` in `mdhd` and `elng` and its `NAME` as the track's name; the `DEFAULT=YES` one is
-/// enabled and the others are not, so a player plays one and lists the others in its
-/// media-selection menu, offline.
+/// its `LANGUAGE` in `mdhd` and `elng` and its `NAME` as the track's name; the learner's (else the
+/// `DEFAULT=YES` one) is enabled and the others are not, so a player plays one and lists the
+/// others in its media-selection menu, offline. A rendition that is the variant's own media (no
+/// `URI`, or one that resolves or redirects to the variant's playlist) is that media: it is
+/// fetched and written once.
 public enum AudioRenditionSelection: Sendable, Hashable {
-    /// The one that suits the learner best: the preferred languages, then the default, then
-    /// quality (`HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:supporting:)`).
+    /// The one that suits the learner best, by RFC 8216's rules (§4.3.4.1): the first of the
+    /// preferred languages among the renditions that may be chosen automatically
+    /// (`AUTOSELECT=YES`), else the `DEFAULT=YES` one
+    /// (`HLSMultivariantPlaylist.preferredRendition(among:preferredLanguages:primaryLanguage:)`).
     case best
     /// Every rendition of the group.
     case all
@@ -152,8 +156,10 @@ public enum AudioRenditionSelection: Sendable, Hashable {
 extension MediaDownloader {
     /// Works out what ``downloadHLSVideo(from:to:policy:preferredLanguages:audioRenditions:decryptor:subtitles:)``
     /// fetches: the variant the policy chooses, its media playlist's parts, its separate audio
-    /// rendition (the best one, by `HLSMultivariantPlaylist.highestQualityAudio(preferredLanguages:supporting:)`
-    /// among the variant's group), and its subtitle renditions.
+    /// rendition (the one that suits `preferredLanguages` best among the variant's group, as
+    /// ``AudioRenditionSelection/best`` chooses it; `nil` when that is the variant's own media),
+    /// and its subtitle renditions. For an audio-only lesson whose variant is a rendition of its
+    /// group, `videoParts` are the parts of the learner's audio (the file's first track).
     ///
     /// - Throws: ``DownloadError`` for a playlist that cannot be fetched, parsed or downloaded.
     public func planHLSVideo(
@@ -165,7 +171,7 @@ extension MediaDownloader {
             subtitles: true)
         try Self.checkDecryption(planned.plan, decryptor: decryptor, url: url)
         let video = planned.plan.parts.filter { $0.rendition == 0 }
-        let audio = planned.plan.parts.filter { $0.rendition == 1 }
+        let audio = planned.plan.parts.filter { $0.rendition == planned.audioRendition && $0.rendition != 0 }
         return HLSVideoPlan(
             variant: planned.plan.variant, videoPlaylistURL: planned.videoURL, videoParts: video.map(\.downloadPart),
             videoKeys: video.map(\.keys),
@@ -229,6 +235,8 @@ extension MediaDownloader {
         var videoURL: URL
         var audioURL: URL?
         var audioSelection: AudioSelection?
+        /// The rendition index of the best audio when it is a separate rendition.
+        var audioRendition: Int?
     }
 
     /// Plans the video lesson at `url`: its playlist (already fetched as `first`, or fetched now),
@@ -269,76 +277,109 @@ extension MediaDownloader {
             var settings = [SegmentRemuxer.Rendition()]
             var audioURL: URL?
             var audioSelection: AudioSelection?
+            var audioIndex: Int?
             if let group = variant.audioGroup {
                 let renditions = master.renditions.filter { $0.type == .audio && $0.groupID == group }
-                let withURI = renditions.filter { $0.uri != nil }
-                let groupOnly = HLSMultivariantPlaylist(renditions: withURI, variants: [variant])
+                let groupOnly = HLSMultivariantPlaylist(
+                    renditions: renditions.filter { $0.uri != nil }, variants: [variant])
                 if let best = HLSMultivariantPlaylist.preferredRendition(
-                    among: renditions, preferredLanguages: preferredLanguages)
+                    among: renditions, preferredLanguages: preferredLanguages, primaryLanguage: Languages.isoCode)
                 {
-                    // The media already in the plan, by where it lives (RFC 3986 §6 normal form),
-                    // with the rendition index it is: the same media is fetched and written once,
-                    // however its URI is spelt (relative, `./`, absolute, another host that
-                    // redirects to it).
-                    var known: [MediaLocation: Int] = [:]
-                    known[MediaLocation(videoURL)] = 0
-                    known[MediaLocation(videoFinal)] = 0
-                    var kept = Self.audioRenditions(renditions, best: best, selection: audio)
-                    // An audio-only variant whose own media is a rendition of its group is that
-                    // group's audio: the renditions kept replace it, so a learner whose language
-                    // is another rendition's does not get the variant's language as well.
-                    let variantIsRendition = renditions.contains { rendition in
-                        rendition.uri.flatMap { try? resolve($0, against: finalURL, playlist: url) }.map {
-                            known[MediaLocation($0)] != nil
-                        } ?? true
+                    let variantEntries = entries[0]
+                    let variantMedia = MediaIdentity(variantEntries.map(\.part))
+                    // Where the variant's media playlist lives, and whether a rendition names it
+                    // (no URI, RFC 8216 §4.3.4.1, or a URI that resolves there).
+                    let variantLocations: Set<MediaLocation> = [MediaLocation(videoURL), MediaLocation(videoFinal)]
+                    func namesVariant(_ rendition: HLSRendition) -> Bool {
+                        guard let uri = rendition.uri else { return true }
+                        guard let url = try? resolve(uri, against: finalURL, playlist: url) else { return false }
+                        return variantLocations.contains(MediaLocation(url))
                     }
-                    /// Whether a track of the plan already is the enabled audio.
-                    var hasDefaultAudio = false
-                    if variant.isAudioOnly, variantIsRendition,
-                        let first = kept.first, !Self.isVariantMedia(first, known, base: finalURL)
-                    {
+                    let kept = Self.audioRenditions(renditions, best: best, selection: audio)
+                    // An audio-only variant whose media its group describes is one of the group's
+                    // audios: the renditions kept make the lesson, the learner's first, and the
+                    // variant's media is written only as the rendition it is. A video variant
+                    // keeps its pictures first; its muxed audio, when its group describes it, is
+                    // a rendition like the others.
+                    let audioOnly = variant.isAudioOnly && renditions.contains(where: namesVariant)
+                    if audioOnly {
                         entries = []
                         settings = []
-                        known = [:]
-                    } else if let first = kept.first, Self.isVariantMedia(first, known, base: finalURL) {
-                        // The variant's media is the audio kept first: it carries that rendition's
-                        // language and name, and the others follow as alternatives.
-                        settings[0].language = first.language
-                        settings[0].name = first.name.isEmpty ? nil : first.name
-                        kept.removeFirst()
-                        hasDefaultAudio = true
                     }
+                    var planned: [MediaIdentity: Int] = audioOnly ? [:] : [variantMedia: 0]
+                    var fetched: [MediaLocation: Int] = [:]
+                    var hasDefaultAudio = false
                     for rendition in kept {
-                        // No URI: the rendition is the variant's own media (RFC 8216 §4.3.4.2.1).
-                        guard let uri = rendition.uri else { continue }
-                        let renditionURL = try resolve(uri, against: finalURL, playlist: url)
-                        guard known[MediaLocation(renditionURL)] == nil else { continue }
-                        let (audioData, audioFinal) = try await fetchPlaylist(renditionURL)
-                        guard known[MediaLocation(audioFinal)] == nil else {
-                            known[MediaLocation(renditionURL)] = known[MediaLocation(audioFinal)]
+                        // The media of this rendition: the variant's own (already parsed), or its playlist.
+                        var media: [(part: LessonPlan.Part, start: Double)]
+                        var renditionURL: URL?
+                        if namesVariant(rendition) {
+                            media = variantEntries
+                        } else {
+                            guard let uri = rendition.uri else { continue }
+                            let url = try resolve(uri, against: finalURL, playlist: url)
+                            if fetched[MediaLocation(url)] != nil { continue }
+                            let (audioData, audioFinal) = try await fetchPlaylist(url)
+                            if fetched[MediaLocation(audioFinal)] != nil { continue }
+                            guard case .media(let audioMedia) = try parse(audioData, url: audioFinal) else {
+                                throw DownloadError(
+                                    .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"),
+                                    url: audioFinal)
+                            }
+                            media = try LessonPlan.entries(of: audioMedia, at: audioFinal, rendition: 0) {
+                                uri, base in try resolve(uri, against: base, playlist: audioFinal)
+                            }
+                            renditionURL = audioFinal
+                            fetched[MediaLocation(url)] = 0
+                            fetched[MediaLocation(audioFinal)] = 0
+                        }
+                        // The same segments (a redirect to the variant, a playlist spelt with a
+                        // query, two renditions of one playlist): the media already planned.
+                        let identity = MediaIdentity(media.map(\.part))
+                        if let index = planned[identity] {
+                            if index == 0, !audioOnly {
+                                // The variant's muxed audio: labelled with the rendition's language;
+                                // enabled when it is the learner's (kept first).
+                                settings[0].language = settings[0].language ?? rendition.language
+                                hasDefaultAudio = true
+                            }
                             continue
                         }
-                        guard case .media(let audioMedia) = try parse(audioData, url: audioFinal) else {
-                            throw DownloadError(
-                                .unusablePlaylist(reason: "the audio rendition's URI is not a media playlist"),
-                                url: audioFinal)
-                        }
-                        known[MediaLocation(renditionURL)] = entries.count
-                        known[MediaLocation(audioFinal)] = entries.count
+                        let index = entries.count
+                        planned[identity] = index
                         entries.append(
-                            try LessonPlan.entries(of: audioMedia, at: audioFinal, rendition: entries.count) {
-                                uri, base in try resolve(uri, against: base, playlist: audioFinal)
+                            media.map { entry in
+                                var part = entry.part
+                                part.rendition = index
+                                return (part, entry.start)
                             })
                         // The first audio kept is the default one: the only audio track enabled.
                         settings.append(
                             SegmentRemuxer.Rendition(
                                 language: rendition.language, name: rendition.name.isEmpty ? nil : rendition.name,
                                 isDefault: !hasDefaultAudio, kinds: [.audio]))
+                        if !hasDefaultAudio, !audioOnly {
+                            // A separate rendition is the learner's audio: the variant's muxed
+                            // audio, when its group describes it, is another language, so it is
+                            // not enabled, and with one rendition asked for, not kept.
+                            settings[0].isDefault = false
+                            if audio == .best, renditions.contains(where: namesVariant) { settings[0].kinds = [.video] }
+                        }
                         hasDefaultAudio = true
                         if rendition == best {
-                            audioURL = audioFinal
-                            audioSelection = groupOnly.highestQualityAudio(preferredLanguages: preferredLanguages)
+                            audioURL = renditionURL
+                            audioIndex = index
+                            audioSelection =
+                                rendition.uri == nil
+                                ? nil
+                                : groupOnly.highestQualityAudio(
+                                    preferredLanguages: preferredLanguages)
                         }
+                    }
+                    if entries.isEmpty {
+                        // Nothing the group names could be kept: the variant's media as it is.
+                        entries = [variantEntries]
+                        settings = [SegmentRemuxer.Rendition()]
                     }
                 }
             }
@@ -346,12 +387,12 @@ extension MediaDownloader {
             if subtitles, let group = variant.subtitlesGroup {
                 let offered = master.renditions.filter { $0.type == .subtitles && $0.groupID == group }
                 // The one enabled: the learner's language among those that may be chosen
-                // automatically, else the group's default (RFC 8216 §4.3.4.1.1); forced
+                // automatically, else the group's default (RFC 8216 §4.3.4.1); forced
                 // subtitles keep their own mark.
                 let unforced = offered.filter { !($0.attributes.boolean("FORCED") ?? false) }
                 let enabled = HLSMultivariantPlaylist.preferredRendition(
                     among: unforced.filter { $0.isDefault || Self.speaks($0, preferredLanguages) },
-                    preferredLanguages: preferredLanguages)
+                    preferredLanguages: preferredLanguages, primaryLanguage: Languages.isoCode)
                 for rendition in offered {
                     guard let uri = rendition.uri else { continue }
                     let isForced = rendition.attributes.boolean("FORCED") ?? false
@@ -368,7 +409,9 @@ extension MediaDownloader {
                 renditions: entries, settings: settings, brand: audioOnly ? .audio : .movie,
                 bandwidth: variant.averageBandwidth ?? (variant.bandwidth > 0 ? variant.bandwidth : nil),
                 subtitles: subtitlePlans, variant: variant)
-            return PlannedVideo(plan: plan, videoURL: videoFinal, audioURL: audioURL, audioSelection: audioSelection)
+            return PlannedVideo(
+                plan: plan, videoURL: videoFinal, audioURL: audioURL, audioSelection: audioSelection,
+                audioRendition: audioIndex)
         }
     }
 
@@ -408,14 +451,6 @@ extension MediaDownloader {
     static func speaks(_ rendition: HLSRendition, _ languages: [String]) -> Bool {
         guard rendition.isAutoselect, let code = Languages.isoCode(rendition.language) else { return false }
         return languages.contains { Languages.isoCode($0) == code }
-    }
-
-    /// Whether `rendition` is the variant's own media: it has no URI (RFC 8216 §4.3.4.2.1), or
-    /// its URI resolves to where the variant's media playlist lives (`known`'s rendition 0).
-    static func isVariantMedia(_ rendition: HLSRendition, _ known: [MediaLocation: Int], base: URL) -> Bool {
-        guard let uri = rendition.uri else { return true }
-        guard let url = try? HLSURIResolver.resolve(uri, against: base) else { return false }
-        return known[MediaLocation(url)] == 0
     }
 
     /// The cues of a subtitle rendition on its media's clock: its media playlist and every

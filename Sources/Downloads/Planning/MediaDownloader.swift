@@ -247,7 +247,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     ///   - policy: How an HLS variant is chosen.
     ///   - preferredLanguages: The learner's languages, most preferred first (the device's, by
     ///     default): the audio rendition in the first of them that may be chosen automatically
-    ///     (`AUTOSELECT=YES`, RFC 8216 §4.3.4.1.1) is kept and enabled first, else the `DEFAULT=YES`
+    ///     (`AUTOSELECT=YES`, RFC 8216 §4.3.4.1) is kept and enabled first, else the `DEFAULT=YES`
     ///     one; among subtitles, the one in the learner's language is the one enabled.
     ///   - audioRenditions: Which of an HLS lesson's audio renditions are kept (the best one by
     ///     default; several become alternatives in one file).

@@ -88,13 +88,15 @@ extension HLSMultivariantPlaylist {
     /// one group are alternative languages). Groups are ranked by bit-rate evidence when every
     /// group has the same kind (the BANDWIDTH difference of one video listed with different
     /// groups, else an audio-only variant's bandwidth, else the renditions' BANDWIDTH), then by
-    /// channels, codec tier and the best referencing variant's BANDWIDTH. Within the group, a
-    /// preferred language wins, then DEFAULT, then AUTOSELECT. Names and file names are never
-    /// used: both arkiva renditions are called "Default".
+    /// channels, codec tier and the best referencing variant's BANDWIDTH. Within the group, the
+    /// rendition is chosen as ``preferredRendition(among:preferredLanguages:primaryLanguage:)``
+    /// does: a preferred language among those that may be chosen automatically, then DEFAULT,
+    /// then AUTOSELECT. Names and file names are never used: both arkiva renditions are called
+    /// "Default".
     ///
     /// - Parameters:
-    ///   - preferredLanguages: Language tags in order of preference (`["fr", "en"]`); a tag
-    ///     matches itself and its subtags (`en` matches `en-US`).
+    ///   - preferredLanguages: Language tags in order of preference (`["fr", "en"]`), matched by
+    ///     RFC 4647's lookup (`en` matches `en-US`, `es-ES` matches `es`).
     ///   - isSupported: Whether the app can use a `CODECS` entry (`"mp4a.40.2"`). A group whose
     ///     variants declare an audio codec it refuses is left out before ranking, as is a muxed
     ///     variant with any codec it refuses; a group or variant that declares no codecs stays.
@@ -243,32 +245,50 @@ extension HLSMultivariantPlaylist {
     }
 
     /// The rendition a player picks among `renditions` (one group's alternatives) by RFC 8216's
-    /// rules (§4.3.4.1.1): one whose language is in `preferredLanguages` (the earliest such
+    /// rules (§4.3.4.1): one whose language is one of `preferredLanguages` (the earliest such
     /// language winning) when it may be chosen automatically (`AUTOSELECT=YES`, or `DEFAULT=YES`,
     /// which implies it); otherwise the `DEFAULT=YES` one; otherwise an `AUTOSELECT=YES` one;
     /// otherwise the first. A rendition with `AUTOSELECT=NO` is chosen only as the default or
     /// the first, never for its language.
     ///
-    /// Languages compare as RFC 5646 tags, without regard to case: a tag matches itself, its
-    /// extensions and its primary language (`en` matches `en-US`, and a device's `es-ES` matches a
-    /// rendition in `es` or `es-MX`), an exact match before one by primary language alone.
+    /// Languages compare as RFC 5646 tags, without regard to case, by RFC 4647's lookup (§3.4):
+    /// a rendition whose tag is the learner's, or the learner's with subtags dropped from the
+    /// end (`es-ES` finds `es`), or more specific than it (`es` finds `es-MX`), matches first;
+    /// then one of the same primary language, as `primaryLanguage` names it (so that `spa`, as
+    /// many packagers write it, matches `es-ES` when it maps both to one code). Tags whose
+    /// scripts differ (`zh-Hans`, `zh-Hant`) never match.
     ///
+    /// - Parameters:
+    ///   - renditions: One group's renditions.
+    ///   - preferredLanguages: The learner's language tags, most preferred first.
+    ///   - primaryLanguage: A tag's primary language in one form (ISO 639-2/T, say), or `nil`;
+    ///     by default the primary subtag in lower case.
     /// - Complexity: O(*r* · *l*) for *r* renditions and *l* languages.
     public static func preferredRendition(
-        among renditions: [HLSRendition], preferredLanguages: [String]
+        among renditions: [HLSRendition], preferredLanguages: [String],
+        primaryLanguage: (String) -> String? = {
+            $0.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map(String.init)
+        }
     ) -> HLSRendition? {
-        preferred(renditions, languages: preferredLanguages)
+        preferred(renditions, languages: preferredLanguages, primaryLanguage: primaryLanguage)
     }
 
-    static func preferred(_ renditions: [HLSRendition], languages: [String]) -> HLSRendition? {
-        func primary(_ tag: String) -> Substring { tag.split(separator: "-").first ?? Substring(tag) }
+    static func preferred(
+        _ renditions: [HLSRendition], languages: [String],
+        primaryLanguage: (String) -> String? = { LanguageTag($0).primary }
+    ) -> HLSRendition? {
         func languageRank(_ rendition: HLSRendition) -> Int {
-            guard rendition.isAutoselect || rendition.isDefault, let language = rendition.language?.lowercased()
-            else { return Int.max }
+            guard rendition.isAutoselect || rendition.isDefault, let language = rendition.language else {
+                return Int.max
+            }
+            let offered = LanguageTag(language)
             for (index, preferred) in languages.enumerated() {
-                let wanted = preferred.lowercased()
-                if language == wanted || language.hasPrefix(wanted + "-") { return 2 * index }
-                if primary(language) == primary(wanted) { return 2 * index + 1 }
+                let wanted = LanguageTag(preferred)
+                if let a = offered.script, let b = wanted.script, a != b { continue }
+                if offered.matchesByLookup(wanted) { return 2 * index }
+                if let a = primaryLanguage(language), let b = primaryLanguage(preferred), a == b {
+                    return 2 * index + 1
+                }
             }
             return Int.max
         }
@@ -348,5 +368,31 @@ extension HLSMediaPlaylist {
         guard seconds > 0, seconds.isFinite else { return nil }
         let rate = bytes * 8 / seconds
         return rate.isFinite ? rate : nil
+    }
+}
+
+/// An RFC 5646 language tag's subtags, in lower case, as language selection compares them.
+struct LanguageTag {
+    /// The subtags, `_` read as `-`.
+    let subtags: [String]
+
+    init(_ tag: String) {
+        subtags = tag.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }).map(String.init)
+    }
+
+    /// The primary language subtag.
+    var primary: String? { subtags.first }
+
+    /// The script subtag (four letters, §2.2.3), if any.
+    var script: String? {
+        subtags.dropFirst().first { $0.count == 4 && $0.allSatisfy(\.isLetter) }
+    }
+
+    /// Whether this tag is `other`, or `other` with subtags dropped from its end (RFC 4647
+    /// §3.4's lookup), or more specific than `other`.
+    func matchesByLookup(_ other: LanguageTag) -> Bool {
+        guard !subtags.isEmpty, !other.subtags.isEmpty else { return false }
+        let shorter = min(subtags.count, other.subtags.count)
+        return Array(subtags.prefix(shorter)) == Array(other.subtags.prefix(shorter))
     }
 }

@@ -760,10 +760,12 @@ public struct SegmentRemuxer: Sendable {
         if sample.stream.kind == .audio {
             track.alternateGroup = 1
             let audioTracks = writer.tracks.enumerated().filter { $0.element.kind == .audio }
-            // One audio track is presented by default: the default rendition's first, else the first.
+            // One audio track is presented by default: the default rendition's first, else (no
+            // rendition with sound is the default) the first.
             let anotherEnabled = audioTracks.contains { $0.element.isEnabled }
-            track.isEnabled = !anotherEnabled && (rendition.isDefault || !renditions.contains { $0.isDefault })
-            if !anotherEnabled, !track.isEnabled, audioTracks.isEmpty { track.isEnabled = true }
+            let defaultHasSound = renditions.contains { $0.isDefault && $0.kinds.contains(.audio) }
+            track.isEnabled = !anotherEnabled && (rendition.isDefault || !defaultHasSound)
+            if !anotherEnabled, !track.isEnabled, audioTracks.isEmpty, !defaultHasSound { track.isEnabled = true }
         }
         let index = writer.addTrack(track)
         let delta = rescale(3_600, from: 90_000, to: sample.description.timescale)

@@ -507,7 +507,7 @@ audio_renditions() {
   done
   local variant='#EXT-X-STREAM-INF:BANDWIDTH=110000,CODECS="mp4a.40.2",AUDIO="a-1"'
   local lean='#EXT-X-STREAM-INF:BANDWIDTH=75000,CODECS="mp4a.40.2",AUDIO="a-2"'
-  master() { # file attributes192 attributes128
+  master() { # file attributes96 attributes64
     {
       echo "#EXTM3U"
       echo "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a-1\",NAME=\"Default\",DEFAULT=YES,AUTOSELECT=YES,$2"
@@ -537,6 +537,33 @@ audio_renditions() {
     echo '#EXT-X-STREAM-INF:BANDWIDTH=220000,CODECS="mp4a.40.2",AUDIO="a",SUBTITLES="s"'
     echo "a96.m3u8"
   } > "$d/master-languages.m3u8"
+  # The same two languages tagged as ffmpeg and many packagers write them (ISO 639-2).
+  sed -e 's/LANGUAGE="en"/LANGUAGE="eng"/' -e 's/LANGUAGE="es"/LANGUAGE="spa"/' \
+    "$d/master-languages.m3u8" > "$d/master-languages-iso.m3u8"
+  # One media named three ways in one group: plainly, percent-encoded, and with a query.
+  {
+    echo "#EXTM3U"
+    echo '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",LANGUAGE="en",NAME="English",DEFAULT=YES,AUTOSELECT=YES,URI="a96.m3u8"'
+    echo '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",LANGUAGE="en",NAME="English (again)",AUTOSELECT=YES,URI="a%39%36.m3u8"'
+    echo '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",LANGUAGE="en",NAME="English (query)",AUTOSELECT=YES,URI="a96.m3u8?session=2"'
+    echo '#EXT-X-STREAM-INF:BANDWIDTH=110000,CODECS="mp4a.40.2",AUDIO="a"'
+    echo "a96.m3u8"
+  } > "$d/master-twice.m3u8"
+  # Video variants (the webvtt lesson's muxed H.264+AAC) whose AUDIO group describes their own
+  # audio: without URI beside a separate Spanish rendition (multi-audio's), and by naming the
+  # variant's playlist itself.
+  local video='#EXT-X-STREAM-INF:BANDWIDTH=105600,RESOLUTION=192x108,CODECS="avc1.64000b,mp4a.40.2",AUDIO="aud"'
+  {
+    echo "#EXTM3U"
+    echo '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",LANGUAGE="en",NAME="English",DEFAULT=YES,AUTOSELECT=YES'
+    echo '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",LANGUAGE="es",NAME="Español",DEFAULT=NO,AUTOSELECT=YES,URI="../multi-audio/audio_es/index.m3u8"'
+    echo "$video"; echo "../webvtt/video/index.m3u8"
+  } > "$d/master-muxed.m3u8"
+  {
+    echo "#EXTM3U"
+    echo '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",LANGUAGE="en",NAME="English",DEFAULT=YES,AUTOSELECT=YES,URI="../webvtt/video/index.m3u8"'
+    echo "$video"; echo "../webvtt/video/index.m3u8"
+  } > "$d/master-self.m3u8"
   facts $n "The audio circle's shape: two AAC-LC stereo renditions (96 and 64 kb/s, 1.96 s of 440 Hz), each one TS file addressed by EXT-X-BYTERANGE (1 s segments); audio-only variants that point at the same media playlists as their AUDIO groups' renditions, in several spellings (make-media-fixtures.sh, section 10); master-languages.m3u8 with English and Spanish audio and subtitles." \
     "ffmpeg hls muxer (-hls_flags single_file, MPEG-TS, -c:a aac); playlists by make-media-fixtures.sh"
 }
