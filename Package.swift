@@ -88,7 +88,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HLSTests",
-            dependencies: ["HLS", "TestSupport"],
+            dependencies: ["HLS", "DecimalFormatting", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),

@@ -40,7 +40,7 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
         /// in a way one audio track cannot hold.
         case audioFormatChanged(from: String, to: String)
         /// The segments hold no audio or video this module can write.
-        case noSupportedAudio
+        case noSupportedMedia
         /// A transport stream declares a stream in a codec that cannot be written into MP4
         /// (MPEG-2 video, LATM AAC…): the whole stream would be lost, so nothing is written.
         case unsupportedCodec(StreamType)
@@ -108,7 +108,7 @@ public struct ContainerError: Error, Hashable, Sendable, CustomStringConvertible
             case .malformedBox(let box, let reason): "malformed '\(box)' box: \(reason)"
             case .missingInitialization: "a fragmented MP4 segment without its initialisation section"
             case .audioFormatChanged(let from, let to): "the audio changed from \(from) to \(to)"
-            case .noSupportedAudio: "no audio or video that can be written"
+            case .noSupportedMedia: "no audio or video that can be written"
             case .unsupportedCodec(let type): "\(type) cannot be remuxed into MP4"
             case .unsupportedFormat(let format): "the '\(format)' sample format cannot be remuxed into MP4"
             case .encrypted(let method): "the samples are encrypted (\(method))"

@@ -113,7 +113,7 @@ struct RemuxTests {
             #expect(error.kind == .lostSync(found: 0))
             #expect(error.offset == 188 * 3)
         }
-        #expect(throws: ContainerError(.noSupportedAudio)) { _ = try Remux.run([Data]()) }
+        #expect(throws: ContainerError(.noSupportedMedia)) { _ = try Remux.run([Data]()) }
         let page = Data("<!doctype html><html><body>Sign in to the hotel Wi-Fi</body></html>".utf8)
         #expect(throws: ContainerError(.notMedia(found: "an HTML page"), segment: 0)) { _ = try Remux.run([page]) }
     }

@@ -206,7 +206,7 @@ struct LessonPlan: Sendable {
         return String(hash.value, radix: 16)
     }
 
-    /// The first step whose parts start at or after `part`.
+    /// The index of step `step`'s first part; the part count for a step past the last.
     func firstPart(ofStep step: Int) -> Int {
         step < steps.count ? steps[step].lowerBound : parts.count
     }

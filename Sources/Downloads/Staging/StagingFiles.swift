@@ -381,22 +381,6 @@ struct Journal {
     }
 }
 
-/// The 64-bit FNV-1a hash, fed in pieces: the download's fingerprint and each part's digest.
-struct FNV1a64 {
-    /// The hash of the bytes added so far.
-    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
-
-    /// Adds `bytes` to the hash.
-    ///
-    /// - Complexity: O(*n*) for *n* bytes.
-    mutating func add(_ bytes: some Sequence<UInt8>) {
-        for byte in bytes {
-            value ^= UInt64(byte)
-            value &*= 0x0000_0100_0000_01b3
-        }
-    }
-}
-
 /// The first bytes of a part with a byte range that are in the staging file: how many, and the
 /// ``ChunkDigest`` of them, to go on hashing the rest of the part from.
 struct PartPrefix: Sendable {

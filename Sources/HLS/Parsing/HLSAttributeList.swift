@@ -1,3 +1,5 @@
+import DecimalFormatting
+
 /// An HLS attribute list (RFC 8216 §4.2): comma-separated `NAME=value` pairs, in order.
 ///
 /// Values keep their written form and whether they were quoted, so a playlist writes back as it
@@ -115,18 +117,10 @@ public struct HLSAttributeList: Hashable, Sendable, Sequence {
     }
 
     static func decimalFloat(_ text: some StringProtocol, signed: Bool) -> Double? {
-        var sawDigit = false
-        var sawPoint = false
-        for (index, byte) in text.utf8.enumerated() {
-            switch byte {
-            case 0x30...0x39: sawDigit = true
-            case UInt8(ascii: ".") where !sawPoint: sawPoint = true
-            case UInt8(ascii: "-") where signed && index == 0: continue
-            default: return nil
-            }
+        if signed, text.utf8.first == UInt8(ascii: "-") {
+            return PlainDecimalReading.value(text.dropFirst()).map { -$0 }
         }
-        guard sawDigit, let value = Double(String(text)), value.isFinite else { return nil }
-        return value
+        return PlainDecimalReading.value(text)
     }
 
     /// Whether `name` is present as a hexadecimal-sequence, checked without building the bytes.

@@ -2,8 +2,8 @@ public import Foundation
 
 /// Where an ``MP4Writer`` puts its bytes: a file written at offsets.
 ///
-/// ``MP4FileOutput`` writes a local file; the `Downloads` module passes its own output, which
-/// watches every operation for its crash tests.
+/// ``MP4FileOutput`` writes a local file; the `Downloads` module wraps it in an output that
+/// announces every operation to its file system and digests the bytes for its journal.
 public protocol MP4Output: AnyObject, Sendable {
     /// Writes `bytes` at `offset`, growing the file as needed.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws
@@ -29,9 +29,7 @@ public final class MP4FileOutput: MP4Output, Sendable {
         let flags = O_RDWR | O_CREAT | O_CLOEXEC | (truncating ? O_TRUNC : 0)
         let descriptor = open(url.path, flags, 0o644)
         guard descriptor >= 0 else {
-            let code = errno
-            throw ContainerError(
-                .writeFailed(reason: "cannot open \(url.path): \(FileErrorCode.reason(code))", code: code))
+            throw Self.failure("open", url, errno)
         }
         self.descriptor = descriptor
     }
@@ -47,7 +45,7 @@ public final class MP4FileOutput: MP4Output, Sendable {
             guard let base = bytes.baseAddress else { return }
             let wrote = pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
             if wrote < 0, errno == EINTR { continue }
-            guard wrote > 0 else { throw Self.failure("write", errno) }
+            guard wrote > 0 else { throw Self.failure("write", url, errno) }
             done += wrote
         }
     }
@@ -56,35 +54,43 @@ public final class MP4FileOutput: MP4Output, Sendable {
     public func read(at offset: UInt64, count: Int) throws -> Data {
         var data = Data(count: max(count, 0))
         var done = 0
-        let failed: Bool = data.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return false }
+        // The `errno` of a failed read, taken before anything else can change it.
+        let code: Int32 = data.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return 0 }
             while done < buffer.count {
                 let got = pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
                 if got < 0, errno == EINTR { continue }
-                if got < 0 { return true }
+                if got < 0 { return errno }
                 if got == 0 { break }
                 done += got
             }
-            return false
+            return 0
         }
-        if failed { throw Self.failure("read", errno) }
+        if code != 0 { throw Self.failure("read", url, code) }
         return data.prefix(done)
     }
 
     /// Cuts the file to `length` bytes.
     public func truncate(to length: UInt64) throws {
         guard ftruncate(descriptor, off_t(length)) == 0 else {
-            throw Self.failure("truncate", errno)
+            throw Self.failure("truncate", url, errno)
         }
     }
 
     /// Flushes the file to stable storage.
     public func synchronize() throws {
-        guard fsync(descriptor) == 0 else { throw Self.failure("fsync", errno) }
+        guard fsync(descriptor) == 0 else { throw Self.failure("flush", url, errno) }
     }
 
-    /// The write failure of `operation` with `code`, typed by its `errno`.
-    private static func failure(_ operation: String, _ code: Int32) -> ContainerError {
-        ContainerError(.writeFailed(reason: "\(operation) failed: \(FileErrorCode.reason(code))", code: code))
+    /// The file's length in bytes (0 when it cannot be read).
+    public var length: UInt64 {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 ? UInt64(status.st_size) : 0
+    }
+
+    /// The write failure of `operation` on `url` with `code`, typed by its `errno`.
+    private static func failure(_ operation: String, _ url: URL, _ code: Int32) -> ContainerError {
+        ContainerError(
+            .writeFailed(reason: "could not \(operation) \(url.path): \(FileErrorCode.reason(code))", code: code))
     }
 }

@@ -1,31 +1,31 @@
 import Foundation
 
-/// One sample's entry in an MP4 track's sample tables, as ``MP4Writer`` notes it when the sample's
+/// One sample's entry in an MP4 track's sample tables, as `MP4Writer` notes it when the sample's
 /// bytes go into `mdat`: which track, which sample description, its size, its decode time and
 /// composition offset, whether it is a sync sample, and whether it starts a chunk.
 ///
-/// The writer keeps no table in memory: it hands its records to its caller at each checkpoint
-/// (``MP4Writer/checkpoint()``), and ``MP4Writer/finish(replaying:)`` reads them back to write the
-/// `moov`. A sample's offset in the file is the sum of the sizes before it, in record order.
-public struct SampleRecord: Hashable, Sendable {
+/// The writer keeps no table: it keeps the records themselves, or, within the package, hands
+/// them to its caller at each checkpoint (`MP4Writer.checkpoint()`), and reads them back to write
+/// the `moov`. A sample's offset in the file is the sum of the sizes before it, in record order.
+package struct SampleRecord: Hashable, Sendable {
     /// The track's index in the writer, from 0.
-    public var track: Int
+    package var track: Int
     /// The sample description's index in the track's `stsd`, from 1.
-    public var description: Int
+    package var description: Int
     /// The sample's size in bytes.
-    public var size: UInt32
+    package var size: UInt32
     /// When it is decoded, in the track's timescale.
-    public var decodeTime: Int64
+    package var decodeTime: Int64
     /// Its composition time minus its decode time, in the track's timescale.
-    public var compositionOffset: Int32
+    package var compositionOffset: Int32
     /// Whether it is a sync sample.
-    public var isSync: Bool
+    package var isSync: Bool
     /// Whether it starts a chunk (the first sample after another track's, after a description
     /// change, or after a checkpoint).
-    public var startsChunk: Bool
+    package var startsChunk: Bool
 
     /// Creates a record.
-    public init(
+    package init(
         track: Int, description: Int, size: UInt32, decodeTime: Int64, compositionOffset: Int32, isSync: Bool,
         startsChunk: Bool
     ) {
@@ -44,16 +44,16 @@ public struct SampleRecord: Hashable, Sendable {
 ///
 /// Encoder and decoder carry each track's previous decode time from batch to batch: records are
 /// decoded in the order they were encoded, from the first.
-public struct SampleRecordCoder: Hashable, Sendable, Codable {
+package struct SampleRecordCoder: Hashable, Sendable, Codable {
     private var previous: [Int64] = []
 
     /// A coder at the start of a stream of records.
-    public init() {}
+    package init() {}
 
     /// Appends the encoding of `records` to `bytes`.
     ///
     /// - Complexity: O(*n*) in the records.
-    public mutating func encode(_ records: [SampleRecord], into bytes: inout [UInt8]) {
+    package mutating func encode(_ records: [SampleRecord], into bytes: inout [UInt8]) {
         for record in records {
             while previous.count <= record.track { previous.append(0) }
             let flags = UInt8(record.isSync ? 1 : 0) | (record.startsChunk ? 2 : 0)
@@ -69,10 +69,10 @@ public struct SampleRecordCoder: Hashable, Sendable, Codable {
 
     /// Decodes every record of `bytes`, in order, handing each to `visit`.
     ///
-    /// - Throws: ``ContainerError/Kind/invalidCheckpoint(reason:)`` for bytes that do not decode
+    /// - Throws: `ContainerError/Kind/invalidCheckpoint(reason:)` for bytes that do not decode
     ///   (cut short, or a value out of range), or what `visit` throws.
     /// - Complexity: O(*n*) in the bytes.
-    public mutating func decode(
+    package mutating func decode(
         _ bytes: UnsafeRawBufferPointer, _ visit: (SampleRecord) throws(ContainerError) -> Void
     ) throws(ContainerError) {
         var index = 0

@@ -205,17 +205,7 @@ public enum PlayedSegments {
 
     /// Parses `digits[.digits]`, or `nil` for anything else (signs, exponents, `nan`, spaces).
     static func decimal(_ text: Substring) -> Double? {
-        var sawDigit = false
-        var sawPoint = false
-        for character in text.utf8 {
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): sawDigit = true
-            case UInt8(ascii: ".") where !sawPoint: sawPoint = true
-            default: return nil
-            }
-        }
-        guard sawDigit, let value = Double(text), value.isFinite else { return nil }
-        return value
+        PlainDecimalReading.value(text)
     }
 }
 

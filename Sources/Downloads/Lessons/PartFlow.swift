@@ -1,0 +1,128 @@
+import Foundation
+import Locking
+import MediaContainers
+
+/// One part's bytes on their way: held while the part waits its turn, or handed to the remuxer as
+/// they arrive once its step streams (what was held first, in order).
+final class PartFlow: PartReceiver, Sendable {
+    private struct State {
+        var held: [Data] = []
+        var heldBytes = 0
+        var streaming = false
+        /// Bytes handed to the remuxer's queue and not yet remuxed.
+        var queued = 0
+        /// The transfer, waiting for the queue to drain to the bound.
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let session: RemuxSession
+    private let gauge: BufferGauge
+    private let state = Locked(State())
+
+    /// The most bytes waiting on the remuxer's queue: a transfer that has handed on more waits
+    /// until the remuxer has taken them down to this bound (back-pressure on the network).
+    static let queueLimit = 2 << 20
+
+    init(session: RemuxSession, gauge: BufferGauge) {
+        self.session = session
+        self.gauge = gauge
+    }
+
+    deinit {
+        gauge.release(state.withLock { $0.heldBytes })
+    }
+
+    func receive(_ bytes: Data) async {
+        guard take(bytes) else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let drained = state.withLock { state in
+                guard state.queued > Self.queueLimit else { return true }
+                state.waiter = continuation
+                return false
+            }
+            if drained { continuation.resume() }
+        }
+    }
+
+    /// Holds `bytes`, or hands them to the remuxer's queue; returns whether the queue is so full
+    /// that the transfer should wait for it.
+    private func take(_ bytes: Data) -> Bool {
+        state.withLock { state in
+            guard state.streaming else {
+                state.held.append(bytes)
+                state.heldBytes += bytes.count
+                gauge.hold(bytes.count)
+                return false
+            }
+            state.queued += bytes.count
+            let count = bytes.count
+            session.enqueue { session in
+                session.feedStreaming(bytes)
+                self.fed(count)
+            }
+            return state.queued > Self.queueLimit
+        }
+    }
+
+    func restart() async {
+        startOver()
+    }
+
+    /// Drops what an earlier attempt sent: the held bytes, or the remuxed part of the segment.
+    private func startOver() {
+        state.withLock { state in
+            if state.streaming {
+                session.enqueue { $0.restartStreaming() }
+            } else {
+                gauge.release(state.heldBytes)
+                state.held = []
+                state.heldBytes = 0
+            }
+        }
+    }
+
+    /// Starts handing the part to the remuxer as `segment`: what was held first, then each piece
+    /// as it arrives.
+    func stream(_ segment: SegmentRemuxer.Segment) {
+        state.withLock { state in
+            state.streaming = true
+            let pieces = state.held
+            state.held = []
+            gauge.release(state.heldBytes)
+            state.heldBytes = 0
+            session.enqueue { $0.beginStreaming(segment) }
+            for piece in pieces {
+                state.queued += piece.count
+                session.enqueue { session in
+                    session.feedStreaming(piece)
+                    self.fed(piece.count)
+                }
+            }
+        }
+    }
+
+    /// The bytes held, joined (a part remuxed whole, or decrypted first).
+    func takeBuffered() -> Data {
+        state.withLock { state in
+            gauge.release(state.heldBytes)
+            state.heldBytes = 0
+            defer { state.held = [] }
+            if state.held.count == 1, let only = state.held.first { return only }
+            var joined = Data(capacity: state.held.reduce(0) { $0 + $1.count })
+            for piece in state.held { joined.append(piece) }
+            return joined
+        }
+    }
+
+    /// Notes bytes the remuxer took, and lets the waiting transfer go on once the queue is
+    /// within the bound.
+    private func fed(_ count: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.queued -= count
+            guard state.queued <= Self.queueLimit, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+}
