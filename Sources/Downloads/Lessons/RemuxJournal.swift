@@ -152,32 +152,22 @@ struct RemuxJournal {
         checkpoint: Checkpoint?, records: (offset: UInt64, length: Int), end: Int
     )? {
         bytes.withUnsafeBytes { raw -> (Checkpoint?, (UInt64, Int), Int)? in
-            var frame = ByteReader(raw, at: position)
-            guard let magic = frame.uint32(), magic == Self.magic, let length = frame.uint32(),
-                let checksum = frame.uint64(), Int(length) <= frame.remaining
-            else { return nil }
-            let payloadStart = frame.position
-            let payload = UnsafeRawBufferPointer(rebasing: raw[payloadStart..<(payloadStart + Int(length))])
-            var digest = ChunkDigest()
-            digest.add(payload)
-            guard digest.value == checksum else { return nil }
-            var fields = ByteReader(payload, at: 0)
+            guard let frame = JournalFrame.decode(raw, at: position), frame.magic == Self.magic else { return nil }
+            var fields = ByteCursor(raw, from: frame.payload.lowerBound, to: frame.payload.upperBound)
             guard let steps = fields.uint32(), let dataLength = fields.uint64(), let dataDigest = fields.uint64(),
                 let received = fields.uint64(), let floorBits = fields.uint64(), let stateLength = fields.uint32(),
                 Int(stateLength) <= fields.remaining
             else { return nil }
-            let stateBytes = Data(
-                UnsafeRawBufferPointer(rebasing: payload[fields.position..<(fields.position + Int(stateLength))]))
-            fields.position += Int(stateLength)
+            let stateBytes = Data(fields.peek(Int(stateLength)))
+            _ = fields.skip(Int(stateLength))
             guard let recordsLength = fields.uint32(), Int(recordsLength) == fields.remaining else { return nil }
-            let recordsOffset = UInt64(payloadStart + fields.position)
             let state = try? JSONDecoder().decode(SegmentRemuxer.State.self, from: stateBytes)
             let checkpoint = state.map {
                 Checkpoint(
                     stepsDone: Int(steps), dataLength: dataLength, dataDigest: dataDigest, bytesReceived: received,
                     fractionFloor: Double(bitPattern: floorBits), state: $0)
             }
-            return (checkpoint, (recordsOffset, Int(recordsLength)), payloadStart + Int(length))
+            return (checkpoint, (UInt64(fields.position), Int(recordsLength)), frame.end)
         }
     }
 
@@ -197,24 +187,20 @@ struct RemuxJournal {
         }
         var payload: [UInt8] = []
         payload.reserveCapacity(40 + state.count + checkpoint.encodedRecords.count)
-        func put(_ value: UInt64, _ width: Int) {
-            for shift in stride(from: (width - 1) * 8, through: 0, by: -8) {
-                payload.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-            }
-        }
-        put(UInt64(stepsDone), 4)
-        put(checkpoint.dataLength, 8)
-        put(dataDigest, 8)
-        put(bytesReceived, 8)
-        put(fractionFloor.bitPattern, 8)
-        put(UInt64(state.count), 4)
+        JournalFrame.appendBigEndian(UInt64(stepsDone), width: 4, to: &payload)
+        JournalFrame.appendBigEndian(checkpoint.dataLength, width: 8, to: &payload)
+        JournalFrame.appendBigEndian(dataDigest, width: 8, to: &payload)
+        JournalFrame.appendBigEndian(bytesReceived, width: 8, to: &payload)
+        JournalFrame.appendBigEndian(fractionFloor.bitPattern, width: 8, to: &payload)
+        JournalFrame.appendBigEndian(UInt64(state.count), width: 4, to: &payload)
         payload.append(contentsOf: state)
-        put(UInt64(checkpoint.encodedRecords.count), 4)
+        JournalFrame.appendBigEndian(UInt64(checkpoint.encodedRecords.count), width: 4, to: &payload)
         let recordsStart = payload.count
         payload.append(contentsOf: checkpoint.encodedRecords)
-        let frame = Self.frame(payload, magic: Self.magic)
+        let frame = JournalFrame.encode(payload, magic: Self.magic)
         try writeAndFlush(frame, operation: "record progress in")
-        recordRegions.append((length + 16 + UInt64(recordsStart), checkpoint.encodedRecords.count))
+        recordRegions.append(
+            (length + UInt64(JournalFrame.headerLength + recordsStart), checkpoint.encodedRecords.count))
         length += UInt64(frame.count)
     }
 
@@ -228,10 +214,8 @@ struct RemuxJournal {
         // journal's tail, and a second pause must not lose it.
         guard floor.isFinite, floor > (last?.fractionFloor ?? 0) else { return }
         var payload: [UInt8] = []
-        for shift in stride(from: 56, through: 0, by: -8) {
-            payload.append(UInt8(truncatingIfNeeded: floor.bitPattern >> UInt64(shift)))
-        }
-        let frame = Self.frame(payload, magic: Self.floorMagic)
+        JournalFrame.appendBigEndian(floor.bitPattern, width: 8, to: &payload)
+        let frame = JournalFrame.encode(payload, magic: Self.floorMagic)
         guard (try? fileSystem.willPerform(.write, on: url)) != nil else { return }
         _ = frame.withUnsafeBytes { raw in pwrite(descriptor, raw.baseAddress, raw.count, off_t(length)) }
         notedFloor = floor
@@ -261,7 +245,7 @@ struct RemuxJournal {
         } catch {
             throw DownloadError.file("record the end in", error, path: url.path)
         }
-        try writeAndFlush(Self.frame(payload, magic: Self.doneMagic), operation: "record the end in")
+        try writeAndFlush(JournalFrame.encode(payload, magic: Self.doneMagic), operation: "record the end in")
     }
 
     /// Writes `frame` where the next record goes and flushes the journal.
@@ -304,47 +288,22 @@ struct RemuxJournal {
         return found
     }
 
-    /// A frame: magic, payload length, payload digest, payload.
-    private static func frame(_ payload: [UInt8], magic: UInt32) -> [UInt8] {
-        var digest = ChunkDigest()
-        payload.withUnsafeBytes { digest.add($0) }
-        var frame: [UInt8] = []
-        let header = UInt64(magic) << 32 | UInt64(payload.count)
-        for value in [header, digest.value] {
-            for shift in stride(from: 56, through: 0, by: -8) {
-                frame.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-            }
-        }
-        frame.append(contentsOf: payload)
-        return frame
-    }
-
     /// The intact frame at `position` (any magic), or `nil`.
     private static func frameAt(_ bytes: Data, _ position: Int) -> (magic: UInt32, payload: Data, end: Int)? {
         bytes.withUnsafeBytes { raw -> (UInt32, Data, Int)? in
-            var frame = ByteReader(raw, at: position)
-            guard let magic = frame.uint32(), let length = frame.uint32(), let checksum = frame.uint64(),
-                Int(length) <= frame.remaining
-            else { return nil }
-            let payload = UnsafeRawBufferPointer(rebasing: raw[frame.position..<(frame.position + Int(length))])
-            var digest = ChunkDigest()
-            digest.add(payload)
-            guard digest.value == checksum else { return nil }
-            return (magic, Data(payload), frame.position + Int(length))
+            guard let frame = JournalFrame.decode(raw, at: position) else { return nil }
+            return (frame.magic, Data(raw[frame.payload]), frame.end)
         }
     }
 
     /// The fraction of a floor note at `position`, or `nil` when no intact note is there.
     private static func floorNote(in bytes: Data, at position: Int) -> Double? {
         bytes.withUnsafeBytes { raw -> Double? in
-            var frame = ByteReader(raw, at: position)
-            guard let magic = frame.uint32(), magic == Self.floorMagic, let length = frame.uint32(), length == 8,
-                let checksum = frame.uint64(), frame.remaining >= 8
+            guard let frame = JournalFrame.decode(raw, at: position), frame.magic == Self.floorMagic,
+                frame.payload.count == 8
             else { return nil }
-            let payload = UnsafeRawBufferPointer(rebasing: raw[frame.position..<(frame.position + 8)])
-            var digest = ChunkDigest()
-            digest.add(payload)
-            guard digest.value == checksum, let bits = frame.uint64() else { return nil }
+            var fields = ByteCursor(raw, from: frame.payload.lowerBound, to: frame.payload.upperBound)
+            guard let bits = fields.uint64() else { return nil }
             let floor = Double(bitPattern: bits)
             return floor.isFinite && floor >= 0 && floor < 1 ? floor : nil
         }
@@ -365,15 +324,7 @@ struct RemuxJournal {
             guard got == region.length else {
                 throw ContainerError(.invalidCheckpoint(reason: "the journal's records cannot be read"))
             }
-            var failure: ContainerError?
-            bytes.withUnsafeBytes { raw in
-                do throws(ContainerError) {
-                    try coder.decode(raw, visit)
-                } catch {
-                    failure = error
-                }
-            }
-            if let failure { throw failure }
+            try withBytes(of: bytes) { (raw) throws(ContainerError) in try coder.decode(raw, visit) }
         }
     }
 
@@ -391,28 +342,4 @@ private func openForUpdate(_ path: String) -> Int32 {
 /// Closes a file descriptor.
 private func closeDescriptor(_ descriptor: Int32) {
     close(descriptor)
-}
-
-/// Reads big-endian fields from bytes in place.
-struct ByteReader {
-    let bytes: UnsafeRawBufferPointer
-    var position: Int
-
-    init(_ bytes: UnsafeRawBufferPointer, at position: Int) {
-        self.bytes = bytes
-        self.position = position
-    }
-
-    var remaining: Int { max(bytes.count - position, 0) }
-
-    mutating func read(_ width: Int) -> UInt64? {
-        guard remaining >= width else { return nil }
-        var value: UInt64 = 0
-        for index in 0..<width { value = value << 8 | UInt64(bytes[position + index]) }
-        position += width
-        return value
-    }
-
-    mutating func uint32() -> UInt32? { read(4).map { UInt32(truncatingIfNeeded: $0) } }
-    mutating func uint64() -> UInt64? { read(8) }
 }

@@ -77,8 +77,7 @@ public struct ADTSFrame: Hashable, Sendable {
 ///
 /// - Complexity: O(*n*) in the bytes fed.
 public struct ADTSReader: Sendable {
-    private var buffer: [UInt8] = []
-    private var consumed = 0
+    private var driver = ByteStreamDriver(ADTSFrameDecoder())
 
     /// Creates a reader.
     public init() {}
@@ -90,25 +89,12 @@ public struct ADTSReader: Sendable {
     ///   shorter than its header, or a frame of several raw data blocks.
     public mutating func append(_ data: Data) throws(ContainerError) -> [ADTSFrame] {
         var frames: [ADTSFrame] = []
-        var failure: ContainerError?
-        buffer.append(contentsOf: data)
-        buffer.withUnsafeBytes { raw in
-            do throws(ContainerError) {
-                let used = try Self.frames(in: raw, startingAt: consumed) { format, payload in
-                    frames.append(ADTSFrame(format: format, payload: Data(payload)))
-                }
-                consumed += used
-                buffer.removeFirst(used)
-            } catch {
-                failure = error
-            }
-        }
-        if let failure { throw failure }
+        try driver.feed(data) { frame throws(ContainerError) in frames.append(frame) }
         return frames
     }
 
     /// The bytes fed but not yet read as a frame (a frame still incomplete).
-    public var pendingByteCount: Int { buffer.count }
+    public var pendingByteCount: Int { driver.pendingByteCount }
 
     /// The header facts of the ADTS frame at `index` of `bytes`: its format, its whole length and
     /// its header's length; `nil` when fewer than 7 bytes remain.
@@ -149,24 +135,34 @@ public struct ADTSReader: Sendable {
         let format = AACFormat(objectType: profile + 1, frequencyIndex: frequency, channelConfiguration: channels)
         return (format, length, headerLength)
     }
+}
 
-    /// Hands the whole frames at the start of `bytes` to `body` and returns how many bytes they
-    /// took; `offset` is the stream offset of `bytes`, for errors. An ID3 tag where a frame
-    /// should start stops reading.
-    static func frames(
-        in bytes: UnsafeRawBufferPointer, startingAt offset: Int,
-        _ body: (AACFormat, UnsafeRawBufferPointer) throws(ContainerError) -> Void
-    ) throws(ContainerError) -> Int {
-        var index = 0
-        while bytes.count - index >= 7 {
-            if bytes[index] == 0x49, bytes[index + 1] == 0x44, bytes[index + 2] == 0x33 { break }
-            guard let header = try header(in: bytes, at: index, offset: offset) else { break }
-            guard bytes.count - index >= header.length else { break }
-            try body(
-                header.format,
-                UnsafeRawBufferPointer(rebasing: bytes[(index + header.headerLength)..<(index + header.length)]))
-            index += header.length
+/// The ``ByteStreamDecoder`` of ADTS frames: a frame is whole when its header's length is there.
+/// An ID3 tag where a frame should start stops reading.
+struct ADTSFrameDecoder: ByteStreamDecoder, Sendable {
+    mutating func decode(_ cursor: inout ByteCursor, _ emit: (ADTSFrame) throws(ContainerError) -> Void)
+        throws(ContainerError)
+    {
+        while cursor.remaining >= 7 {
+            if cursor[ahead: 0] == 0x49, cursor[ahead: 1] == 0x44, cursor[ahead: 2] == 0x33 { return }
+            guard let header = try ADTSReader.header(in: cursor.bytes, at: cursor.position, offset: cursor.base),
+                cursor.remaining >= header.length
+            else { return }
+            let payload = cursor.peek(header.length).dropFirst(header.headerLength)
+            try emit(ADTSFrame(format: header.format, payload: Data(payload)))
+            cursor.position += header.length
         }
-        return index
+    }
+
+    /// ADTS has no end marker: the last bytes are read as any others, and an incomplete frame
+    /// stays unread.
+    mutating func decodeLast(_ cursor: inout ByteCursor, _ emit: (ADTSFrame) throws(ContainerError) -> Void)
+        throws(ContainerError)
+    {
+        try decode(&cursor, emit)
+    }
+
+    func unitLength(at cursor: ByteCursor) -> Int? {
+        (try? ADTSReader.header(in: cursor.bytes, at: cursor.position, offset: cursor.base))?.length
     }
 }

@@ -9,14 +9,68 @@ import Foundation
 /// running clock already is keeps the clock (the 90 kHz rounding is not a gap); a larger jump is
 /// honoured, and the remuxer decides what the gap or overlap means.
 struct AudioFramer: Sendable {
+    /// The frame decoder, fed through the one byte stream driver.
+    private var driver: ByteStreamDriver<AudioFrameDecoder>
+
+    init(codec: MediaCodec, nextTime: Int64? = nil) {
+        driver = ByteStreamDriver(AudioFrameDecoder(codec: codec, nextTime: nextTime))
+    }
+
+    /// The codec the stream declares.
+    var codec: MediaCodec { driver.decoder.codec }
+
+    /// When the next frame starts, in the sample rate's units, once known.
+    var nextTime: Int64? { driver.decoder.nextTime }
+
+    /// The bytes fed but not yet part of a complete sample.
+    var pendingByteCount: Int { driver.pendingByteCount + driver.decoder.gatheredByteCount }
+
+    /// Feeds one piece of the stream, presented at `presentationTime` (90 kHz) when it says, and
+    /// returns the samples it completed, untimed by stream (the caller sets their slot). `offset`
+    /// is the piece's offset in its segment, for errors.
+    ///
+    /// - Throws: ``ContainerError`` for a frame that is not of the declared codec or is malformed.
+    mutating func push(_ piece: UnsafeRawBufferPointer, presentationTime: Int64?, offset: Int) throws(ContainerError)
+        -> [MediaSample]
+    {
+        let start = driver.fedLength
+        driver.decoder.pieceStamp = presentationTime.map { (time: $0, from: start) }
+        driver.decoder.errorShift = offset - start
+        // The piece's timestamp belongs to a frame that starts in it, or to none.
+        defer { driver.decoder.pieceStamp = nil }
+        var samples: [MediaSample] = []
+        try driver.feed(piece) { sample throws(ContainerError) in samples.append(sample) }
+        return samples
+    }
+
+    /// Ends the stream: the sample still being gathered, if any.
+    ///
+    /// - Throws: ``ContainerError`` when the stream ends inside a frame.
+    mutating func finish() throws(ContainerError) -> [MediaSample] {
+        var samples: [MediaSample] = []
+        try driver.finish { sample throws(ContainerError) in samples.append(sample) }
+        return samples
+    }
+}
+
+/// The ``ByteStreamDecoder`` of audio frames (ADTS AAC, MPEG audio, AC-3, E-AC-3): a frame is
+/// whole when its header's length is there. It times each frame (see ``AudioFramer``) and
+/// gathers E-AC-3 frames into six-block samples. An ID3 tag where a frame should start stops
+/// reading: a packed audio segment's tags are its reader's to take.
+struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
     /// The codec the stream declares.
     let codec: MediaCodec
     /// When the next frame starts, in the sample rate's units, once known.
     var nextTime: Int64?
-    /// A 90 kHz timestamp for the next frame parsed, wherever it starts (a packed audio
+    /// A 90 kHz timestamp for the next frame decoded, wherever it starts (a packed audio
     /// segment's ID3 timestamp).
     var stampForNextFrame: Int64?
-    private var carry: [UInt8] = []
+    /// A piece's 90 kHz timestamp and its stream offset: it belongs to the first frame that
+    /// starts at or after that offset.
+    var pieceStamp: (time: Int64, from: Int)?
+    /// What to add to a stream offset to give the offset errors report (the piece's place in its
+    /// segment).
+    var errorShift = 0
     /// E-AC-3 frames gathered into the current sample until it holds six blocks.
     private var group: EnhancedGroup?
     /// The E-AC-3 substream layout of the last sample and its description.
@@ -27,77 +81,54 @@ struct AudioFramer: Sendable {
         self.nextTime = nextTime
     }
 
-    /// The bytes fed but not yet part of a complete frame.
-    var pendingByteCount: Int { carry.count + (group?.data.count ?? 0) }
+    /// The bytes of the E-AC-3 sample being gathered.
+    var gatheredByteCount: Int { group?.data.count ?? 0 }
 
-    /// Feeds one piece of the stream, presented at `presentationTime` (90 kHz) when it says, and
-    /// returns the samples it completed, untimed by stream (the caller sets their slot).
-    ///
-    /// - Throws: ``ContainerError`` for a frame that is not of the declared codec or is malformed.
-    mutating func push(_ piece: UnsafeRawBufferPointer, presentationTime: Int64?, offset: Int) throws(ContainerError)
-        -> [MediaSample]
+    mutating func decode(_ cursor: inout ByteCursor, _ emit: (MediaSample) throws(ContainerError) -> Void)
+        throws(ContainerError)
     {
-        let boundary = carry.count
-        carry.append(contentsOf: piece)
-        var samples: [MediaSample] = []
-        var timestamp = presentationTime
-        var index = 0
-        var failure: ContainerError?
-        carry.withUnsafeBytes { bytes in
-            do throws(ContainerError) {
-                while index < bytes.count {
-                    // An ID3 tag between frames (a packed audio segment's) is the caller's to take.
-                    if bytes.count - index >= 3, bytes[index] == 0x49, bytes[index + 1] == 0x44,
-                        bytes[index + 2] == 0x33
-                    {
-                        break
-                    }
-                    guard let frame = try frame(in: bytes, at: index, offset: offset - boundary) else { break }
-                    if let stamp = stampForNextFrame {
-                        align(to: stamp, description: frame.description)
-                        stampForNextFrame = nil
-                    } else if let stamp = timestamp, index >= boundary {
-                        align(to: stamp, description: frame.description)
-                        timestamp = nil
-                    }
-                    let time = nextTime ?? 0
-                    let data = Data(
-                        UnsafeRawBufferPointer(rebasing: bytes[(index + frame.skip)..<(index + frame.length)]))
-                    if let sample = gather(data, frame: frame, time: time) { samples.append(sample) }
-                    nextTime = time + Int64(frame.duration)
-                    index += frame.length
-                }
-            } catch {
-                failure = error
+        while cursor.remaining > 0 {
+            // An ID3 tag between frames (a packed audio segment's) is the caller's to take.
+            if cursor.remaining >= 3, cursor[ahead: 0] == 0x49, cursor[ahead: 1] == 0x44, cursor[ahead: 2] == 0x33 {
+                return
             }
+            guard
+                let frame = try frame(
+                    in: cursor.bytes, at: cursor.position, offset: cursor.base + errorShift, complete: true)
+            else { return }
+            if let stamp = stampForNextFrame {
+                align(to: stamp, description: frame.description)
+                stampForNextFrame = nil
+            } else if let stamp = pieceStamp, cursor.streamOffset >= stamp.from {
+                align(to: stamp.time, description: frame.description)
+                pieceStamp = nil
+            }
+            let time = nextTime ?? 0
+            let data = Data(cursor.peek(frame.length).dropFirst(frame.skip))
+            if let sample = gather(data, frame: frame, time: time) { try emit(sample) }
+            nextTime = time + Int64(frame.duration)
+            cursor.position += frame.length
         }
-        if let failure { throw failure }
-        carry.removeFirst(index)
-        return samples
     }
 
-    /// Whether the bytes waiting start with an ID3 tag.
-    var startsWithTag: Bool { carry.count >= 3 && carry[0] == 0x49 && carry[1] == 0x44 && carry[2] == 0x33 }
-
-    /// Takes the waiting bytes (after an ID3 tag in a packed audio segment).
-    mutating func takeCarry() -> [UInt8] {
-        defer { carry = [] }
-        return carry
-    }
-
-    /// Ends the stream: the sample still being gathered, if any.
+    /// Decodes the last frames, then hands on the sample still being gathered.
     ///
     /// - Throws: ``ContainerError`` when the stream ends inside a frame.
-    mutating func finish() throws(ContainerError) -> [MediaSample] {
-        guard carry.isEmpty else {
-            let count = carry.count
-            carry = []
+    mutating func decodeLast(_ cursor: inout ByteCursor, _ emit: (MediaSample) throws(ContainerError) -> Void)
+        throws(ContainerError)
+    {
+        try decode(&cursor, emit)
+        guard cursor.remaining == 0 else {
             throw ContainerError(
-                .malformedAudio(codec: codec, reason: "the stream ends inside a frame (\(count) bytes)"))
+                .malformedAudio(codec: codec, reason: "the stream ends inside a frame (\(cursor.remaining) bytes)"))
         }
-        guard let current = group else { return [] }
+        guard let current = group else { return }
         group = nil
-        return [enhancedSample(current)]
+        try emit(enhancedSample(current))
+    }
+
+    func unitLength(at cursor: ByteCursor) -> Int? {
+        (try? frame(in: cursor.bytes, at: cursor.position, offset: 0, complete: false))?.length
     }
 
     /// Moves the running clock to a timestamp of 90 kHz ticks unless it is within half a frame.
@@ -126,11 +157,15 @@ struct AudioFramer: Sendable {
         var ac3: AC3Header?
     }
 
-    private func frame(in bytes: UnsafeRawBufferPointer, at index: Int, offset: Int) throws(ContainerError) -> Frame? {
+    /// The frame whose header is at `index`, or `nil` while its header (or, when `complete`,
+    /// the whole frame) is not all there.
+    private func frame(in bytes: UnsafeRawBufferPointer, at index: Int, offset: Int, complete: Bool)
+        throws(ContainerError) -> Frame?
+    {
         switch codec {
         case .aac:
             guard let header = try ADTSReader.header(in: bytes, at: index, offset: offset) else { return nil }
-            guard bytes.count - index >= header.length else { return nil }
+            guard !complete || bytes.count - index >= header.length else { return nil }
             return Frame(
                 length: header.length, skip: header.headerLength, duration: 1_024,
                 description: header.format.sampleDescription)
@@ -140,13 +175,13 @@ struct AudioFramer: Sendable {
                 throw ContainerError(
                     .malformedAudio(codec: .mp3, reason: "no MPEG audio frame header"), offset: offset + index)
             }
-            guard bytes.count - index >= header.frameLength else { return nil }
+            guard !complete || bytes.count - index >= header.frameLength else { return nil }
             return Frame(
                 length: header.frameLength, skip: 0, duration: header.samplesPerFrame,
                 description: header.sampleDescription)
         case .ac3, .eac3:
             guard let header = try AC3Header.read(bytes, at: index, offset: offset) else { return nil }
-            guard bytes.count - index >= header.frameLength else { return nil }
+            guard !complete || bytes.count - index >= header.frameLength else { return nil }
             let description =
                 header.isEnhanced
                 ? header.enhancedDescription(dependents: [], dataRate: 0) : header.ac3Description

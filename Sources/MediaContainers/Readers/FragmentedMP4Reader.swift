@@ -1,27 +1,8 @@
 public import Foundation
 
-/// Reads fragmented MP4 segments (ISO/IEC 14496-12 §8.8; the CMAF and HLS `EXT-X-MAP` shape)
-/// into timed MP4 samples, given the initialisation section their tracks are described in.
-///
-/// The initialisation section's `moov` gives each track's timescale, handler, sample entries,
-/// `trex` defaults and edit list; each segment's `moof` boxes (`tfhd`, `tfdt`, `trun`) place its
-/// samples in the `mdat` that follows. The flags of `trun` and `tfhd` that place and time
-/// samples are read (data offset, first-sample flags, per-sample duration, size, flags and
-/// composition offset; base data offset, default-base-is-moof, sample description index and the
-/// defaults), as are several track fragments and runs per fragment. A `base_data_offset` counts
-/// from the start of the resource the segment was cut from (``resourceOffset`` says where the
-/// segment starts in it). One flag is not read: `duration-is-empty` (a fragment with no samples
-/// adds no time here). A track's first edit shifts its times, so a video
-/// track's composition delay (B-frames) and an audio track's priming stay as the source presents
-/// them.
-///
-/// Sample entries are kept as the initialisation section writes them. A track whose entry is
-/// encrypted (`encv`, `enca`) or whose fragments carry sample encryption is a typed error, as is
-/// a picture or sound track in a format MP4 remuxing does not take; timed text and metadata
-/// tracks are left out and listed in ``ignoredTracks``.
-///
-/// - Complexity: O(*n*) in the bytes read; memory holds the current top-level box.
-public struct FragmentedMP4Reader: Sendable {
+/// The ``ByteStreamDecoder`` under ``FragmentedMP4Reader``: it reads one top-level box at a
+/// time, once all of it is there (a `moof` gives the runs, the `mdat` after it their samples).
+struct FragmentDecoder: ByteStreamDecoder, Sendable {
     /// A track of the initialisation section.
     struct Track: Sendable, Hashable, Codable {
         var id: UInt32
@@ -41,16 +22,16 @@ public struct FragmentedMP4Reader: Sendable {
     private(set) var tracks: [Track]
     /// The next decode time of each track (by ID), continuing from fragment to fragment.
     private(set) var nextDecodeTimes: [UInt32: Int64] = [:]
-    private var buffer: [UInt8] = []
+    /// The stream offset of the bytes being decoded, for the offsets of errors and samples.
     private var consumed = 0
     private var pendingRuns: [Run] = []
     private var moofStart = 0
     /// The handlers of tracks left out (timed text, metadata) with their track IDs.
-    public private(set) var ignoredTracks: [String] = []
+    private(set) var ignoredTracks: [String] = []
     /// Where the segment's bytes start in the resource they were cut from (an `EXT-X-BYTERANGE`
     /// offset; 0, the default, for a segment that is a file of its own): a `tfhd`
     /// `base_data_offset` counts from the resource's start (ISO/IEC 14496-12 §8.8.7).
-    public var resourceOffset = 0
+    var resourceOffset = 0
 
     /// The largest top-level box accepted: 1 GiB.
     static let maximumBoxLength = 1 << 30
@@ -66,64 +47,58 @@ public struct FragmentedMP4Reader: Sendable {
     /// - Throws: ``ContainerError``: a malformed or missing `moov`, fragments (`moof`) inside
     ///   the section, an encrypted track, or a picture or sound track in a format that cannot be
     ///   written.
-    public init(initialization: Data) throws(ContainerError) {
+    init(initialization: Data) throws(ContainerError) {
         var tracks: [Track] = []
         var ignored: [String] = []
-        var failure: ContainerError?
-        initialization.withUnsafeBytes { raw in
-            do throws(ContainerError) {
-                let boxes = try Self.boxes(in: raw, from: 0, to: raw.count)
-                guard let moov = boxes.first(where: { $0.type == "moov" }) else {
-                    throw ContainerError(.malformedBox(box: "moov", reason: "the initialisation section has none"))
+        try withBytes(of: initialization) { (raw) throws(ContainerError) in
+            let boxes = try Self.boxes(in: raw, from: 0, to: raw.count)
+            guard let moov = boxes.first(where: { $0.type == "moov" }) else {
+                throw ContainerError(.malformedBox(box: "moov", reason: "the initialisation section has none"))
+            }
+            // RFC 8216 §3.3: the section is an ftyp and a moov whose tracks hold no samples.
+            // Fragments here belong to no segment, and reading past them would drop their
+            // samples in silence.
+            if let fragment = boxes.first(where: { $0.type == "moof" }) {
+                throw ContainerError(
+                    .malformedBox(box: "moof", reason: "media samples inside the initialisation section"),
+                    offset: fragment.start)
+            }
+            let children = try Self.boxes(in: raw, from: moov.body, to: moov.end)
+            var trex: [UInt32: (UInt32, UInt32, UInt32, UInt32)] = [:]
+            if let mvex = children.first(where: { $0.type == "mvex" }) {
+                for box in try Self.boxes(in: raw, from: mvex.body, to: mvex.end) where box.type == "trex" {
+                    var cursor = ByteCursor(raw, from: box.body + 4, to: box.end)
+                    guard let id = cursor.uint32(), let description = cursor.uint32(),
+                        let duration = cursor.uint32(),
+                        let size = cursor.uint32(), let flags = cursor.uint32()
+                    else { throw ContainerError(.malformedBox(box: "trex", reason: "cut short")) }
+                    trex[id] = (description, duration, size, flags)
                 }
-                // RFC 8216 §3.3: the section is an ftyp and a moov whose tracks hold no samples.
-                // Fragments here belong to no segment, and reading past them would drop their
-                // samples in silence.
-                if let fragment = boxes.first(where: { $0.type == "moof" }) {
-                    throw ContainerError(
-                        .malformedBox(box: "moof", reason: "media samples inside the initialisation section"),
-                        offset: fragment.start)
+            }
+            var movieTimescale: UInt32 = 1_000
+            if let mvhd = children.first(where: { $0.type == "mvhd" }) {
+                var cursor = ByteCursor(raw, from: mvhd.body, to: mvhd.end)
+                if let version = cursor.uint8(), cursor.skip(3), cursor.skip(version == 1 ? 16 : 8),
+                    let timescale = cursor.uint32(), timescale > 0
+                {
+                    movieTimescale = timescale
                 }
-                let children = try Self.boxes(in: raw, from: moov.body, to: moov.end)
-                var trex: [UInt32: (UInt32, UInt32, UInt32, UInt32)] = [:]
-                if let mvex = children.first(where: { $0.type == "mvex" }) {
-                    for box in try Self.boxes(in: raw, from: mvex.body, to: mvex.end) where box.type == "trex" {
-                        var cursor = ByteCursor(raw, from: box.body + 4, to: box.end)
-                        guard let id = cursor.uint32(), let description = cursor.uint32(),
-                            let duration = cursor.uint32(),
-                            let size = cursor.uint32(), let flags = cursor.uint32()
-                        else { throw ContainerError(.malformedBox(box: "trex", reason: "cut short")) }
-                        trex[id] = (description, duration, size, flags)
-                    }
+            }
+            var ranks: [MediaKind: Int] = [:]
+            for trak in children where trak.type == "trak" {
+                guard var track = try Self.track(in: raw, trak, movieTimescale: movieTimescale, ignored: &ignored)
+                else { continue }
+                if let defaults = trex[track.id] {
+                    (track.defaultDescription, track.defaultDuration, track.defaultSize, track.defaultFlags) =
+                        defaults
                 }
-                var movieTimescale: UInt32 = 1_000
-                if let mvhd = children.first(where: { $0.type == "mvhd" }) {
-                    var cursor = ByteCursor(raw, from: mvhd.body, to: mvhd.end)
-                    if let version = cursor.uint8(), cursor.skip(3), cursor.skip(version == 1 ? 16 : 8),
-                        let timescale = cursor.uint32(), timescale > 0
-                    {
-                        movieTimescale = timescale
-                    }
+                if let kind = track.descriptions.first?.kind {
+                    track.slot = StreamSlot(kind, rank: ranks[kind, default: 0])
+                    ranks[kind, default: 0] += 1
                 }
-                var ranks: [MediaKind: Int] = [:]
-                for trak in children where trak.type == "trak" {
-                    guard var track = try Self.track(in: raw, trak, movieTimescale: movieTimescale, ignored: &ignored)
-                    else { continue }
-                    if let defaults = trex[track.id] {
-                        (track.defaultDescription, track.defaultDuration, track.defaultSize, track.defaultFlags) =
-                            defaults
-                    }
-                    if let kind = track.descriptions.first?.kind {
-                        track.slot = StreamSlot(kind, rank: ranks[kind, default: 0])
-                        ranks[kind, default: 0] += 1
-                    }
-                    tracks.append(track)
-                }
-            } catch {
-                failure = error
+                tracks.append(track)
             }
         }
-        if let failure { throw failure }
         self.tracks = tracks
         ignoredTracks = ignored
     }
@@ -136,57 +111,45 @@ public struct FragmentedMP4Reader: Sendable {
     }
 
     /// The kinds and ranks of the tracks, in the initialisation section's order.
-    public var slots: [StreamSlot] { tracks.compactMap(\.slot) }
+    var slots: [StreamSlot] { tracks.compactMap(\.slot) }
 
-    /// Reads the segment's next bytes and returns the samples they completed.
-    ///
-    /// - Throws: ``ContainerError`` for a malformed box or run, or sample encryption.
-    public mutating func read(_ data: Data) throws(ContainerError) -> [MediaSample] {
-        buffer.append(contentsOf: data)
+    mutating func decode(_ cursor: inout ByteCursor, _ emit: (MediaSample) throws(ContainerError) -> Void)
+        throws(ContainerError)
+    {
+        consumed = cursor.base
         var samples: [MediaSample] = []
-        var used = 0
-        var failure: ContainerError?
-        buffer.withUnsafeBytes { raw in
-            do throws(ContainerError) {
-                used = try readBoxes(raw, into: &samples)
-            } catch {
-                failure = error
-            }
-        }
-        if let failure { throw failure }
-        buffer.removeFirst(used)
-        consumed += used
-        return samples
+        cursor.position = try readBoxes(cursor.bytes, from: cursor.position, into: &samples)
+        for sample in samples { try emit(sample) }
     }
 
-    /// Ends the segment.
+    /// Decodes the last boxes (a last box of size 0 runs to the segment's end, which is now
+    /// known).
     ///
-    /// - Throws: ``ContainerError`` when it ends inside a box or before the data of its runs.
-    public mutating func finish() throws(ContainerError) -> [MediaSample] {
-        // A last box of size 0 runs to the segment's end, which is now known.
+    /// - Throws: ``ContainerError`` when the segment ends inside a box or before the data of
+    ///   its runs.
+    mutating func decodeLast(_ cursor: inout ByteCursor, _ emit: (MediaSample) throws(ContainerError) -> Void)
+        throws(ContainerError)
+    {
+        consumed = cursor.base
         var samples: [MediaSample] = []
-        if !buffer.isEmpty {
-            var used = 0
-            var failure: ContainerError?
-            buffer.withUnsafeBytes { raw in
-                do throws(ContainerError) {
-                    used = try readBoxes(raw, into: &samples, atEnd: true)
-                } catch {
-                    failure = error
-                }
-            }
-            if let failure { throw failure }
-            buffer.removeFirst(used)
-            consumed += used
-        }
-        guard buffer.isEmpty else {
+        cursor.position = try readBoxes(cursor.bytes, from: cursor.position, into: &samples, atEnd: true)
+        for sample in samples { try emit(sample) }
+        guard cursor.remaining == 0 else {
             throw ContainerError(
-                .malformedBox(box: "segment", reason: "it ends \(buffer.count) bytes into a box"), offset: consumed)
+                .malformedBox(box: "segment", reason: "it ends \(cursor.remaining) bytes into a box"),
+                offset: cursor.streamOffset)
         }
         guard pendingRuns.isEmpty else {
-            throw ContainerError(.malformedBox(box: "mdat", reason: "a fragment's data is missing"), offset: consumed)
+            throw ContainerError(
+                .malformedBox(box: "mdat", reason: "a fragment's data is missing"), offset: cursor.streamOffset)
         }
-        return samples
+    }
+
+    /// The size of the box at the front of `cursor`, once its header is there.
+    func unitLength(at cursor: ByteCursor) -> Int? {
+        guard let box = try? Self.box(in: cursor.bytes, at: cursor.position, limit: Int.max, limitIsEnd: false)
+        else { return nil }
+        return box.end - cursor.position
     }
 
     // MARK: Boxes
@@ -423,9 +386,9 @@ public struct FragmentedMP4Reader: Sendable {
 
     /// Reads the complete top-level boxes at the start of `raw` and returns the bytes they took.
     private mutating func readBoxes(
-        _ raw: UnsafeRawBufferPointer, into samples: inout [MediaSample], atEnd: Bool = false
+        _ raw: UnsafeRawBufferPointer, from start: Int, into samples: inout [MediaSample], atEnd: Bool = false
     ) throws(ContainerError) -> Int {
-        var at = 0
+        var at = start
         while raw.count - at >= 8 {
             guard let box = try Self.box(in: raw, at: at, limit: raw.count, limitIsEnd: atEnd) else { break }
             switch box.type {
@@ -621,5 +584,84 @@ public struct FragmentedMP4Reader: Sendable {
                     isSync: description.kind == .audio || sample.isSync))
             time += sample.duration
         }
+    }
+}
+
+/// Reads fragmented MP4 segments (ISO/IEC 14496-12 §8.8; the CMAF and HLS `EXT-X-MAP` shape)
+/// into timed MP4 samples, given the initialisation section their tracks are described in.
+///
+/// The initialisation section's `moov` gives each track's timescale, handler, sample entries,
+/// `trex` defaults and edit list; each segment's `moof` boxes (`tfhd`, `tfdt`, `trun`) place its
+/// samples in the `mdat` that follows. The flags of `trun` and `tfhd` that place and time
+/// samples are read (data offset, first-sample flags, per-sample duration, size, flags and
+/// composition offset; base data offset, default-base-is-moof, sample description index and the
+/// defaults), as are several track fragments and runs per fragment. A `base_data_offset` counts
+/// from the start of the resource the segment was cut from (``resourceOffset`` says where the
+/// segment starts in it). One flag is not read: `duration-is-empty` (a fragment with no samples
+/// adds no time here). A track's first edit shifts its times, so a video
+/// track's composition delay (B-frames) and an audio track's priming stay as the source presents
+/// them.
+///
+/// Sample entries are kept as the initialisation section writes them. A track whose entry is
+/// encrypted (`encv`, `enca`) or whose fragments carry sample encryption is a typed error, as is
+/// a picture or sound track in a format MP4 remuxing does not take; timed text and metadata
+/// tracks are left out and listed in ``ignoredTracks``.
+///
+/// - Complexity: O(*n*) in the bytes read; memory holds the current top-level box.
+public struct FragmentedMP4Reader: Sendable {
+    /// The box decoder, fed through the one byte stream driver.
+    private(set) var driver: ByteStreamDriver<FragmentDecoder>
+
+    /// Reads the initialisation section (`ftyp` and `moov`).
+    ///
+    /// - Throws: ``ContainerError``: a malformed or missing `moov`, fragments (`moof`) inside
+    ///   the section, an encrypted track, or a picture or sound track in a format that cannot be
+    ///   written.
+    public init(initialization: Data) throws(ContainerError) {
+        driver = ByteStreamDriver(try FragmentDecoder(initialization: initialization))
+    }
+
+    /// Creates a reader that continues an earlier segment's decode times, for segments without
+    /// a `tfdt`.
+    init(initialization: Data, continuing times: [UInt32: Int64]) throws(ContainerError) {
+        driver = ByteStreamDriver(try FragmentDecoder(initialization: initialization, continuing: times))
+    }
+
+    /// The handlers of tracks left out (timed text, metadata) with their track IDs.
+    public var ignoredTracks: [String] { driver.decoder.ignoredTracks }
+
+    /// Where the segment's bytes start in the resource they were cut from (an `EXT-X-BYTERANGE`
+    /// offset; 0, the default, for a segment that is a file of its own): a `tfhd`
+    /// `base_data_offset` counts from the resource's start (ISO/IEC 14496-12 §8.8.7).
+    public var resourceOffset: Int {
+        get { driver.decoder.resourceOffset }
+        set { driver.decoder.resourceOffset = newValue }
+    }
+
+    /// The kinds and ranks of the tracks, in the initialisation section's order.
+    public var slots: [StreamSlot] { driver.decoder.slots }
+
+    /// The tracks of the initialisation section.
+    var tracks: [FragmentDecoder.Track] { driver.decoder.tracks }
+
+    /// The next decode time of each track (by ID), continuing from fragment to fragment.
+    var nextDecodeTimes: [UInt32: Int64] { driver.decoder.nextDecodeTimes }
+
+    /// Reads the segment's next bytes and returns the samples they completed.
+    ///
+    /// - Throws: ``ContainerError`` for a malformed box or run, or sample encryption.
+    public mutating func read(_ data: Data) throws(ContainerError) -> [MediaSample] {
+        var samples: [MediaSample] = []
+        try driver.feed(data) { sample throws(ContainerError) in samples.append(sample) }
+        return samples
+    }
+
+    /// Ends the segment.
+    ///
+    /// - Throws: ``ContainerError`` when it ends inside a box or before the data of its runs.
+    public mutating func finish() throws(ContainerError) -> [MediaSample] {
+        var samples: [MediaSample] = []
+        try driver.finish { sample throws(ContainerError) in samples.append(sample) }
+        return samples
     }
 }

@@ -103,15 +103,7 @@ public struct TransportStreamReader: Sendable {
     ///   written.
     public mutating func read(_ data: Data) throws(ContainerError) -> [MediaSample] {
         var samples: [MediaSample] = []
-        var failure: ContainerError?
-        data.withUnsafeBytes { raw in
-            do throws(ContainerError) {
-                try read(raw, into: &samples)
-            } catch {
-                failure = error
-            }
-        }
-        if let failure { throw failure }
+        try withBytes(of: data) { (raw) throws(ContainerError) in try read(raw, into: &samples) }
         return samples
     }
 
@@ -179,7 +171,7 @@ public struct TransportStreamReader: Sendable {
         return StreamSlot(kind, rank: rank)
     }
 
-    private mutating func take(_ packet: TransportStreamDemuxer.PESView, into samples: inout [MediaSample])
+    private mutating func take(_ packet: TransportPacketDecoder.PESView, into samples: inout [MediaSample])
         throws(ContainerError)
     {
         try checkTable(version: packet.tableVersion, streams: packet.streams)
@@ -210,7 +202,7 @@ public struct TransportStreamReader: Sendable {
     }
 
     private mutating func takeVideo(
-        _ packet: TransportStreamDemuxer.PESView, slot: StreamSlot, codec: MediaCodec, into samples: inout [MediaSample]
+        _ packet: TransportPacketDecoder.PESView, slot: StreamSlot, codec: MediaCodec, into samples: inout [MediaSample]
     ) throws(ContainerError) {
         // Taken out, not copied, so the converter's arenas stay uniquely held and are reused.
         var converter = converters.removeValue(forKey: slot) ?? AccessUnitConverter(codec: codec)

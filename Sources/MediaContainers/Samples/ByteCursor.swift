@@ -1,25 +1,44 @@
 /// Reads big-endian fields from bytes in place, refusing to read past the end.
 ///
 /// It borrows the bytes: use it only inside the `withUnsafeBytes` scope that produced them.
-struct ByteCursor {
-    let bytes: UnsafeRawBufferPointer
+///
+/// A cursor over a stream fed in pieces (see ``ByteStreamDecoder``) knows where its bytes sit in
+/// the stream: ``streamOffset`` is the stream offset of ``position``, for timestamps that belong
+/// to a piece and for the offsets errors report.
+package struct ByteCursor {
+    package let bytes: UnsafeRawBufferPointer
     /// The next byte to read.
-    var position: Int
+    package var position: Int
     /// The first byte not to read.
-    let end: Int
+    package let end: Int
+    /// The stream offset of `bytes[0]`.
+    package let base: Int
 
-    /// A cursor over `bytes[start..<end]` (all of them by default).
-    init(_ bytes: UnsafeRawBufferPointer, from start: Int = 0, to end: Int? = nil) {
+    /// A cursor over `bytes[start..<end]` (all of them by default), whose first byte is at stream
+    /// offset `base`.
+    package init(_ bytes: UnsafeRawBufferPointer, from start: Int = 0, to end: Int? = nil, base: Int = 0) {
         self.bytes = bytes
         position = start
         self.end = min(end ?? bytes.count, bytes.count)
+        self.base = base
     }
 
     /// The bytes left.
-    var remaining: Int { max(end - position, 0) }
+    package var remaining: Int { max(end - position, 0) }
+
+    /// The stream offset of the next byte.
+    package var streamOffset: Int { base + position }
+
+    /// The byte `index` bytes past the next one; the caller checks ``remaining``.
+    package subscript(ahead index: Int) -> UInt8 { bytes[position + index] }
+
+    /// The next `count` bytes, without moving on; the caller checks ``remaining``.
+    package func peek(_ count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)])
+    }
 
     /// Reads an unsigned integer of `width` bytes (at most 8), or `nil` past the end.
-    mutating func read(_ width: Int) -> UInt64? {
+    package mutating func read(_ width: Int) -> UInt64? {
         guard width >= 0, width <= 8, remaining >= width else { return nil }
         var value: UInt64 = 0
         for index in 0..<width { value = value << 8 | UInt64(bytes[position + index]) }
@@ -27,21 +46,21 @@ struct ByteCursor {
         return value
     }
 
-    mutating func uint8() -> UInt8? { read(1).map { UInt8(truncatingIfNeeded: $0) } }
-    mutating func uint16() -> UInt16? { read(2).map { UInt16(truncatingIfNeeded: $0) } }
-    mutating func uint24() -> UInt32? { read(3).map { UInt32(truncatingIfNeeded: $0) } }
-    mutating func uint32() -> UInt32? { read(4).map { UInt32(truncatingIfNeeded: $0) } }
-    mutating func uint64() -> UInt64? { read(8) }
+    package mutating func uint8() -> UInt8? { read(1).map { UInt8(truncatingIfNeeded: $0) } }
+    package mutating func uint16() -> UInt16? { read(2).map { UInt16(truncatingIfNeeded: $0) } }
+    package mutating func uint24() -> UInt32? { read(3).map { UInt32(truncatingIfNeeded: $0) } }
+    package mutating func uint32() -> UInt32? { read(4).map { UInt32(truncatingIfNeeded: $0) } }
+    package mutating func uint64() -> UInt64? { read(8) }
 
     /// Skips `count` bytes; `false` when fewer remain.
-    mutating func skip(_ count: Int) -> Bool {
+    package mutating func skip(_ count: Int) -> Bool {
         guard count >= 0, remaining >= count else { return false }
         position += count
         return true
     }
 
     /// A four-character code.
-    mutating func fourCC() -> String? {
+    package mutating func fourCC() -> String? {
         guard remaining >= 4 else { return nil }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<(position + 4)]), as: UTF8.self)
         position += 4
