@@ -20,8 +20,12 @@ final class PartFlow: PartReceiver, Sendable {
     private let state = Locked(State())
 
     /// The most bytes waiting on the remuxer's queue: a transfer that has handed on more waits
-    /// until the remuxer has taken them down to this bound (back-pressure on the network).
+    /// (back-pressure on the network) until the remuxer has taken them down to ``resumeLevel``.
     static let queueLimit = 2 << 20
+    /// The bytes still queued when a waiting transfer goes on: well below the limit, so that a
+    /// transfer and the remuxer take turns a mebibyte at a time, not a chunk at a time (each
+    /// turn wakes a thread).
+    static let resumeLevel = queueLimit / 2
 
     init(session: RemuxSession, gauge: BufferGauge) {
         self.session = session
@@ -36,7 +40,7 @@ final class PartFlow: PartReceiver, Sendable {
         guard take(bytes) else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let drained = state.withLock { state in
-                guard state.queued > Self.queueLimit else { return true }
+                guard state.queued > Self.resumeLevel else { return true }
                 state.waiter = continuation
                 return false
             }
@@ -119,7 +123,7 @@ final class PartFlow: PartReceiver, Sendable {
     private func fed(_ count: Int) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.queued -= count
-            guard state.queued <= Self.queueLimit, let waiter = state.waiter else { return nil }
+            guard state.queued <= Self.resumeLevel, let waiter = state.waiter else { return nil }
             state.waiter = nil
             return waiter
         }
