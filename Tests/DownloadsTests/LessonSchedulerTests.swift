@@ -93,7 +93,7 @@ struct LessonSchedulerTests {
     }
 
     /// A random lesson: steps of one to three parts, some starting with an initialisation
-    /// section, some streamable.
+    /// section, some streamable, resumed from a random step.
     static func randomScheduler(using generator: inout SplitMix64) -> Scheduler {
         var steps: [Range<Int>] = []
         var isInitialization: [Bool] = []
@@ -109,63 +109,90 @@ struct LessonSchedulerTests {
         }
         return Scheduler(
             steps: steps, isInitialization: isInitialization, streamable: streamable,
-            concurrency: Int.random(in: 1...4, using: &generator), firstStep: 0)
+            concurrency: Int.random(in: 1...4, using: &generator),
+            firstStep: Bool.random(using: &generator) ? 0 : Int.random(in: 0..<steps.count, using: &generator))
     }
 
-    @Test(
-        "seeded: whatever order transfers and steps finish in, every part is fetched once, within the bounds, and every step is checkpointed once, in order",
-        arguments: 0..<UInt64(400))
-    func everyOrder(seed: UInt64) throws {
-        var generator = SplitMix64(seed: seed)
-        var scheduler = Self.randomScheduler(using: &generator)
-        let steps = scheduler.steps
+    /// The scheduler with a simulated run around it: what is in flight and with the remuxer, as
+    /// its actions made it, and the rules each action must keep.
+    struct World: Hashable {
+        var scheduler: Scheduler
         var inFlight: Set<Int> = []
         var fetchedOnce: Set<Int> = []
         var arrived: Set<Int> = []
-        var streaming: (part: Int, step: Int)?
+        var streaming: Int?
         var withRemuxer: Int?
+        /// The steps checkpointed, in order.
         var checkpointed: [Int] = []
-        var actions = scheduler.handle(.start)
         var finished = false
-        for _ in 0..<10_000 {
+        var stopped = false
+
+        init(_ scheduler: Scheduler) {
+            self.scheduler = scheduler
+            let first = scheduler.nextStep
+            checkpointed = Array(0..<first)
+            // The parts of the steps done are not fetched again.
+            if first > 0 { fetchedOnce = Set(0..<scheduler.steps[first - 1].upperBound) }
+        }
+
+        /// Performs `actions`, returning each rule broken.
+        mutating func perform(_ actions: [Scheduler.Action]) -> [String] {
+            var broken: [String] = []
+            let steps = scheduler.steps
             for action in actions {
+                guard !finished, !stopped else {
+                    broken.append("\(action) after the end")
+                    continue
+                }
                 switch action {
                 case .fetch(let part):
-                    #expect(fetchedOnce.insert(part).inserted, "seed \(seed): part \(part) fetched twice")
+                    if !fetchedOnce.insert(part).inserted { broken.append("part \(part) fetched twice") }
                     inFlight.insert(part)
-                    #expect(inFlight.count <= scheduler.concurrency, "seed \(seed)")
+                    if inFlight.count > scheduler.concurrency { broken.append("\(inFlight.count) in flight") }
                     // Within the window: the step being worked on and the next steps.
-                    let current = checkpointed.count
-                    let windowEnd = steps[min(current + scheduler.concurrency, steps.count - 1)].upperBound
-                    #expect(part < windowEnd, "seed \(seed): part \(part) beyond the window")
+                    let windowEnd = steps[min(checkpointed.count + scheduler.concurrency, steps.count - 1)].upperBound
+                    if part >= windowEnd { broken.append("part \(part) beyond the window") }
                 case .stream(let part, let step):
-                    #expect(step == checkpointed.count && scheduler.streamable[step], "seed \(seed)")
-                    #expect(
-                        steps[step].allSatisfy { $0 == part || arrived.contains($0) }, "seed \(seed): sections not in")
-                    streaming = (part, step)
+                    if step != checkpointed.count || !scheduler.streamable[step] { broken.append("stream of \(step)") }
+                    if !steps[step].allSatisfy({ $0 == part || arrived.contains($0) }) {
+                        broken.append("step \(step) streams before its sections are in")
+                    }
+                    streaming = step
                 case .checkpoint(let step):
-                    #expect(streaming?.step == step, "seed \(seed)")
-                    #expect(steps[step].allSatisfy(arrived.contains), "seed \(seed)")
-                    #expect(withRemuxer == nil, "seed \(seed)")
+                    if streaming != step || withRemuxer != nil { broken.append("checkpoint of \(step)") }
+                    if !steps[step].allSatisfy(arrived.contains) {
+                        broken.append("step \(step) ended before its parts")
+                    }
                     withRemuxer = step
                 case .remuxWhole(let step):
-                    #expect(streaming == nil && withRemuxer == nil, "seed \(seed)")
-                    #expect(step == checkpointed.count, "seed \(seed)")
-                    #expect(steps[step].allSatisfy(arrived.contains), "seed \(seed)")
+                    if streaming != nil || withRemuxer != nil || step != checkpointed.count {
+                        broken.append("remux of \(step)")
+                    }
+                    if !steps[step].allSatisfy(arrived.contains) {
+                        broken.append("step \(step) remuxed before its parts")
+                    }
                     withRemuxer = step
                 case .finish:
                     finished = true
+                    if checkpointed != Array(steps.indices) { broken.append("finish after \(checkpointed)") }
+                    if fetchedOnce != Set(scheduler.isInitialization.indices) {
+                        broken.append("finish with parts not fetched")
+                    }
                 case .stop:
-                    Issue.record("seed \(seed): a stop without a failure")
+                    stopped = true
+                    inFlight = []
                 }
             }
-            if finished { break }
-            // Something must be under way, or the run would be stuck.
-            try #require(!inFlight.isEmpty || withRemuxer != nil, "seed \(seed): stuck")
-            // Finish a random transfer, or the step with the remuxer.
-            let choices =
-                inFlight.sorted().map(Scheduler.Event.partFetched) + (withRemuxer.map { [.stepRemuxed($0)] } ?? [])
-            let event = choices[Int.random(in: 0..<choices.count, using: &generator)]
+            return broken
+        }
+
+        /// What can happen next: a transfer in flight ends, or the step with the remuxer does.
+        var events: [Scheduler.Event] {
+            inFlight.sorted().map(Scheduler.Event.partFetched) + (withRemuxer.map { [.stepRemuxed($0)] } ?? [])
+        }
+
+        /// Lets `event` happen and performs what the scheduler asks for.
+        mutating func happen(_ event: Scheduler.Event) -> [String] {
             switch event {
             case .partFetched(let part):
                 inFlight.remove(part)
@@ -177,11 +204,109 @@ struct LessonSchedulerTests {
             default:
                 break
             }
-            actions = scheduler.handle(event)
+            return perform(scheduler.handle(event))
         }
-        #expect(finished, "seed \(seed)")
-        #expect(checkpointed == Array(steps.indices), "seed \(seed)")
-        #expect(fetchedOnce == Set(0..<scheduler.isInitialization.count), "seed \(seed)")
+    }
+
+    @Test(
+        "seeded random orders: every part is fetched once, within the bounds, and every step is checkpointed once, in order",
+        arguments: 0..<UInt64(400))
+    func randomOrders(seed: UInt64) throws {
+        var generator = SplitMix64(seed: seed)
+        var world = World(Self.randomScheduler(using: &generator))
+        var broken = world.perform(world.scheduler.handle(.start))
+        while !world.finished, broken.isEmpty {
+            // Something must be under way, or the run would be stuck.
+            let events = world.events
+            try #require(!events.isEmpty, "seed \(seed): stuck")
+            broken += world.happen(events[Int.random(in: 0..<events.count, using: &generator)])
+        }
+        #expect(broken.isEmpty, "seed \(seed): \(broken)")
+    }
+
+    /// Every small lesson: up to three steps of one or two segments, the first with or without
+    /// an initialisation section, each streamable or not, one to three transfers at a time.
+    static let smallLessons: [Scheduler] = {
+        var lessons: [Scheduler] = []
+        for stepCount in 1...3 {
+            for shape in 0..<(1 << stepCount) {
+                for streamBits in 0..<(1 << stepCount) {
+                    for hasInitialization in [false, true] {
+                        var steps: [Range<Int>] = []
+                        var isInitialization: [Bool] = []
+                        var streamable: [Bool] = []
+                        for step in 0..<stepCount {
+                            let start = isInitialization.count
+                            if step == 0, hasInitialization { isInitialization.append(true) }
+                            let segments = shape >> step & 1 == 1 ? 2 : 1
+                            isInitialization += Array(repeating: false, count: segments)
+                            steps.append(start..<isInitialization.count)
+                            streamable.append(segments == 1 && streamBits >> step & 1 == 1)
+                        }
+                        for concurrency in 1...3 {
+                            lessons.append(
+                                Scheduler(
+                                    steps: steps, isInitialization: isInitialization, streamable: streamable,
+                                    concurrency: concurrency, firstStep: 0))
+                        }
+                    }
+                }
+            }
+        }
+        return lessons
+    }()
+
+    @Test("every order, exhaustively, for every small lesson: the rules hold and the run finishes")
+    func everyOrder() {
+        var problems: [String] = []
+        var explored = 0
+        for scheduler in Self.smallLessons {
+            var world = World(scheduler)
+            let broken = world.perform(world.scheduler.handle(.start))
+            problems += broken.map { "\(scheduler.steps): \($0)" }
+            // Depth-first over every order of events, each world once.
+            var seen: Set<World> = [world]
+            var stack = [world]
+            while let current = stack.popLast() {
+                explored += 1
+                if current.finished { continue }
+                let events = current.events
+                if events.isEmpty { problems.append("\(scheduler.steps), concurrency \(scheduler.concurrency): stuck") }
+                for event in events {
+                    var next = current
+                    let broken = next.happen(event)
+                    problems += broken.map { "\(scheduler.steps): \($0)" }
+                    if seen.insert(next).inserted { stack.append(next) }
+                }
+            }
+        }
+        #expect(Self.smallLessons.count == 504)
+        #expect(explored > 10_000)
+        #expect(problems.isEmpty, "\(problems.prefix(5))")
+    }
+
+    @Test(
+        "seeded: a failure or a pause at any point stops the run, and nothing after it asks for more",
+        arguments: 0..<UInt64(100))
+    func stopAnywhere(seed: UInt64) throws {
+        var generator = SplitMix64(seed: seed)
+        var world = World(Self.randomScheduler(using: &generator))
+        _ = world.perform(world.scheduler.handle(.start))
+        let stopAfter = Int.random(in: 0..<20, using: &generator)
+        var count = 0
+        while !world.finished, count < stopAfter {
+            let events = world.events
+            try #require(!events.isEmpty)
+            _ = world.happen(events[Int.random(in: 0..<events.count, using: &generator)])
+            count += 1
+        }
+        guard !world.finished else { return }
+        let stop: Scheduler.Event = Bool.random(using: &generator) ? .failed : .paused
+        #expect(world.scheduler.handle(stop) == [.stop], "seed \(seed)")
+        // Whatever was in flight ends: the scheduler asks for nothing more.
+        for event in world.events + [.start, .failed, .paused] {
+            #expect(world.scheduler.handle(event) == [], "seed \(seed): \(event)")
+        }
     }
 
     @Test("two transfers finishing in either order lead to the same steps, in the same order")

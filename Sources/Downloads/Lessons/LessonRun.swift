@@ -200,6 +200,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     WebVTTCue(start: (cue.start + 45) / 90, end: (cue.end + 45) / 90, text: cue.text)
                 })
             do {
+                try engine.fileSystem.willPerform(.write, on: file)
                 try Data(document.text.utf8).write(to: file, options: .atomic)
             } catch {
                 omissions.append(
@@ -305,7 +306,11 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     remux(step) { session, received, floor in
                         try session.remux(step: step, segments: segments, bytesReceived: received, fractionFloor: floor)
                     }
-                case .finish, .stop:
+                case .stop:
+                    // The transfers and remux steps in flight are cancelled; the last
+                    // checkpoint is what a resume continues from.
+                    group.cancelAll()
+                case .finish:
                     break
                 }
             }
@@ -317,7 +322,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     outcome = try await group.next()
                 } catch {
                     // The group cancels the transfers in flight as it ends with the error.
-                    _ = scheduler.handle(error is CancellationError && job.isPauseRequested ? .paused : .failed)
+                    scheduler.handle(error is CancellationError && job.isPauseRequested ? .paused : .failed)
+                        .forEach(perform)
                     throw error
                 }
                 switch outcome {

@@ -197,7 +197,8 @@ final class RemuxSession: @unchecked Sendable {
     /// What the remux left out.
     var report: SegmentRemuxer.Report { remuxer.report }
 
+    /// Closes the journal on the queue, after the work queued before.
     func close() {
-        journal.close()
+        enqueue { $0.journal.close() }
     }
 }

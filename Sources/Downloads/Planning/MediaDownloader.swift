@@ -210,6 +210,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
                 UInt64(data.count), in: destination.deletingLastPathComponent(), for: destination,
                 fileSystem: engine.fileSystem)
             do {
+                try engine.fileSystem.willPerform(.write, on: destination)
                 try data.write(to: destination, options: .atomic)
             } catch {
                 throw DownloadError.file("write", error, path: destination.path)

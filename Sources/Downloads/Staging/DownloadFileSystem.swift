@@ -1,7 +1,8 @@
 package import Foundation
 
 /// A file operation of a download, as the crash-safety tests see it: every change the engine
-/// makes to its staging file, its journal, its validators and its destination.
+/// makes to its staging file, its journal, its validators, its destination and the subtitle
+/// files beside it.
 package enum FileOperation: Sendable, Hashable, CustomStringConvertible {
     /// A file is created.
     case create

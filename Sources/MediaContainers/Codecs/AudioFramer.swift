@@ -22,9 +22,6 @@ struct AudioFramer: Sendable {
     /// When the next frame starts, in the sample rate's units, once known.
     var nextTime: Int64? { driver.decoder.nextTime }
 
-    /// The bytes fed but not yet part of a complete sample.
-    var pendingByteCount: Int { driver.pendingByteCount + driver.decoder.gatheredByteCount }
-
     /// Feeds one piece of the stream, presented at `presentationTime` (90 kHz) when it says, and
     /// returns the samples it completed, untimed by stream (the caller sets their slot). `offset`
     /// is the piece's offset in its segment, for errors.
@@ -80,9 +77,6 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
         self.codec = codec
         self.nextTime = nextTime
     }
-
-    /// The bytes of the E-AC-3 sample being gathered.
-    var gatheredByteCount: Int { group?.data.count ?? 0 }
 
     mutating func decode(_ cursor: inout ByteCursor, _ emit: (MediaSample) throws(ContainerError) -> Void)
         throws(ContainerError)

@@ -83,7 +83,7 @@ public final class MP4FileOutput: MP4Output, Sendable {
     }
 
     /// The file's length in bytes (0 when it cannot be read).
-    public var length: UInt64 {
+    package var length: UInt64 {
         var status = stat()
         return fstat(descriptor, &status) == 0 ? UInt64(status.st_size) : 0
     }

@@ -243,44 +243,52 @@ extension MP4Writer {
         }
     }
 
-    /// `edts` and its `elst` (§8.6.5-6): an empty edit while the track has not started, then the
-    /// presented media from the media time its presentation starts at.
+    /// `edts` (§8.6.5): the track's edit list.
     static func writeEdits(_ layout: Layout, into box: inout BoxEmitter) throws(ContainerError) {
+        try box.box("edts") { edts throws(ContainerError) in try writeEditList(layout, into: &edts) }
+    }
+
+    /// `elst` (§8.6.6): an empty edit while the track has not started, then the presented media
+    /// from the media time its presentation starts at; version 1 when a field needs 64 bits.
+    static func writeEditList(_ layout: Layout, into box: inout BoxEmitter) throws(ContainerError) {
         let wide =
             layout.start > UInt64(UInt32.max) || layout.duration > UInt64(UInt32.max)
             || layout.mediaTime > Int64(Int32.max) || layout.mediaTime < 0
-        try box.box("edts") { edts throws(ContainerError) in
-            try edts.fullBox("elst", version: wide ? 1 : 0) { elst throws(ContainerError) in
-                func appendWord(_ value: UInt64) {
-                    if wide { elst.append64(value) } else { elst.append32(UInt32(truncatingIfNeeded: value)) }
-                }
-                elst.append32(layout.start > 0 ? 2 : 1)
-                if layout.start > 0 {
-                    // An empty edit: nothing is presented before the track starts.
-                    appendWord(layout.start)
-                    appendWord(UInt64.max)
-                    elst.append32(0x0001_0000)
-                }
-                appendWord(layout.duration)
-                appendWord(UInt64(max(layout.mediaTime, 0)))
+        try box.fullBox("elst", version: wide ? 1 : 0) { elst throws(ContainerError) in
+            func appendWord(_ value: UInt64) {
+                if wide { elst.append64(value) } else { elst.append32(UInt32(truncatingIfNeeded: value)) }
+            }
+            elst.append32(layout.start > 0 ? 2 : 1)
+            if layout.start > 0 {
+                // An empty edit: nothing is presented before the track starts.
+                appendWord(layout.start)
+                appendWord(UInt64.max)
                 elst.append32(0x0001_0000)
             }
+            appendWord(layout.duration)
+            appendWord(UInt64(max(layout.mediaTime, 0)))
+            elst.append32(0x0001_0000)
         }
     }
 
-    /// `udta` (§8.10.1): the track's `name`, and a `kind` box (§8.10.4) in the DASH role scheme
-    /// for a forced subtitle track.
+    /// `udta` (§8.10.1): the track's name and, for a forced subtitle track, its role.
     static func writeUserData(_ track: Track, into box: inout BoxEmitter) throws(ContainerError) {
         try box.box("udta") { udta throws(ContainerError) in
-            if let name = track.name {
-                try udta.box("name") { $0.append(Array(name.utf8.prefix(250))) }
-            }
-            if track.isForced {
-                try udta.fullBox("kind") { kind throws(ContainerError) in
-                    kind.append(Array("urn:mpeg:dash:role:2011".utf8) + [0])
-                    kind.append(Array("forced-subtitle".utf8) + [0])
-                }
-            }
+            if let name = track.name { try writeName(name, into: &udta) }
+            if track.isForced { try writeForcedKind(into: &udta) }
+        }
+    }
+
+    /// `name`: the track's name, as QuickTime and ffmpeg read it from `udta`.
+    static func writeName(_ name: String, into box: inout BoxEmitter) throws(ContainerError) {
+        try box.box("name") { $0.append(Array(name.utf8.prefix(250))) }
+    }
+
+    /// `kind` (§8.10.4): the forced-subtitle role in the DASH role scheme.
+    static func writeForcedKind(into box: inout BoxEmitter) throws(ContainerError) {
+        try box.fullBox("kind") { kind throws(ContainerError) in
+            kind.append(Array("urn:mpeg:dash:role:2011".utf8) + [0])
+            kind.append(Array("forced-subtitle".utf8) + [0])
         }
     }
 
@@ -292,9 +300,7 @@ extension MP4Writer {
     {
         try box.box("mdia") { mdia throws(ContainerError) in
             try writeMediaHeader(context, into: &mdia)
-            if let tag = context.track.extendedLanguage, !tag.isEmpty {
-                try mdia.fullBox("elng") { $0.append(Array(tag.utf8.prefix(64)) + [0]) }
-            }
+            if let tag = context.track.extendedLanguage, !tag.isEmpty { try writeExtendedLanguage(tag, into: &mdia) }
             try writeHandler(context.track, into: &mdia)
             try writeMediaInformation(context, replaying: replaying, into: &mdia)
         }
@@ -314,6 +320,11 @@ extension MP4Writer {
             mdhd.append16(Self.packedLanguage(track.language))
             mdhd.append16(0)
         }
+    }
+
+    /// `elng` (§8.4.6): the track's full BCP 47 language tag, beside `mdhd`'s ISO 639-2 code.
+    static func writeExtendedLanguage(_ tag: String, into box: inout BoxEmitter) throws(ContainerError) {
+        try box.fullBox("elng") { $0.append(Array(tag.utf8.prefix(64)) + [0]) }
     }
 
     /// `hdlr` (§8.4.3): the handler type and the track's name. Text is QuickTime's subtitle
@@ -339,24 +350,32 @@ extension MP4Writer {
         throws(ContainerError)
     {
         try box.box("minf") { minf throws(ContainerError) in
-            switch context.track.kind {
-            case .video: try minf.fullBox("vmhd", flags: 1) { $0.appendZeros(8) }  // §12.1.2
-            case .audio: try minf.fullBox("smhd") { $0.append32(0) }  // §12.2.2
-            case .text: try minf.fullBox("nmhd") { _ in }  // §8.4.5.2
-            }
+            try writeMediaTypeHeader(context.track.kind, into: &minf)
             try writeDataInformation(into: &minf)
             try writeSampleTable(context, replaying: replaying, into: &minf)
         }
     }
 
-    /// `dinf`, `dref` and one `url ` entry flagged self-contained (§8.7.1-2): the data is in
-    /// this file.
+    /// The media header of the track's kind: `vmhd` (§12.1.2), `smhd` (§12.2.2) or, for text,
+    /// `nmhd` (§8.4.5.2).
+    static func writeMediaTypeHeader(_ kind: MediaKind, into box: inout BoxEmitter) throws(ContainerError) {
+        switch kind {
+        case .video: try box.fullBox("vmhd", flags: 1) { $0.appendZeros(8) }
+        case .audio: try box.fullBox("smhd") { $0.append32(0) }
+        case .text: try box.fullBox("nmhd") { _ in }
+        }
+    }
+
+    /// `dinf` (§8.7.1): the data reference.
     static func writeDataInformation(into box: inout BoxEmitter) throws(ContainerError) {
-        try box.box("dinf") { dinf throws(ContainerError) in
-            try dinf.fullBox("dref") { dref throws(ContainerError) in
-                dref.append32(1)
-                try dref.fullBox("url ", flags: 0x1) { _ in }
-            }
+        try box.box("dinf") { dinf throws(ContainerError) in try writeDataReference(into: &dinf) }
+    }
+
+    /// `dref` (§8.7.2) with one `url ` entry flagged self-contained: the data is in this file.
+    static func writeDataReference(into box: inout BoxEmitter) throws(ContainerError) {
+        try box.fullBox("dref") { dref throws(ContainerError) in
+            dref.append32(1)
+            try dref.fullBox("url ", flags: 0x1) { _ in }
         }
     }
 

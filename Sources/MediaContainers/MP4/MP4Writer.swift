@@ -8,7 +8,7 @@ public import Foundation
 /// It is written in a single pass, never rewritten (moving the `moov` to the front would copy the
 /// whole file, doubling the disk it needs), and a local player reads the index wherever it is.
 ///
-/// Memory holds one write buffer and a 24-byte record per sample, which ``finish()`` reads back,
+/// Memory holds one write buffer and a small record (40 bytes) per sample, which ``finish()`` reads back,
 /// several times over, to write `stts`, `ctts`, `stss`, `stsc`, `stsz` and `co64` table by table
 /// (the `moov` half is in `MP4Writer+Movie.swift`, one function per box). Within the package,
 /// a writer can hand its records out at each checkpoint instead: the `Downloads` module keeps
@@ -49,11 +49,11 @@ public struct MP4Writer: Sendable {
         /// Whether it is marked forced (subtitles that are always shown).
         public var isForced = false
         /// The samples written.
-        public var sampleCount = 0
+        public internal(set) var sampleCount = 0
         /// The decode time of its last sample.
-        public var lastDecodeTime: Int64?
+        public internal(set) var lastDecodeTime: Int64?
         /// How long its last sample lasts, in its timescale.
-        public var lastDuration: Int64 = 0
+        public internal(set) var lastDuration: Int64 = 0
         /// The description index of its last sample, from 1.
         var currentDescription = 0
 
@@ -79,7 +79,7 @@ public struct MP4Writer: Sendable {
     }
 
     /// The bytes before the media data: `ftyp` (28 bytes here) and a 16-byte `mdat` header.
-    public static let headerLength: UInt64 = 44
+    package static let headerLength: UInt64 = 44
 
     let output: any MP4Output
     var state: State

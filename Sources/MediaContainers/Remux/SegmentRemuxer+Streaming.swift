@@ -6,7 +6,7 @@ extension SegmentRemuxer {
     /// A copy to go back to if the segment about to stream must start over: the same state, without
     /// the memory this remuxer reuses from segment to segment (so the copy holds none of it and
     /// this one keeps reusing it).
-    public func snapshot() -> SegmentRemuxer {
+    package func snapshot() -> SegmentRemuxer {
         var copy = self
         copy.arenas = [:]
         copy.writer.dropBuffer()

@@ -80,7 +80,7 @@ package struct ByteStreamDriver<Decoder: ByteStreamDecoder> {
             let known = withBytes(of: waiting) { raw in
                 decoder.unitLength(at: ByteCursor(raw, base: decodedLength))
             }
-            let wanted = known.map { max($0 - waiting.count, 1) } ?? Self.headerStep
+            let wanted = known.map { max($0 - waiting.count, 1) } ?? max(Self.headerStep, waiting.count)
             let taken = min(wanted, bytes.count - index)
             waiting.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<(index + taken)]))
             index += taken
@@ -102,29 +102,28 @@ package struct ByteStreamDriver<Decoder: ByteStreamDecoder> {
     /// - Throws: What the decoder throws for bytes that are not whole units.
     package mutating func finish(_ emit: (Decoder.Message) throws(ContainerError) -> Void) throws(ContainerError) {
         // The stream has ended: nothing waits after this, whatever the decoder says.
-        defer { _ = takeWaiting() }
-        try decodeWaiting(last: true, emit)
-    }
-
-    /// Takes the waiting bytes away from the decoder (a reader that hands the rest of the stream
-    /// to another decoder).
-    package mutating func takeWaiting() -> [UInt8] {
         defer {
             decodedLength += waiting.count
             waiting = []
         }
-        return waiting
+        try decodeWaiting(last: true, emit)
     }
 
-    /// How many bytes to add at a time to a waiting unit whose length its bytes do not tell yet:
-    /// more than any header this module reads.
+    /// How many bytes to add first to a waiting unit whose length its bytes do not tell yet: more
+    /// than any header this module reads. While the length stays unknown (a last box of size 0
+    /// runs to the end), each step adds as many bytes as wait, so the attempts stay linear in
+    /// the bytes.
     static var headerStep: Int { 64 }
 
     /// Decodes the waiting bytes, keeping those of a unit still incomplete.
     private mutating func decodeWaiting(last: Bool, _ emit: (Decoder.Message) throws(ContainerError) -> Void)
         throws(ContainerError)
     {
-        let pending = waiting
+        // The bytes move out while they are read, so that cutting the decoded ones off below
+        // does not copy the rest.
+        var pending = waiting
+        waiting = []
+        defer { waiting = pending }
         let used = try withBytes(of: pending) { (raw) throws(ContainerError) -> Int in
             var cursor = ByteCursor(raw, base: decodedLength)
             if last {
@@ -135,7 +134,7 @@ package struct ByteStreamDriver<Decoder: ByteStreamDecoder> {
             return cursor.position
         }
         decodedLength += used
-        waiting.removeSubrange(0..<used)
+        pending.removeSubrange(0..<used)
     }
 }
 
