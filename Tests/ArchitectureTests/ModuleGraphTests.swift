@@ -27,7 +27,9 @@ struct ModuleGraphTests {
 
     /// Apple-only frameworks a module may import for its adapters, only in a file that guards
     /// the import with `#if canImport(…)`, so that Linux builds skip it. No UI framework.
-    static let appleAdapters: [String: Set<String>] = ["Player": ["AVFoundation"], "Gestures": ["CoreGraphics"]]
+    static let appleAdapters: [String: Set<String>] = [
+        "Player": ["AVFoundation"], "Gestures": ["CoreGraphics"], "Downloads": ["Network"],
+    ]
 
     /// The package-internal target that holds the Apple-only examples of the documentation. It
     /// is no module of the graph: no product exports it and no module imports it.

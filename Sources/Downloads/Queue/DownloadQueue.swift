@@ -1,0 +1,347 @@
+public import Foundation
+import MediaContainers
+
+/// A persistent queue of lessons to download into an ``OfflineLibrary``: a course or a section
+/// enqueued in one call, in the learner's order, downloaded a few lessons at a time, on the
+/// networks and within the storage its ``DownloadRequirements`` allow.
+///
+/// Every lesson has a state (``QueuedLessonState``) and a waiting lesson says why it waits: the
+/// network, the free space, the quota, its turn, or the learner's pause. The queue decides with
+/// one pure function of its lessons, the library's states and the conditions (`QueuePlanner`)
+/// at every change: a lesson enqueued, moved, paused, resumed or removed, a download that ends,
+/// the network that changes. Its lessons and requirements are saved at every change, before the
+/// change is announced, so a relaunch (or a kill at any moment) goes on where it was: the
+/// library keeps each partial download, and the queue starts it again.
+///
+/// <!-- example: download-queue -->
+/// ```swift
+/// let queue = DownloadQueue(
+///     library: library, file: folder.appendingPathComponent("queue.json"),
+///     requirements: DownloadRequirements(network: .notExpensive, reserveBytes: 100_000_000),  // Wi-Fi only
+///     network: network,  // SystemNetworkPathMonitor() on Apple platforms
+///     estimator: { url in try await downloader.estimateLesson(from: url) })
+/// try await queue.start()
+/// try await queue.enqueue(course.map { QueuedLesson(id: $0.id, remoteURL: $0.url, group: "course") })
+/// for await (id, state) in queue.updates {
+///     show(id, state)  // waiting for Wi-Fi, downloading, downloaded…
+///     if await queue.allStates.values.allSatisfy(\.isDownloaded) { break }
+/// }
+/// ```
+public actor DownloadQueue {
+    /// Why the queue could not load or save its lessons.
+    public struct QueueError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// What went wrong, with the system's `errno` when there is one.
+        public enum Kind: Hashable, Sendable {
+            /// The queue file could not be written.
+            case saveFailed(reason: String, code: Int32?)
+            /// The queue file is not one this version reads.
+            case unreadable(reason: String)
+            /// A lesson of this ID is in the queue already.
+            case duplicate(id: String)
+        }
+
+        /// What went wrong.
+        public var kind: Kind
+        /// The queue file.
+        public var path: String
+
+        /// Creates an error.
+        public init(_ kind: Kind, path: String) {
+            self.kind = kind
+            self.path = path
+        }
+
+        /// A sentence naming the file and what went wrong.
+        public var description: String {
+            switch kind {
+            case .saveFailed(let reason, _): "The download queue could not be saved to \(path): \(reason)"
+            case .unreadable(let reason): "The download queue at \(path) could not be read: \(reason)"
+            case .duplicate(let id): "Lesson \(id) is in the download queue already"
+            }
+        }
+    }
+
+    /// What is saved.
+    private struct QueueFile: Codable {
+        var version: Int
+        var lessons: [QueuedLesson]
+        var requirements: DownloadRequirements
+    }
+
+    /// Estimates a lesson's size before its first byte.
+    public typealias Estimator = @Sendable (_ remote: URL) async throws -> DownloadEstimate
+
+    /// The library lessons are downloaded into.
+    public nonisolated let library: OfflineLibrary
+    /// The file the queue is saved in.
+    public nonisolated let file: URL
+    /// The most lessons downloading at once (the transfers within each are the engine's).
+    public nonisolated let concurrency: Int
+    private let network: any NetworkPathMonitor
+    private let estimator: Estimator?
+    private let freeSpace: @Sendable (URL) -> UInt64?
+
+    /// The lessons, in the order they are downloaded.
+    public private(set) var lessons: [QueuedLesson] = []
+    /// What the queue needs before it downloads.
+    public private(set) var requirements: DownloadRequirements
+    /// The network as last reported.
+    public private(set) var path: NetworkPath = .offline
+    /// Failed lessons the learner asked to try again.
+    private var retrying: Set<String> = []
+    private var libraryStates: [String: OfflineLibrary.ItemState] = [:]
+    private var states: [String: QueuedLessonState] = [:]
+    private var watchers: [Task<Void, Never>] = []
+    private var isStarted = false
+    private nonisolated let broadcast = Broadcast<(id: String, state: QueuedLessonState)>(key: { $0.id })
+
+    /// Every change of a queued lesson's state: each reading is a subscriber of its own that
+    /// starts with the current states.
+    public nonisolated var updates: AsyncStream<(id: String, state: QueuedLessonState)> { broadcast.subscribe() }
+
+    /// Creates a queue saved in `file` that downloads into `library`.
+    ///
+    /// - Parameters:
+    ///   - library: The library lessons are downloaded into.
+    ///   - file: Where the queue is saved (its lessons, order and requirements).
+    ///   - requirements: The networks and storage downloads need (used when no saved queue has
+    ///     its own).
+    ///   - concurrency: The most lessons downloading at once (2 by default).
+    ///   - network: Where the queue learns what network it has.
+    ///   - estimator: Estimates a lesson's size before its first byte (for the storage and quota
+    ///     checks and a group's size); `nil` to go without.
+    ///   - freeSpace: The free bytes of a folder's volume (the system's by default).
+    public init(
+        library: OfflineLibrary, file: URL, requirements: DownloadRequirements = DownloadRequirements(),
+        concurrency: Int = 2, network: any NetworkPathMonitor, estimator: Estimator? = nil,
+        freeSpace: (@Sendable (URL) -> UInt64?)? = nil
+    ) {
+        self.library = library
+        self.file = file
+        self.requirements = requirements
+        self.concurrency = max(1, concurrency)
+        self.network = network
+        self.estimator = estimator
+        self.freeSpace = freeSpace ?? { LocalFileSystem().availableCapacity(in: $0) }
+    }
+
+    /// Loads the saved queue, then follows the library and the network and downloads what the
+    /// requirements allow. Call it once; later calls do nothing.
+    ///
+    /// - Throws: ``QueueError`` of kind ``QueueError/Kind/unreadable(reason:)`` for a queue file
+    ///   that cannot be read (it is left as it is).
+    public func start() async throws(QueueError) {
+        guard !isStarted else { return }
+        isStarted = true
+        if let data = try? Data(contentsOf: file) {
+            do {
+                let saved = try JSONDecoder().decode(QueueFile.self, from: data)
+                guard saved.version == 1 else {
+                    throw QueueError(.unreadable(reason: "version \(saved.version)"), path: file.path)
+                }
+                lessons = saved.lessons
+                requirements = saved.requirements
+            } catch let error as QueueError {
+                throw error
+            } catch {
+                throw QueueError(.unreadable(reason: "\(error)"), path: file.path)
+            }
+        }
+        libraryStates = await library.states
+        let libraryUpdates = library.updates
+        let paths = network.paths()
+        watchers.append(
+            Task { [weak self] in
+                for await (id, state) in libraryUpdates { await self?.libraryChanged(id, state) }
+            })
+        watchers.append(
+            Task { [weak self] in
+                for await path in paths { await self?.networkChanged(path) }
+            })
+        await replan()
+    }
+
+    /// Stops following the library and the network; downloads going on go on.
+    public func stop() {
+        for watcher in watchers { watcher.cancel() }
+        watchers = []
+    }
+
+    /// Adds lessons at the end of the queue (or before the lesson `before` names), saves the
+    /// queue, estimates the sizes not known, and starts what may start.
+    ///
+    /// - Throws: ``QueueError``: a lesson already queued, or a queue that cannot be saved (then
+    ///   nothing is added).
+    public func enqueue(_ added: [QueuedLesson], before: String? = nil) async throws(QueueError) {
+        var seen = Set(lessons.map(\.id))
+        for lesson in added where !seen.insert(lesson.id).inserted {
+            throw QueueError(.duplicate(id: lesson.id), path: file.path)
+        }
+        let before = before.flatMap { id in lessons.firstIndex { $0.id == id } } ?? lessons.count
+        let previous = lessons
+        lessons.insert(contentsOf: added, at: before)
+        do {
+            try save()
+        } catch {
+            lessons = previous
+            throw error
+        }
+        await replan()
+        await estimateSizes(of: added.filter { $0.estimate == nil }.map(\.id))
+    }
+
+    /// Moves lesson `id` to `index` in the queue's order (clamped to its bounds).
+    ///
+    /// - Throws: ``QueueError`` when the queue cannot be saved (the order is then as it was).
+    public func move(_ id: String, to index: Int) async throws(QueueError) {
+        guard let from = lessons.firstIndex(where: { $0.id == id }) else { return }
+        let previous = lessons
+        let lesson = lessons.remove(at: from)
+        lessons.insert(lesson, at: min(max(index, 0), lessons.count))
+        try await commit(restoring: previous)
+    }
+
+    /// Pauses lesson `id` for the learner: it waits (its partial files kept) until resumed.
+    ///
+    /// - Throws: ``QueueError`` when the queue cannot be saved.
+    public func pause(_ id: String) async throws(QueueError) {
+        try await setPaused(id, true)
+    }
+
+    /// Resumes lesson `id`: paused by the learner, or failed (it is tried again).
+    ///
+    /// - Throws: ``QueueError`` when the queue cannot be saved.
+    public func resume(_ id: String) async throws(QueueError) {
+        if case .failed? = states[id] { retrying.insert(id) }
+        try await setPaused(id, false)
+    }
+
+    /// Removes lesson `id` from the queue and from the library, with every file it made.
+    ///
+    /// - Throws: ``QueueError`` when the queue cannot be saved.
+    public func remove(_ id: String) async throws(QueueError) {
+        guard lessons.contains(where: { $0.id == id }) else { return }
+        let previous = lessons
+        lessons.removeAll { $0.id == id }
+        try await commit(restoring: previous)
+        try? await library.delete(id)
+        states[id] = nil
+    }
+
+    /// Changes what downloads need; lessons start or stop at once as the new rules say.
+    ///
+    /// - Throws: ``QueueError`` when the queue cannot be saved.
+    public func setRequirements(_ new: DownloadRequirements) async throws(QueueError) {
+        let previous = requirements
+        requirements = new
+        do {
+            try save()
+        } catch {
+            requirements = previous
+            throw error
+        }
+        await replan()
+    }
+
+    /// Lesson `id`'s state, or `nil` when it is not queued.
+    public func state(of id: String) -> QueuedLessonState? {
+        states[id]
+    }
+
+    /// Every queued lesson's state.
+    public var allStates: [String: QueuedLessonState] { states }
+
+    // MARK: Changes
+
+    private func setPaused(_ id: String, _ paused: Bool) async throws(QueueError) {
+        guard let index = lessons.firstIndex(where: { $0.id == id }), lessons[index].isPausedByLearner != paused
+        else {
+            await replan()
+            return
+        }
+        let previous = lessons
+        lessons[index].isPausedByLearner = paused
+        try await commit(restoring: previous)
+    }
+
+    /// Saves the lessons (restoring `previous` when that fails) and re-plans.
+    private func commit(restoring previous: [QueuedLesson]) async throws(QueueError) {
+        do {
+            try save()
+        } catch {
+            lessons = previous
+            throw error
+        }
+        await replan()
+    }
+
+    private func libraryChanged(_ id: String, _ state: OfflineLibrary.ItemState) async {
+        libraryStates[id] = state
+        if case .downloading = state { retrying.remove(id) }
+        guard lessons.contains(where: { $0.id == id }) else { return }
+        await replan()
+    }
+
+    private func networkChanged(_ new: NetworkPath) async {
+        guard new != path else { return }
+        path = new
+        await replan()
+    }
+
+    /// Decides again and does what the decision says: stops first, then starts.
+    private func replan() async {
+        let used = await library.totalBytes
+        let decision = QueuePlanner.plan(
+            lessons, library: libraryStates,
+            conditions: QueuePlanner.Conditions(
+                network: path, freeBytes: freeSpace(library.directory), usedBytes: used),
+            requirements: requirements, concurrency: concurrency, retrying: retrying)
+        var decided = decision.states
+        for id in decision.stop {
+            await library.pause(id)
+            libraryStates[id] = .paused
+        }
+        for id in decision.start {
+            guard let lesson = lessons.first(where: { $0.id == id }) else { continue }
+            do {
+                try await library.download(id, from: lesson.remoteURL)
+                // Until the library's own report arrives, the lesson counts as downloading.
+                if case .downloading? = libraryStates[id] {} else { libraryStates[id] = .downloading(fraction: 0) }
+            } catch {
+                decided[id] = .failed(DownloadFailure(error))
+            }
+        }
+        for (id, state) in decided where states[id] != state { announce(id, state) }
+    }
+
+    private func announce(_ id: String, _ state: QueuedLessonState) {
+        states[id] = state
+        broadcast.yield((id, state))
+    }
+
+    /// Estimates the lessons' sizes one after another, saving each as it is known.
+    private func estimateSizes(of ids: [String]) async {
+        guard let estimator else { return }
+        for id in ids {
+            guard let lesson = lessons.first(where: { $0.id == id }) else { continue }
+            let estimate = (try? await estimator(lesson.remoteURL)) ?? DownloadEstimate(bytes: nil, basis: .unknown)
+            guard let index = lessons.firstIndex(where: { $0.id == id }) else { continue }
+            lessons[index].estimate = estimate
+            try? save()
+        }
+        await replan()
+    }
+
+    private func save() throws(QueueError) {
+        do {
+            let data = try JSONEncoder().encode(QueueFile(version: 1, lessons: lessons, requirements: requirements))
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: file, options: .atomic)
+        } catch {
+            throw QueueError(
+                .saveFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)),
+                path: file.path)
+        }
+    }
+}

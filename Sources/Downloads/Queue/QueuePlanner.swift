@@ -1,0 +1,123 @@
+/// The decisions of a download queue, as a pure function of its lessons, the library's states
+/// and the conditions: which lessons start, which stop, and why each waiting one waits.
+///
+/// The rules, in the queue's order (its priority):
+/// - A downloaded lesson stays downloaded; a failed one stays failed until the learner retries
+///   it, except a failure for want of a network, which waits for one instead.
+/// - A lesson the learner paused waits (`pausedByLearner`), and stops if it was downloading.
+/// - When the network is not one the requirements allow, every lesson waits for it, and those
+///   downloading stop (their partial files are kept: they resume).
+/// - A lesson that would leave less than the reserve free, or take the library past its quota,
+///   waits with the bytes it needs; it never starts to be stopped by a full disk. A lesson of
+///   unknown size needs nothing up front (the download's own check refuses it before its first
+///   byte when the disk is too full).
+/// - At most `concurrency` lessons download at once; the next ones wait their turn, numbered.
+///   A lesson downloading keeps going when another is moved before it.
+///
+/// - Complexity: O(*n*) in the lessons.
+struct QueuePlanner {
+    /// What the queue sees of the world.
+    struct Conditions: Hashable, Sendable {
+        var network: NetworkPath
+        /// The volume's free bytes, or `nil` when the system does not say.
+        var freeBytes: UInt64?
+        /// The bytes the library's downloaded lessons take.
+        var usedBytes: UInt64
+    }
+
+    /// What the queue should do.
+    struct Decision: Hashable, Sendable {
+        /// Each lesson's state.
+        var states: [String: QueuedLessonState] = [:]
+        /// The lessons to start (or resume), in order.
+        var start: [String] = []
+        /// The lessons to stop (their downloads paused, partial files kept).
+        var stop: [String] = []
+    }
+
+    /// Decides for `lessons` (in the queue's order) given the library's state of each.
+    ///
+    /// - Parameter retrying: Failed lessons the learner asked to try again.
+    static func plan(
+        _ lessons: [QueuedLesson], library: [String: OfflineLibrary.ItemState], conditions: Conditions,
+        requirements: DownloadRequirements, concurrency: Int, retrying: Set<String> = []
+    ) -> Decision {
+        var decision = Decision()
+        let networkAllowed = requirements.network.allows(conditions.network)
+        var free = conditions.freeBytes.map { $0 > requirements.reserveBytes ? $0 - requirements.reserveBytes : 0 }
+        var committed = conditions.usedBytes
+        // What the downloads going on will still take, before any new one counts.
+        var running = 0
+        for lesson in lessons {
+            guard case .downloading(let fraction)? = library[lesson.id], networkAllowed, !lesson.isPausedByLearner
+            else { continue }
+            running += 1
+            let left = remaining(lesson, fraction: fraction)
+            free = free.map { $0 > left ? $0 - left : 0 }
+            committed = saturatingAdd(committed, left)
+        }
+        var slots = max(concurrency, 1) - running
+        var position = 0
+        for lesson in lessons {
+            let state = library[lesson.id] ?? .notDownloaded
+            switch state {
+            case .downloaded(_, let bytes):
+                decision.states[lesson.id] = .downloaded(byteCount: bytes)
+                continue
+            case .failed(let failure) where failure.category != .offline && !retrying.contains(lesson.id):
+                decision.states[lesson.id] = .failed(failure)
+                continue
+            default:
+                break
+            }
+            let isDownloading: Bool
+            let fraction: Double
+            if case .downloading(let done) = state {
+                isDownloading = true
+                fraction = done
+            } else {
+                isDownloading = false
+                fraction = 0
+            }
+            if lesson.isPausedByLearner || !networkAllowed {
+                decision.states[lesson.id] =
+                    .waiting(lesson.isPausedByLearner ? .pausedByLearner : .network(required: requirements.network))
+                if isDownloading { decision.stop.append(lesson.id) }
+                continue
+            }
+            if isDownloading {
+                decision.states[lesson.id] = .downloading(fraction: fraction)
+                continue
+            }
+            let needed = remaining(lesson, fraction: 0)
+            if let available = free, needed > available {
+                decision.states[lesson.id] = .waiting(.storage(needed: needed, available: available))
+            } else if let quota = requirements.quotaBytes, saturatingAdd(committed, needed) > quota {
+                decision.states[lesson.id] = .waiting(
+                    .quota(needed: needed, left: quota > committed ? quota - committed : 0))
+            } else if slots > 0 {
+                slots -= 1
+                free = free.map { $0 - needed }
+                committed = saturatingAdd(committed, needed)
+                decision.start.append(lesson.id)
+                decision.states[lesson.id] = .downloading(fraction: 0)
+            } else {
+                position += 1
+                decision.states[lesson.id] = .waiting(.turn(position: position))
+            }
+        }
+        return decision
+    }
+
+    /// The bytes a lesson still needs: its estimate less the share done, 0 when unknown.
+    static func remaining(_ lesson: QueuedLesson, fraction: Double) -> UInt64 {
+        guard let bytes = lesson.estimate?.bytes else { return 0 }
+        let share = min(max(1 - fraction, 0), 1)
+        return saturatingBytes((Double(bytes) * share).rounded(.up))
+    }
+
+    static func saturatingAdd(_ first: UInt64, _ second: UInt64) -> UInt64 {
+        let (sum, overflow) = first.addingReportingOverflow(second)
+        return overflow ? .max : sum
+    }
+}

@@ -1,0 +1,125 @@
+public import Foundation
+
+/// The network a download may use, as the queue sees it: whether there is one, and whether it
+/// is expensive (cellular, a personal hotspot) or constrained (Low Data Mode).
+public struct NetworkPath: Hashable, Sendable, Codable {
+    /// Whether a network is there at all.
+    public var isAvailable: Bool
+    /// Whether it is metered: cellular or a hotspot.
+    public var isExpensive: Bool
+    /// Whether the learner asked to save data (Low Data Mode).
+    public var isConstrained: Bool
+
+    /// Creates a path.
+    public init(isAvailable: Bool, isExpensive: Bool = false, isConstrained: Bool = false) {
+        self.isAvailable = isAvailable
+        self.isExpensive = isExpensive
+        self.isConstrained = isConstrained
+    }
+
+    /// Wi-Fi or Ethernet: available, neither expensive nor constrained.
+    public static let unmetered = NetworkPath(isAvailable: true)
+    /// Cellular: available and expensive.
+    public static let cellular = NetworkPath(isAvailable: true, isExpensive: true)
+    /// No network.
+    public static let offline = NetworkPath(isAvailable: false)
+}
+
+/// What a queue needs before it downloads: the network it may use and the storage it keeps.
+public struct DownloadRequirements: Hashable, Sendable, Codable {
+    /// The networks downloads may use.
+    public enum Network: String, Hashable, Sendable, Codable {
+        /// Any network.
+        case any
+        /// Not an expensive one (no cellular): "Wi-Fi only".
+        case notExpensive
+        /// Neither an expensive one nor one in Low Data Mode.
+        case notConstrained
+
+        /// Whether `path` is one this rule allows.
+        public func allows(_ path: NetworkPath) -> Bool {
+            guard path.isAvailable else { return false }
+            switch self {
+            case .any: return true
+            case .notExpensive: return !path.isExpensive
+            case .notConstrained: return !path.isExpensive && !path.isConstrained
+            }
+        }
+    }
+
+    /// The networks downloads may use.
+    public var network: Network
+    /// The free space kept on the volume: a lesson that would leave less waits.
+    public var reserveBytes: UInt64
+    /// The most the library's downloads may take together, or `nil` for no quota.
+    public var quotaBytes: UInt64?
+
+    /// Creates requirements: any network, 500 MB kept free, no quota by default.
+    public init(network: Network = .any, reserveBytes: UInt64 = 500_000_000, quotaBytes: UInt64? = nil) {
+        self.network = network
+        self.reserveBytes = reserveBytes
+        self.quotaBytes = quotaBytes
+    }
+}
+
+/// One lesson in a download queue.
+public struct QueuedLesson: Hashable, Sendable, Codable, Identifiable {
+    /// The lesson's ID in the library.
+    public var id: String
+    /// Where it is downloaded from.
+    public var remoteURL: URL
+    /// The group it belongs to (a course or a section), for the group's size, progress and
+    /// state; `nil` for a lesson on its own.
+    public var group: String?
+    /// Its size as estimated before its first byte, once known.
+    public var estimate: DownloadEstimate?
+    /// Whether the learner paused it: it waits until resumed.
+    public var isPausedByLearner: Bool
+
+    /// Creates a queued lesson.
+    public init(
+        id: String, remoteURL: URL, group: String? = nil, estimate: DownloadEstimate? = nil,
+        isPausedByLearner: Bool = false
+    ) {
+        self.id = id
+        self.remoteURL = remoteURL
+        self.group = group
+        self.estimate = estimate
+        self.isPausedByLearner = isPausedByLearner
+    }
+}
+
+/// Why a queued lesson is not downloading.
+public enum WaitReason: Hashable, Sendable, Codable {
+    /// The network is not one the requirements allow (or there is none): `required` says which
+    /// the lesson waits for.
+    case network(required: DownloadRequirements.Network)
+    /// The lesson would leave less free space than the reserve: it needs `needed` bytes, and
+    /// `available` are free beyond the reserve.
+    case storage(needed: UInt64, available: UInt64)
+    /// The lesson would take the library past its quota: it needs `needed` bytes, and `left`
+    /// remain under the quota.
+    case quota(needed: UInt64, left: UInt64)
+    /// Other lessons are downloading: it is next in line at `position` (from 1).
+    case turn(position: Int)
+    /// The learner paused it.
+    case pausedByLearner
+}
+
+/// Where a queued lesson stands.
+public enum QueuedLessonState: Hashable, Sendable {
+    /// Waiting, for the reason given.
+    case waiting(WaitReason)
+    /// Downloading; `fraction` is 0…1.
+    case downloading(fraction: Double)
+    /// Downloaded: its file holds every chosen track and subtitle.
+    case downloaded(byteCount: UInt64)
+    /// The last attempt failed; ``DownloadQueue/resume(_:)`` tries again.
+    case failed(DownloadFailure)
+
+    /// Whether the lesson is downloaded.
+    public var isDownloaded: Bool {
+        if case .downloaded = self { return true }
+        return false
+    }
+}
