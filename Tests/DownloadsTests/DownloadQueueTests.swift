@@ -288,6 +288,15 @@ struct DownloadQueueTests {
             let file = try #require(await queue.library.localFile(of: lesson.name))
             #expect(try Data(contentsOf: file) == Data(contentsOf: expected.file), "\(lesson.name)")
         }
+        // The course as one row: every lesson downloaded, its bytes the files'.
+        let group = try #require(await queue.group("course"))
+        var fileBytes: UInt64 = 0
+        for lesson in lessons {
+            let file = try #require(await queue.library.localFile(of: lesson.name))
+            fileBytes += UInt64(try Data(contentsOf: file).count)
+        }
+        #expect(group.state == .downloaded && group.downloadedCount == 3 && group.fraction == 1)
+        #expect(group.bytes == fileBytes && !group.isEstimate)
         // The sizes were estimated before the first byte and saved with the queue.
         let saved = try Data(contentsOf: folder.appendingPathComponent("queue.json"))
         let relaunched = self.queue(in: folder, network: network, requirements: DownloadRequirements())

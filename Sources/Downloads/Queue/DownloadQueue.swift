@@ -251,6 +251,16 @@ public actor DownloadQueue {
     /// Every queued lesson's state.
     public var allStates: [String: QueuedLessonState] { states }
 
+    /// Group `id`'s lessons as one row (a course's or a section's size, progress and state), or
+    /// `nil` when no queued lesson belongs to it.
+    ///
+    /// - Complexity: O(*n*) in the queue's lessons.
+    public func group(_ id: String) -> QueueGroupSummary? {
+        let members = lessons.filter { $0.group == id }
+        guard !members.isEmpty else { return nil }
+        return QueueGroupSummary(id: id, lessons: members, states: states)
+    }
+
     // MARK: Changes
 
     private func setPaused(_ id: String, _ paused: Bool) async throws(QueueError) {

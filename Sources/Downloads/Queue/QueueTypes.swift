@@ -123,3 +123,89 @@ public enum QueuedLessonState: Hashable, Sendable {
         return false
     }
 }
+
+/// A course or a section as one row: its lessons' sizes, progress and state together.
+public struct QueueGroupSummary: Hashable, Sendable {
+    /// Where the group stands as a whole.
+    public enum State: Hashable, Sendable {
+        /// Every lesson is downloaded.
+        case downloaded
+        /// At least one lesson is downloading.
+        case downloading
+        /// None is downloading, and the first that waits waits for this reason.
+        case waiting(WaitReason)
+        /// None is downloading or waiting; `count` lessons failed.
+        case failed(count: Int)
+    }
+
+    /// The group's ID.
+    public var id: String
+    /// Its lessons, in the queue's order.
+    public var lessonIDs: [String]
+    /// How many are downloaded.
+    public var downloadedCount: Int
+    /// The bytes of the whole group: downloaded lessons' files and the others' estimates.
+    public var bytes: UInt64
+    /// Whether ``bytes`` is an estimate (some lesson's size is estimated, or not known at all).
+    public var isEstimate: Bool
+    /// The share done, 0…1, weighted by each lesson's bytes (by lesson when no size is known).
+    public var fraction: Double
+    /// Where the group stands.
+    public var state: State
+
+    /// The summary of `lessons` (the group's, in order) in `states`.
+    ///
+    /// - Complexity: O(*n*) in the lessons.
+    public init(id: String, lessons: [QueuedLesson], states: [String: QueuedLessonState]) {
+        self.id = id
+        lessonIDs = lessons.map(\.id)
+        var downloaded = 0
+        var total: UInt64 = 0
+        var done = 0.0
+        var weights = 0.0
+        var estimated = false
+        var firstWait: WaitReason?
+        var downloading = false
+        var failures = 0
+        for lesson in lessons {
+            let state = states[lesson.id]
+            var size = lesson.estimate?.bytes
+            if case .downloaded(let byteCount)? = state {
+                size = byteCount
+            } else if lesson.estimate?.isExact != true {
+                estimated = true
+            }
+            let weight = Double(size ?? 1)
+            let (sum, overflow) = total.addingReportingOverflow(size ?? 0)
+            total = overflow ? .max : sum
+            weights += weight
+            switch state {
+            case .downloaded?:
+                downloaded += 1
+                done += weight
+            case .downloading(let fraction)?:
+                downloading = true
+                done += weight * fraction
+            case .waiting(let reason)?:
+                if firstWait == nil { firstWait = reason }
+            case .failed?:
+                failures += 1
+            case nil:
+                if firstWait == nil { firstWait = .turn(position: 1) }
+            }
+        }
+        downloadedCount = downloaded
+        bytes = total
+        isEstimate = estimated
+        fraction = weights > 0 ? min(done / weights, 1) : 0
+        if downloaded == lessons.count {
+            state = .downloaded
+        } else if downloading {
+            state = .downloading
+        } else if let firstWait {
+            state = .waiting(firstWait)
+        } else {
+            state = .failed(count: failures)
+        }
+    }
+}
