@@ -14,6 +14,8 @@ struct ModuleGraphTests {
         "Progress": ["DecimalFormatting"],
         "Gestures": [],
         "MediaContainers": [],
+        // Not Progress: smart downloads read what was watched through Downloads' own
+        // WatchedLessons protocol, which Player (above both) adapts to a ProgressStore.
         "Downloads": ["HLS", "HTTPSupport", "Locking", "MediaContainers"],
         "Player": ["Downloads", "Progress"],
         "Catalog": ["HTTPSupport", "Locking"],
@@ -86,6 +88,18 @@ struct ModuleGraphTests {
         for dependency in Self.allowed[module] ?? [] {
             #expect(imported.contains(dependency), "\(module) may import \(dependency) but no file does")
         }
+    }
+
+    @Test(
+        "watched progress reaches smart downloads without an import: Downloads declares WatchedLessons, Player adapts Progress to it"
+    )
+    func watchedProgressLink() throws {
+        #expect(try Self.imports(of: "Downloads")["Progress"] == nil)
+        #expect(try Self.imports(of: "Progress")["Downloads"] == nil)
+        let adapter = try String(
+            contentsOf: Self.sources.appendingPathComponent("Player/Offline/ProgressWatchedLessons.swift"),
+            encoding: .utf8)
+        #expect(adapter.contains("struct ProgressWatchedLessons: WatchedLessons"))
     }
 
     @Test("the graph has no cycle, and every source folder is a module of the table or the Apple examples")

@@ -150,14 +150,27 @@ public actor DownloadQueue {
         libraryStates = await library.states
         let libraryUpdates = library.updates
         let paths = network.paths()
+        // The first plan waits for the current path, so that a launch on Wi-Fi does not show
+        // every lesson waiting for the network first.
+        let (first, firstArrived) = AsyncStream<NetworkPath>.makeStream()
         watchers.append(
             Task { [weak self] in
                 for await (id, state) in libraryUpdates { await self?.libraryChanged(id, state) }
             })
         watchers.append(
             Task { [weak self] in
-                for await path in paths { await self?.networkChanged(path) }
+                var isFirst = true
+                for await path in paths {
+                    if isFirst {
+                        isFirst = false
+                        firstArrived.yield(path)
+                        firstArrived.finish()
+                    }
+                    await self?.networkChanged(path)
+                }
+                firstArrived.finish()
             })
+        for await current in first { path = current }
         await replan()
     }
 
@@ -216,15 +229,63 @@ public actor DownloadQueue {
         try await setPaused(id, false)
     }
 
+    /// Pins lesson `id` (or unpins it): smart downloads never remove a pinned lesson.
+    ///
+    /// - Throws: ``QueueError`` when the queue cannot be saved.
+    public func pin(_ id: String, _ pinned: Bool = true) async throws(QueueError) {
+        guard let index = lessons.firstIndex(where: { $0.id == id }), lessons[index].isPinned != pinned else { return }
+        let previous = lessons
+        lessons[index].isPinned = pinned
+        try await commit(restoring: previous)
+    }
+
+    /// Keeps a course ready offline as `policy` says: the next lessons of `course` (in its
+    /// order) that the learner has not watched are queued, the watched ones are removed, and
+    /// when the quota would be passed the least recently watched go first; pinned lessons stay.
+    /// Call it when the learner finishes a lesson, and at launch.
+    ///
+    /// - Parameters:
+    ///   - course: Every lesson of the course, in its order (those not queued are queued as
+    ///     they are given).
+    ///   - policy: How many lessons to keep ahead, when a lesson counts as watched, and whether
+    ///     watched lessons are removed.
+    ///   - watched: What the learner has watched.
+    /// - Returns: What the pass queued and removed.
+    /// - Throws: ``QueueError`` when the queue cannot be saved.
+    /// - Complexity: O(*n* log *n*) in the course's lessons, plus the queue's saves.
+    @discardableResult
+    public func keepReady(
+        _ course: [QueuedLesson], policy: SmartDownloadPolicy = SmartDownloadPolicy(), watched: any WatchedLessons
+    ) async throws(QueueError) -> SmartDownloadPass {
+        let records = await watched.watched(course.map(\.id))
+        let used = await library.totalBytes
+        let queued = Dictionary(lessons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let entries = course.map { lesson in
+            let known = queued[lesson.id] ?? lesson
+            var downloaded: UInt64?
+            if case .downloaded(_, let bytes)? = libraryStates[lesson.id] { downloaded = bytes }
+            let waiting = queued[lesson.id] != nil && downloaded == nil
+            return SmartDownloadPlanner.Lesson(lesson: known, downloadedBytes: downloaded, isQueued: waiting)
+        }
+        let pass = SmartDownloadPlanner.plan(
+            course: entries, watched: records, policy: policy, quota: requirements.quotaBytes, usedBytes: used)
+        for id in pass.removed { try await remove(id) }
+        let adding = course.filter { pass.enqueued.contains($0.id) && queued[$0.id] == nil }
+        if !adding.isEmpty { try await enqueue(adding) }
+        return pass
+    }
+
     /// Removes lesson `id` from the queue and from the library, with every file it made.
     ///
     /// - Throws: ``QueueError`` when the queue cannot be saved.
     public func remove(_ id: String) async throws(QueueError) {
-        guard lessons.contains(where: { $0.id == id }) else { return }
-        let previous = lessons
-        lessons.removeAll { $0.id == id }
-        try await commit(restoring: previous)
+        if lessons.contains(where: { $0.id == id }) {
+            let previous = lessons
+            lessons.removeAll { $0.id == id }
+            try await commit(restoring: previous)
+        }
         try? await library.delete(id)
+        libraryStates[id] = nil
         states[id] = nil
     }
 

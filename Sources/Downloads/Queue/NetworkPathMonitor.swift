@@ -4,7 +4,8 @@ import Foundation
     import Network
 #endif
 
-/// Where a download queue learns what network it has: a stream of paths, the current one first.
+/// Where a download queue learns what network it has: a stream of paths, the current one first
+/// (a queue's ``DownloadQueue/start()`` waits for it).
 ///
 /// On Apple platforms `SystemNetworkPathMonitor` reads `NWPathMonitor`; tests and previews give
 /// a queue a monitor of their own that yields the paths they choose.

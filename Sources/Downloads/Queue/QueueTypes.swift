@@ -75,17 +75,35 @@ public struct QueuedLesson: Hashable, Sendable, Codable, Identifiable {
     public var estimate: DownloadEstimate?
     /// Whether the learner paused it: it waits until resumed.
     public var isPausedByLearner: Bool
+    /// Whether the learner pinned it: smart downloads never remove it.
+    public var isPinned: Bool
 
     /// Creates a queued lesson.
     public init(
         id: String, remoteURL: URL, group: String? = nil, estimate: DownloadEstimate? = nil,
-        isPausedByLearner: Bool = false
+        isPausedByLearner: Bool = false, isPinned: Bool = false
     ) {
         self.id = id
         self.remoteURL = remoteURL
         self.group = group
         self.estimate = estimate
         self.isPausedByLearner = isPausedByLearner
+        self.isPinned = isPinned
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, remoteURL, group, estimate, isPausedByLearner, isPinned
+    }
+
+    /// Reads a lesson as the queue saves it; the flags may be absent (false).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        remoteURL = try container.decode(URL.self, forKey: .remoteURL)
+        group = try container.decodeIfPresent(String.self, forKey: .group)
+        estimate = try container.decodeIfPresent(DownloadEstimate.self, forKey: .estimate)
+        isPausedByLearner = try container.decodeIfPresent(Bool.self, forKey: .isPausedByLearner) ?? false
+        isPinned = try container.decodeIfPresent(Bool.self, forKey: .isPinned) ?? false
     }
 }
 
