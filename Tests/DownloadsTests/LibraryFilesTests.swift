@@ -176,3 +176,35 @@ extension OfflineLibrary.ItemState {
         }
     }
 }
+
+/// At launch the library keeps the hidden files of downloads that can resume and removes the
+/// others: an interruption's leftovers of a lesson that is downloaded, removed or never known.
+@Suite("Launch reconcile")
+struct LaunchReconcileTests {
+    @Test("orphaned partial files are removed at load; a paused download's are kept and it resumes")
+    func orphans() async throws {
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let lesson = try ServedLesson("webvtt")
+        lesson.serve(on: transport, holding: "video/seg1.ts")
+        let folder = temporaryFolder("library-orphans")
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+        let library = OfflineLibrary(directory: folder, downloader: downloader, preferredLanguages: [])
+        try await library.download("paused", from: lesson.entry)
+        await clock.waitForSleepers(count: 1)
+        await library.pause("paused")
+        await library.waitForDownload("paused")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") }
+        #expect(kept.contains { $0.hasSuffix(".partial") })
+        // Leftovers of downloads that cannot resume: no item names them.
+        for name in [".gone.mp4.partial", ".gone.mp4.journal", ".other.m4a.lock", ".x.validators"] {
+            try Data("left".utf8).write(to: folder.appendingPathComponent(name))
+        }
+        let relaunched = OfflineLibrary(directory: folder, downloader: downloader, preferredLanguages: [])
+        _ = try await relaunched.load()
+        let after = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") }
+        #expect(Set(after) == Set(kept))
+        #expect(await relaunched.state(of: "paused") == .paused)
+    }
+}

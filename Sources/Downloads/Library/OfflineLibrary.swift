@@ -180,9 +180,14 @@ public actor OfflineLibrary {
     }
     private var latestProgress: [String: DownloadProgress] = [:]
 
-    /// Creates a library in `directory` that starts downloads with `start`.
-    public init(directory: URL, start: @escaping Starter) {
+    /// How the library's files are kept on the device.
+    public nonisolated let fileOptions: OfflineFileOptions
+
+    /// Creates a library in `directory` that starts downloads with `start`, keeping its files as
+    /// `fileOptions` says (excluded from backup, readable after the first unlock, by default).
+    public init(directory: URL, fileOptions: OfflineFileOptions = OfflineFileOptions(), start: @escaping Starter) {
         self.directory = directory
+        self.fileOptions = fileOptions
         self.start = start
     }
 
@@ -195,9 +200,10 @@ public actor OfflineLibrary {
     public init<C: Clock>(
         directory: URL, downloader: MediaDownloader<C>,
         preferredLanguages: @autoclosure @escaping @Sendable () -> [String] = Locale.preferredLanguages,
-        audioRenditions: AudioRenditionSelection = .best, subtitles: SubtitleHandling = .embedded
+        audioRenditions: AudioRenditionSelection = .best, subtitles: SubtitleHandling = .embedded,
+        fileOptions: OfflineFileOptions = OfflineFileOptions()
     ) where C.Duration == Duration {
-        self.init(directory: directory) { remote, destination in
+        self.init(directory: directory, fileOptions: fileOptions) { remote, destination in
             downloader.downloadLesson(
                 from: remote, to: destination, preferredLanguages: preferredLanguages(),
                 audioRenditions: audioRenditions, subtitles: subtitles)
@@ -290,6 +296,7 @@ public actor OfflineLibrary {
         }
         adopt(saved.items)
         try? save()
+        removeOrphanedStagingFiles()
         // Downloads completed before records were kept get theirs now, so that a damaged state
         // file later still finds them.
         for (id, entry) in entries {
@@ -612,6 +619,7 @@ public actor OfflineLibrary {
         default: entries[id]?.fractionDone = nil
         }
         if case .downloaded(let fileName, _) = state {
+            fileOptions.apply(to: file(named: fileName))
             // The record that finds this download again should the state file be damaged.
             let record = ItemRecord(id: id, remoteURL: remote)
             try? JSONEncoder().encode(record).write(
@@ -619,6 +627,27 @@ public actor OfflineLibrary {
         }
         set(id, state)
         try? save()
+    }
+
+    /// Removes the hidden files of downloads that cannot resume: those of no item, or of an item
+    /// that is downloaded, cancelled or not downloaded (a partial file an interruption left, a
+    /// lock, a journal). Those of paused, failed and interrupted items are kept for the resume.
+    ///
+    /// - Complexity: O(*n* × *m*) for *n* folder entries and *m* resumable items.
+    private func removeOrphanedStagingFiles() {
+        let resumable = entries.compactMap { id, entry -> String? in
+            switch entry.state {
+            case .paused, .failed, .downloading:
+                return (Self.fileName(for: id, remote: entry.remoteURL) as NSString).deletingPathExtension
+            default:
+                return nil
+            }
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasPrefix(".") && StagingCleanup.suffixes.contains(where: name.hasSuffix) {
+            guard !resumable.contains(where: { StagingCleanup.isStaging(name, stem: $0) }) else { continue }
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
     }
 
     private func set(_ id: String, _ state: ItemState) {
