@@ -6,7 +6,7 @@ func allBenchmarks(quick: Bool) -> [Benchmark] {
     ProgressBenchmarks.cases(quick: quick) + GesturesBenchmarks.cases(quick: quick)
         + PlayerBenchmarks.cases(quick: quick) + HLSBenchmarks.cases(quick: quick)
         + DownloadBenchmarks.cases(quick: quick) + ContainerBenchmarks.cases(quick: quick)
-        + CatalogBenchmarks.cases(quick: quick)
+        + CatalogBenchmarks.cases(quick: quick) + QueueBenchmarks.cases(quick: quick)
 }
 
 func writeStandardError(_ text: String) {
@@ -48,6 +48,7 @@ let runner = BenchmarkRunner(options: options)
 let results = runner.run(cases) { result in
     print("  measured \(result.group)/\(result.name)")
 }
+QueueBenchmarks.removeFiles()
 print("")
 print(ResultTable.render(results))
 if options.selects("Downloads/memory") {
