@@ -207,4 +207,37 @@ struct LaunchReconcileTests {
         #expect(Set(after) == Set(kept))
         #expect(await relaunched.state(of: "paused") == .paused)
     }
+
+    @Test(
+        "a save a kill interrupted leaves a temporary file: the library's own are removed at load, a download's once older than the library by a margin"
+    )
+    func interruptedSave() async throws {
+        let folder = temporaryFolder("library-atomic")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let torn = Data("{\"version\":1,\"ite".utf8)
+        for name in [".offline-library.json.saving", ".lesson-1.mp4.item.saving", ".dat.nosync1a2b.Xy9Qz1"] {
+            try torn.write(to: folder.appendingPathComponent(name))
+        }
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -60)],
+            ofItemAtPath: folder.appendingPathComponent(".dat.nosync1a2b.Xy9Qz1").path)
+        let clock = ManualClock()
+        let transport = InMemoryHTTPTransport(clock: clock)
+        let lesson = URL(literal: "https://lessons.example/lesson.mp4")
+        transport.stub(lesson, reply: .resource(mp4Bytes(2_000, seed: 4)))
+        let downloader = MediaDownloader(engine: DownloadEngine(clock: clock, transport: transport))
+        let library = OfflineLibrary(directory: folder, downloader: downloader, preferredLanguages: [])
+        // A download's atomic save under way in this process while the library loads.
+        try Data("{}".utf8).write(to: folder.appendingPathComponent(".dat.nosync3c4d.Ab7Kp2"))
+        _ = try await library.load()
+        #expect(files(in: folder) == [".dat.nosync3c4d.Ab7Kp2"])
+        // The library's saves leave no temporary file behind.
+        try await library.download("1", from: lesson)
+        await library.waitForDownload("1")
+        guard case .downloaded = await library.state(of: "1") else {
+            Issue.record("\(await library.state(of: "1"))")
+            return
+        }
+        #expect(!files(in: folder).contains { $0.hasSuffix(".saving") }, "\(files(in: folder))")
+    }
 }

@@ -182,12 +182,27 @@ public actor OfflineLibrary {
 
     /// How the library's files are kept on the device.
     public nonisolated let fileOptions: OfflineFileOptions
+    /// When this library was created: an atomic save's temporary file older than this was left
+    /// by an earlier process.
+    private nonisolated let createdAt = Date()
+    /// The file system the state file, the records and the downloads are written in.
+    package nonisolated let fileSystem: any DownloadFileSystem
 
     /// Creates a library in `directory` that starts downloads with `start`, keeping its files as
     /// `fileOptions` says (excluded from backup, readable after the first unlock, by default).
     public init(directory: URL, fileOptions: OfflineFileOptions = OfflineFileOptions(), start: @escaping Starter) {
+        self.init(directory: directory, fileOptions: fileOptions, fileSystem: LocalFileSystem(), start: start)
+    }
+
+    /// Creates a library whose state file and records are written in `fileSystem`, as its
+    /// downloads are (the package's tests kill or fill it).
+    package init(
+        directory: URL, fileOptions: OfflineFileOptions, fileSystem: any DownloadFileSystem,
+        start: @escaping Starter
+    ) {
         self.directory = directory
         self.fileOptions = fileOptions
+        self.fileSystem = fileSystem
         self.start = start
     }
 
@@ -203,7 +218,8 @@ public actor OfflineLibrary {
         audioRenditions: AudioRenditionSelection = .best, subtitles: SubtitleHandling = .embedded,
         fileOptions: OfflineFileOptions = OfflineFileOptions()
     ) where C.Duration == Duration {
-        self.init(directory: directory, fileOptions: fileOptions) { remote, destination in
+        self.init(directory: directory, fileOptions: fileOptions, fileSystem: downloader.engine.fileSystem) {
+            remote, destination in
             downloader.downloadLesson(
                 from: remote, to: destination, preferredLanguages: preferredLanguages(),
                 audioRenditions: audioRenditions, subtitles: subtitles)
@@ -277,8 +293,12 @@ public actor OfflineLibrary {
         do {
             data = try Data(contentsOf: stateFile)
         } catch {
-            // No file yet is an empty library; one that is there but cannot be read is not.
-            guard FileManager.default.fileExists(atPath: stateFile.path) else { return }
+            // No file yet is an empty library (whose folder may hold what a kill before its
+            // first save left); one that is there but cannot be read is not.
+            guard FileManager.default.fileExists(atPath: stateFile.path) else {
+                removeOrphanedStagingFiles()
+                return
+            }
             throw LibraryError(
                 .readFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)), path: stateFile.path)
         }
@@ -302,9 +322,11 @@ public actor OfflineLibrary {
         for (id, entry) in entries {
             guard case .downloaded(let fileName, _) = entry.state, Self.isPlainFileName(fileName) else { continue }
             let record = directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)")
-            guard !FileManager.default.fileExists(atPath: record.path) else { continue }
-            try? JSONEncoder().encode(ItemRecord(id: id, remoteURL: entry.remoteURL)).write(
-                to: record, options: .atomic)
+            guard !FileManager.default.fileExists(atPath: record.path), fileSystem.allows(.write, on: record)
+            else { continue }
+            if let data = try? JSONEncoder().encode(ItemRecord(id: id, remoteURL: entry.remoteURL)) {
+                try? StateFileWriting.write(data, to: record)
+            }
         }
     }
 
@@ -621,17 +643,30 @@ public actor OfflineLibrary {
         if case .downloaded(let fileName, _) = state {
             fileOptions.apply(to: file(named: fileName))
             // The record that finds this download again should the state file be damaged.
-            let record = ItemRecord(id: id, remoteURL: remote)
-            try? JSONEncoder().encode(record).write(
-                to: directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)"), options: .atomic)
+            let record = directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)")
+            if fileSystem.allows(.write, on: record) {
+                if let data = try? JSONEncoder().encode(ItemRecord(id: id, remoteURL: remote)) {
+                    try? StateFileWriting.write(data, to: record)
+                }
+            }
         }
         set(id, state)
         try? save()
     }
 
+    /// The start of the name Foundation gives the temporary file of an atomic write
+    /// (`Data.write(to:options: .atomic)`), in the folder written to, before it renames it.
+    static let atomicSavePrefix = ".dat.nosync"
+    /// How much older than the library such a temporary file must be to be another process's:
+    /// file times come from a coarse clock, and a save under way may have begun a little before.
+    static let atomicSaveMargin: TimeInterval = 10
+
     /// Removes the hidden files of downloads that cannot resume: those of no item, or of an item
     /// that is downloaded, cancelled or not downloaded (a partial file an interruption left, a
     /// lock, a journal). Those of paused, failed and interrupted items are kept for the resume.
+    /// The temporary file of a save that a kill interrupted goes too: the library's own at
+    /// once, a download's (Foundation's atomic writes) when it is older than the library by
+    /// `atomicSaveMargin`.
     ///
     /// - Complexity: O(*n* × *m*) for *n* folder entries and *m* resumable items.
     private func removeOrphanedStagingFiles() {
@@ -644,6 +679,24 @@ public actor OfflineLibrary {
             }
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasPrefix(".") {
+            let file = directory.appendingPathComponent(name)
+            if name == StateFileWriting.temporaryFile(of: stateFile).lastPathComponent
+                || name.hasSuffix("\(ItemRecord.suffix).saving")
+            {
+                // The library's own save that a kill stopped before its rename.
+                try? FileManager.default.removeItem(at: file)
+            } else if name.hasPrefix(Self.atomicSavePrefix) {
+                // A download's atomic save (validators, a journal rewritten, subtitles) that a
+                // kill stopped; one under way in this process is younger than the margin.
+                let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
+                if let modified = attributes?[.modificationDate] as? Date,
+                    modified < createdAt.addingTimeInterval(-Self.atomicSaveMargin)
+                {
+                    try? FileManager.default.removeItem(at: file)
+                }
+            }
+        }
         for name in names where name.hasPrefix(".") && StagingCleanup.suffixes.contains(where: name.hasSuffix) {
             guard !resumable.contains(where: { StagingCleanup.isStaging(name, stem: $0) }) else { continue }
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
@@ -664,10 +717,11 @@ public actor OfflineLibrary {
         if let loadFailure { throw loadFailure }
         guard isLoaded else { return }  // unreachable: a load that failed for now sets loadFailure
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try fileSystem.willPerform(.write, on: stateFile)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            try encoder.encode(StateFile(version: 1, items: entries)).write(to: stateFile, options: .atomic)
+            try StateFileWriting.write(encoder.encode(StateFile(version: 1, items: entries)), to: stateFile)
+            fileSystem.didPerform(.write, on: stateFile)
         } catch {
             throw LibraryError(
                 .saveFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)), path: stateFile.path)

@@ -19,6 +19,9 @@ public struct DownloadEstimate: Hashable, Sendable, Codable {
         /// The first segment's size, asked of its server, at its rate for the whole duration: a
         /// media playlist without `BANDWIDTH` or byte ranges.
         case firstSegment
+        /// The download's own figure once its parts arrive (the bytes of the parts done, and
+        /// the rest at their rate), which replaces an estimate that was not exact.
+        case refined
         /// Nothing says: no byte ranges, no `BANDWIDTH`.
         case unknown
     }

@@ -66,6 +66,10 @@ public actor DownloadQueue {
         var version: Int
         var lessons: [QueuedLesson]
         var requirements: DownloadRequirements
+        /// Lessons taken out of the queue whose files the library may still hold: a removal
+        /// is saved here first, so that a kill before the library forgets the lesson is
+        /// finished at the next start (absent in files written before it was kept).
+        var removing: [String]?
     }
 
     /// Estimates a lesson's size before its first byte.
@@ -89,6 +93,8 @@ public actor DownloadQueue {
     public private(set) var path: NetworkPath = .offline
     /// Failed lessons the learner asked to try again.
     private var retrying: Set<String> = []
+    /// Lessons removed from the queue whose removal from the library is not done yet.
+    private var removing: [String] = []
     private var libraryStates: [String: OfflineLibrary.ItemState] = [:]
     private var states: [String: QueuedLessonState] = [:]
     private var watchers: [Task<Void, Never>] = []
@@ -110,7 +116,8 @@ public actor DownloadQueue {
     ///   - network: Where the queue learns what network it has.
     ///   - estimator: Estimates a lesson's size before its first byte (for the storage and quota
     ///     checks and a group's size); `nil` to go without.
-    ///   - freeSpace: The free bytes of a folder's volume (the system's by default).
+    ///   - freeSpace: The free bytes of a folder's volume (by default, the figure the library's
+    ///     downloads check: the system's).
     public init(
         library: OfflineLibrary, file: URL, requirements: DownloadRequirements = DownloadRequirements(),
         concurrency: Int = 2, network: any NetworkPathMonitor, estimator: Estimator? = nil,
@@ -122,7 +129,8 @@ public actor DownloadQueue {
         self.concurrency = max(1, concurrency)
         self.network = network
         self.estimator = estimator
-        self.freeSpace = freeSpace ?? { LocalFileSystem().availableCapacity(in: $0) }
+        let fileSystem = library.fileSystem
+        self.freeSpace = freeSpace ?? { fileSystem.availableCapacity(in: $0) }
     }
 
     /// Loads the saved queue, then follows the library and the network and downloads what the
@@ -133,6 +141,7 @@ public actor DownloadQueue {
     public func start() async throws(QueueError) {
         guard !isStarted else { return }
         isStarted = true
+        StateFileWriting.removeLeftover(of: file)
         if let data = try? Data(contentsOf: file) {
             do {
                 let saved = try JSONDecoder().decode(QueueFile.self, from: data)
@@ -141,14 +150,17 @@ public actor DownloadQueue {
                 }
                 lessons = saved.lessons
                 requirements = saved.requirements
+                removing = saved.removing ?? []
             } catch let error as QueueError {
                 throw error
             } catch {
                 throw QueueError(.unreadable(reason: "\(error)"), path: file.path)
             }
         }
+        await finishRemovals()
         libraryStates = await library.states
         let libraryUpdates = library.updates
+        let progress = library.progressUpdates
         let paths = network.paths()
         // The first plan waits for the current path, so that a launch on Wi-Fi does not show
         // every lesson waiting for the network first.
@@ -156,6 +168,10 @@ public actor DownloadQueue {
         watchers.append(
             Task { [weak self] in
                 for await (id, state) in libraryUpdates { await self?.libraryChanged(id, state) }
+            })
+        watchers.append(
+            Task { [weak self] in
+                for await (id, report) in progress { await self?.progressed(id, report) }
             })
         watchers.append(
             Task { [weak self] in
@@ -282,11 +298,31 @@ public actor DownloadQueue {
         if lessons.contains(where: { $0.id == id }) {
             let previous = lessons
             lessons.removeAll { $0.id == id }
-            try await commit(restoring: previous)
+            removing.append(id)
+            do {
+                try save()
+            } catch {
+                lessons = previous
+                removing.removeAll { $0 == id }
+                throw error
+            }
         }
         try? await library.delete(id)
         libraryStates[id] = nil
         states[id] = nil
+        if let index = removing.firstIndex(of: id) {
+            removing.remove(at: index)
+            try? save()  // should this fail, the next start deletes the lesson again: a no-op
+        }
+        await replan()
+    }
+
+    /// Deletes from the library the lessons whose removal a kill interrupted.
+    private func finishRemovals() async {
+        guard !removing.isEmpty else { return }
+        for id in removing { try? await library.delete(id) }
+        removing = []
+        try? save()
     }
 
     /// Changes what downloads need; lessons start or stop at once as the new rules say.
@@ -301,6 +337,13 @@ public actor DownloadQueue {
             requirements = previous
             throw error
         }
+        await replan()
+    }
+
+    /// Decides again, for what the queue does not hear of by itself: chiefly free space, which
+    /// no platform announces. Lessons waiting for space start when it is there now. Call it
+    /// when the app comes to the foreground, or after the app frees space of its own.
+    public func refresh() async {
         await replan()
     }
 
@@ -351,6 +394,20 @@ public actor DownloadQueue {
         if case .downloading = state { retrying.remove(id) }
         guard lessons.contains(where: { $0.id == id }) else { return }
         await replan()
+    }
+
+    /// Refines a lesson's estimate from its download's own figure, when that figure moves by
+    /// 1% or more (kept in memory, and saved with the next change).
+    private func progressed(_ id: String, _ report: DownloadProgress) {
+        guard let expected = report.bytesExpected, expected > 0,
+            let index = lessons.firstIndex(where: { $0.id == id }), lessons[index].estimate?.isExact != true
+        else { return }
+        if let current = lessons[index].estimate?.bytes, lessons[index].estimate?.basis == .refined,
+            abs(Double(expected) - Double(current)) < Double(current) / 100
+        {
+            return
+        }
+        lessons[index].estimate = DownloadEstimate(bytes: expected, basis: .refined)
     }
 
     private func networkChanged(_ new: NetworkPath) async {
@@ -405,10 +462,13 @@ public actor DownloadQueue {
 
     private func save() throws(QueueError) {
         do {
-            let data = try JSONEncoder().encode(QueueFile(version: 1, lessons: lessons, requirements: requirements))
-            try FileManager.default.createDirectory(
-                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try data.write(to: file, options: .atomic)
+            let data = try JSONEncoder().encode(
+                QueueFile(
+                    version: 1, lessons: lessons, requirements: requirements,
+                    removing: removing.isEmpty ? nil : removing))
+            try library.fileSystem.willPerform(.write, on: file)
+            try StateFileWriting.write(data, to: file)
+            library.fileSystem.didPerform(.write, on: file)
         } catch {
             throw QueueError(
                 .saveFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)),

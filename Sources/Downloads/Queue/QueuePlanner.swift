@@ -8,9 +8,12 @@
 /// - When the network is not one the requirements allow, every lesson waits for it, and those
 ///   downloading stop (their partial files are kept: they resume).
 /// - A lesson that would leave less than the reserve free, or take the library past its quota,
-///   waits with the bytes it needs; it never starts to be stopped by a full disk. A lesson of
-///   unknown size needs nothing up front (the download's own check refuses it before its first
-///   byte when the disk is too full).
+///   waits with the bytes it needs; it never starts to be stopped by a full disk. The free space
+///   it needs is what the download's own check before its first byte asks (the estimate with 2%
+///   and 1 MiB to spare, for the file's index and the journal), so a lesson the queue starts is
+///   not one the download refuses; the quota counts the estimate alone (the file's size). A
+///   lesson of unknown size needs nothing up front (the download's own check refuses it before
+///   its first byte when the disk is too full).
 /// - At most `concurrency` lessons download at once; the next ones wait their turn, numbered.
 ///   A lesson downloading keeps going when another is moved before it.
 ///
@@ -53,7 +56,8 @@ struct QueuePlanner {
             else { continue }
             running += 1
             let left = remaining(lesson, fraction: fraction)
-            free = free.map { $0 > left ? $0 - left : 0 }
+            let space = spaceNeeded(lesson, fraction: fraction)
+            free = free.map { $0 > space ? $0 - space : 0 }
             committed = saturatingAdd(committed, left)
         }
         var slots = max(concurrency, 1) - running
@@ -90,14 +94,15 @@ struct QueuePlanner {
                 continue
             }
             let needed = remaining(lesson, fraction: 0)
-            if let available = free, needed > available {
-                decision.states[lesson.id] = .waiting(.storage(needed: needed, available: available))
+            let space = spaceNeeded(lesson, fraction: 0)
+            if let available = free, space > available {
+                decision.states[lesson.id] = .waiting(.storage(needed: space, available: available))
             } else if let quota = requirements.quotaBytes, saturatingAdd(committed, needed) > quota {
                 decision.states[lesson.id] = .waiting(
                     .quota(needed: needed, left: quota > committed ? quota - committed : 0))
             } else if slots > 0 {
                 slots -= 1
-                free = free.map { $0 - needed }
+                free = free.map { $0 - space }
                 committed = saturatingAdd(committed, needed)
                 decision.start.append(lesson.id)
                 decision.states[lesson.id] = .downloading(fraction: 0)
@@ -114,6 +119,14 @@ struct QueuePlanner {
         guard let bytes = lesson.estimate?.bytes else { return 0 }
         let share = min(max(1 - fraction, 0), 1)
         return saturatingBytes((Double(bytes) * share).rounded(.up))
+    }
+
+    /// The free space a lesson still needs: what its download's check asks for the bytes it
+    /// has left, 0 when its size is unknown.
+    static func spaceNeeded(_ lesson: QueuedLesson, fraction: Double) -> UInt64 {
+        guard let bytes = lesson.estimate?.bytes else { return 0 }
+        let written = saturatingBytes((Double(bytes) * min(max(fraction, 0), 1)).rounded(.down))
+        return StorageSpace.room(forSource: bytes, written: written)
     }
 
     static func saturatingAdd(_ first: UInt64, _ second: UInt64) -> UInt64 {

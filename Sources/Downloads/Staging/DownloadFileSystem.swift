@@ -37,11 +37,17 @@ package protocol DownloadFileSystem: Sendable {
     /// Called before `operation` on `file`: returning lets it happen, throwing fails it with
     /// the error thrown.
     func willPerform(_ operation: FileOperation, on file: URL) throws
+    /// Called once `operation` on `file` has happened, for the saves of a state file (the
+    /// library's and the queue's), so that a test can stop everything right after one.
+    func didPerform(_ operation: FileOperation, on file: URL)
     /// The bytes free on the volume of `folder`, or `nil` when the system does not say.
     func availableCapacity(in folder: URL) -> UInt64?
 }
 
 extension DownloadFileSystem {
+    /// Does nothing: most file systems only need to hear of an operation before it happens.
+    package func didPerform(_ operation: FileOperation, on file: URL) {}
+
     /// Whether `operation` on `file` may happen, for best-effort operations.
     func allows(_ operation: FileOperation, on file: URL) -> Bool {
         (try? willPerform(operation, on: file)) != nil

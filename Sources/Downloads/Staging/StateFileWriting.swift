@@ -1,0 +1,34 @@
+import Foundation
+
+/// How the library and the queue save their small state files: the bytes go to a hidden
+/// temporary file of a name of their own beside the file (`.NAME.saving`), which `rename(2)`
+/// then puts in place, so a reader (or a relaunch after a kill) finds the old file or the new
+/// one, never a torn one. A kill between the two leaves the temporary file, which its owner
+/// removes at its next start (``removeLeftover(of:)``): the name is the owner's alone, so no
+/// other writer's save under way is touched.
+enum StateFileWriting {
+    /// The temporary file a save of `file` writes first.
+    static func temporaryFile(of file: URL) -> URL {
+        file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).saving")
+    }
+
+    /// Writes `data` to `file` atomically, creating its folder when missing.
+    ///
+    /// - Throws: the file system's error (a `CocoaError` or a `POSIXError` with its `errno`).
+    static func write(_ data: Data, to file: URL) throws {
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let temporary = temporaryFile(of: file)
+        try data.write(to: temporary)
+        guard rename(temporary.path, file.path) == 0 else {
+            let code = errno
+            try? FileManager.default.removeItem(at: temporary)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+        }
+    }
+
+    /// Removes what a save of `file` that a kill interrupted left.
+    static func removeLeftover(of file: URL) {
+        try? FileManager.default.removeItem(at: temporaryFile(of: file))
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import HTTPSupport
+import TestSupport
+import Testing
+
+@testable import Downloads
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A file system whose process dies right after the `killAt`-th save of the queue's or the
+/// library's state file (before the first when `killAt` is 0): no file operation happens after
+/// it, and the folder as the kill left it is copied aside, to be opened by the next launch.
+final class KillingFileSystem: DownloadFileSystem, Sendable {
+    struct Killed: Error {}
+
+    /// The state files whose saves are the queue's transitions.
+    static let stateFiles: Set<String> = ["queue.json", "offline-library.json"]
+
+    let killAt: Int?
+    let folder: URL
+    let snapshot: URL
+    private let died: AsyncStream<Void>.Continuation
+    private let state = LockedState<(saves: Int, isDead: Bool)>((0, false))
+
+    /// A file system that dies after save `killAt` (never when `nil`), copies `folder` to
+    /// `snapshot` as it dies, and then yields to `died`.
+    init(killAt: Int?, folder: URL, snapshot: URL, died: AsyncStream<Void>.Continuation) {
+        self.killAt = killAt
+        self.folder = folder
+        self.snapshot = snapshot
+        self.died = died
+    }
+
+    /// The saves of state files seen so far.
+    var saves: Int { state.withLock { $0.saves } }
+    var isDead: Bool { state.withLock { $0.isDead } }
+
+    func willPerform(_ operation: FileOperation, on file: URL) throws {
+        if killAt == 0 { kill() }
+        if isDead { throw Killed() }
+    }
+
+    func didPerform(_ operation: FileOperation, on file: URL) {
+        guard operation == .write, Self.stateFiles.contains(file.lastPathComponent) else { return }
+        let dies = state.withLock { state in
+            guard !state.isDead else { return false }
+            state.saves += 1
+            guard state.saves == killAt else { return false }
+            state.isDead = true
+            return true
+        }
+        if dies { die() }
+    }
+
+    /// Kills the process now (when it has not died yet), copying the folder as it is.
+    func kill() {
+        let dies = state.withLock { state in
+            defer { state.isDead = true }
+            return !state.isDead
+        }
+        if dies { die() }
+    }
+
+    /// Copies the folder as the kill left it, then reports the death.
+    private func die() {
+        copyFolder()
+        died.yield()
+    }
+
+    func availableCapacity(in folder: URL) -> UInt64? { 100 << 30 }
+
+    /// Copies the folder's files one by one (an atomic save under way may rename its
+    /// temporary file meanwhile: a file that is gone is skipped, as the disk would show it).
+    private func copyFolder() {
+        try? FileManager.default.createDirectory(at: snapshot, withIntermediateDirectories: true)
+        for name in files(in: folder) {
+            try? FileManager.default.copyItem(
+                at: folder.appendingPathComponent(name), to: snapshot.appendingPathComponent(name))
+        }
+    }
+}
+
+/// The queue's durability: the process killed at each save of the queue or the library, over
+/// a learner's whole session (a course enqueued, a lesson moved, paused, pinned and resumed, the
+/// course downloaded, a lesson removed). Each relaunch goes on from what was saved, and ends with
+/// every queued lesson byte-identical to a download of it alone and nothing else in the folder.
+@Suite("The download queue killed at every saved transition")
+struct QueueKillTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    let lessons: [ServedLesson]
+
+    init() throws {
+        transport = InMemoryHTTPTransport(clock: clock)
+        lessons = try ["ts-heaac", "packed-aac", "cmaf"].map { try ServedLesson($0) }
+        for lesson in lessons { lesson.serve(on: transport) }
+    }
+
+    /// A library and its queue in `folder`, writing through `fileSystem`.
+    func queue(in folder: URL, fileSystem: any DownloadFileSystem = LocalFileSystem()) -> DownloadQueue {
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(
+                concurrency: 2, retry: .none, clock: clock, fileSystem: fileSystem, transport: transport))
+        let library = OfflineLibrary(directory: folder, downloader: downloader, preferredLanguages: [])
+        return DownloadQueue(
+            library: library, file: folder.appendingPathComponent("queue.json"),
+            requirements: DownloadRequirements(reserveBytes: 0), concurrency: 1,
+            network: FixedNetworkPathMonitor(.unmetered),
+            estimator: { url in try await downloader.estimateLesson(from: url, preferredLanguages: []) },
+            freeSpace: { _ in 100 << 30 })
+    }
+
+    /// A lesson as the queue keeps it, in what the learner decides.
+    struct Shape: Hashable, CustomStringConvertible {
+        var id: String
+        var isPaused: Bool
+        var isPinned: Bool
+
+        init(_ id: String, paused: Bool = false, pinned: Bool = false) {
+            self.id = id
+            isPaused = paused
+            isPinned = pinned
+        }
+
+        init(_ lesson: QueuedLesson) {
+            self.init(lesson.id, paused: lesson.isPausedByLearner, pinned: lesson.isPinned)
+        }
+
+        var description: String { "\(id)\(isPaused ? " paused" : "")\(isPinned ? " pinned" : "")" }
+    }
+
+    /// The queue after each step of ``session(_:confirmed:)`` (none taken: empty).
+    static let shapes: [[Shape]] = [
+        [],
+        [Shape("ts-heaac"), Shape("packed-aac"), Shape("cmaf")],
+        [Shape("cmaf"), Shape("ts-heaac"), Shape("packed-aac")],
+        [Shape("cmaf"), Shape("ts-heaac", paused: true), Shape("packed-aac")],
+        [Shape("cmaf", pinned: true), Shape("ts-heaac", paused: true), Shape("packed-aac")],
+        [Shape("cmaf", pinned: true), Shape("ts-heaac"), Shape("packed-aac")],
+        [Shape("cmaf", pinned: true), Shape("ts-heaac")],
+    ]
+
+    /// The learner's session: each step a saved change, counted in `confirmed` when it has
+    /// returned before the process died, then the wait until every queued lesson is
+    /// downloaded. It ends at the first step that fails (the process is dead).
+    func session(_ queue: DownloadQueue, confirmed: LockedState<Int>, isDead: @escaping () -> Bool) async {
+        let course = lessons.map { QueuedLesson(id: $0.name, remoteURL: $0.entry, group: "course") }
+        let steps: [@Sendable (DownloadQueue) async throws -> Void] = [
+            { try await $0.enqueue(course) },
+            { try await $0.move("cmaf", to: 0) },
+            { try await $0.pause("ts-heaac") },
+            { try await $0.pin("cmaf") },
+            { try await $0.resume("ts-heaac") },
+            // The course downloaded, a lesson the learner is done with is removed.
+            { queue in
+                await waitUntilDownloaded(queue)
+                try await queue.remove("packed-aac")
+            },
+        ]
+        do {
+            try await queue.start()
+            for step in steps {
+                try await step(queue)
+                confirmed.withLock { if !isDead() { $0 += 1 } }
+            }
+        } catch {
+            return
+        }
+        await waitUntilDownloaded(queue)
+    }
+
+    /// Returns once every lesson in `queue` is downloaded (or the task is cancelled).
+    func waitUntilDownloaded(_ queue: DownloadQueue) async {
+        for await _ in queue.updates {
+            let lessons = await queue.lessons
+            let states = await queue.allStates
+            if lessons.allSatisfy({ states[$0.id]?.isDownloaded == true }) { return }
+        }
+    }
+
+    /// Each lesson's file as a download of it alone writes it.
+    func references() async throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+        for lesson in lessons {
+            let destination = temporaryFolder("queue-kill-reference").appendingPathComponent("lesson")
+            let result = try await downloader.downloadLesson(
+                from: lesson.entry, to: destination, preferredLanguages: []
+            ).result()
+            files[lesson.name] = try Data(contentsOf: result.file)
+        }
+        return files
+    }
+
+    /// Runs the session in a fresh folder, killed at save `n` (or after its end when `nil`),
+    /// and returns the folder as the kill left it with the steps that had returned.
+    func killedSession(at n: Int?) async -> (snapshot: URL, confirmed: Int, saves: Int) {
+        let folder = temporaryFolder("queue-kill")
+        let snapshot = temporaryFolder("queue-kill-relaunch")
+        let (died, dying) = AsyncStream<Void>.makeStream()
+        let fileSystem = KillingFileSystem(killAt: n, folder: folder, snapshot: snapshot, died: dying)
+        let queue = queue(in: folder, fileSystem: fileSystem)
+        let confirmed = LockedState(0)
+        let run = Task {
+            await session(queue, confirmed: confirmed, isDead: { fileSystem.isDead })
+            dying.yield()
+        }
+        for await _ in died { break }
+        let saves = fileSystem.saves
+        fileSystem.kill()  // a session that ended is killed after it
+        run.cancel()
+        await run.value
+        await queue.stop()
+        return (snapshot, confirmed.withLock { $0 }, saves)
+    }
+
+    @Test(
+        "killed at each save of the queue or the library, a relaunch shows what was saved and ends byte-identical, nothing left beside"
+    )
+    func killedAtEverySave() async throws {
+        let references = try await references()
+        let uninterrupted = await killedSession(at: nil)
+        #expect(uninterrupted.confirmed == Self.shapes.count - 1)
+        let total = uninterrupted.saves
+        #expect(total >= 12, "the session's saves: \(total)")
+        try await relaunch(
+            uninterrupted.snapshot, confirmed: uninterrupted.confirmed, references, label: "after the end")
+        for n in 0...total {
+            let killed = await killedSession(at: n)
+            try await relaunch(killed.snapshot, confirmed: killed.confirmed, references, label: "killed at save \(n)")
+        }
+    }
+
+    /// Opens the folder a kill left, checks the queue is as saved, resumes what the learner
+    /// paused, and checks every queued lesson ends byte-identical with nothing else left.
+    func relaunch(_ folder: URL, confirmed: Int, _ references: [String: Data], label: String) async throws {
+        let queue = queue(in: folder)
+        try await queue.start()
+        let shape = await queue.lessons.map(Shape.init)
+        // What every step that returned before the kill saved is there; the next step's save,
+        // under way when the process died, may be there too.
+        let expected = Self.shapes[confirmed]
+        let next = confirmed + 1 < Self.shapes.count ? Self.shapes[confirmed + 1] : expected
+        #expect([expected, next].contains(shape), "\(label): \(shape), \(confirmed) steps returned")
+        for lesson in await queue.lessons where lesson.isPausedByLearner { try await queue.resume(lesson.id) }
+        if !shape.isEmpty { await waitUntilDownloaded(queue) }
+        var kept: Set<String> = ["queue.json", "offline-library.json"]
+        for lesson in shape {
+            let file = try #require(await queue.library.localFile(of: lesson.id), "\(label): \(lesson.id)")
+            #expect(try Data(contentsOf: file) == references[lesson.id], "\(label): \(lesson.id)")
+            kept.formUnion([file.lastPathComponent, ".\(file.lastPathComponent).item"])
+        }
+        // A lesson removed is gone with its files, even when the kill came between the queue's
+        // save and the library's deletion.
+        for removed in Set(references.keys).subtracting(shape.map(\.id)) {
+            #expect(await queue.library.state(of: removed) == .notDownloaded, "\(label): \(removed)")
+        }
+        if shape.isEmpty { kept = Set(files(in: folder)).intersection(kept) }
+        #expect(Set(files(in: folder)) == kept, "\(label)")
+        await queue.stop()
+    }
+}
