@@ -268,7 +268,11 @@ public actor DownloadQueue {
     ///   - watched: What the learner has watched.
     /// - Returns: What the pass queued and removed.
     /// - Throws: ``QueueError`` when the queue cannot be saved.
-    /// - Complexity: O(*n* log *n*) in the course's lessons, plus the queue's saves.
+    /// Under a quota, the lessons to queue whose sizes are not known are estimated first (with
+    /// the queue's estimator), since what must go to make room depends on them.
+    ///
+    /// - Complexity: O(*n* log *n*) in the course's lessons, plus the queue's saves and the
+    ///   estimates.
     @discardableResult
     public func keepReady(
         _ course: [QueuedLesson], policy: SmartDownloadPolicy = SmartDownloadPolicy(), watched: any WatchedLessons
@@ -276,15 +280,31 @@ public actor DownloadQueue {
         let records = await watched.watched(course.map(\.id))
         let used = await library.totalBytes
         let queued = Dictionary(lessons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let entries = course.map { lesson in
-            let known = queued[lesson.id] ?? lesson
-            var downloaded: UInt64?
-            if case .downloaded(_, let bytes)? = libraryStates[lesson.id] { downloaded = bytes }
-            let waiting = queued[lesson.id] != nil && downloaded == nil
-            return SmartDownloadPlanner.Lesson(lesson: known, downloadedBytes: downloaded, isQueued: waiting)
+        var course = course
+        func plan() -> SmartDownloadPass {
+            let entries = course.map { lesson in
+                let known = queued[lesson.id] ?? lesson
+                var downloaded: UInt64?
+                if case .downloaded(_, let bytes)? = libraryStates[lesson.id] { downloaded = bytes }
+                let waiting = queued[lesson.id] != nil && downloaded == nil
+                return SmartDownloadPlanner.Lesson(lesson: known, downloadedBytes: downloaded, isQueued: waiting)
+            }
+            return SmartDownloadPlanner.plan(
+                course: entries, watched: records, policy: policy, quota: requirements.quotaBytes, usedBytes: used)
         }
-        let pass = SmartDownloadPlanner.plan(
-            course: entries, watched: records, policy: policy, quota: requirements.quotaBytes, usedBytes: used)
+        var pass = plan()
+        // Under a quota, what to remove depends on the sizes of the lessons to queue: those
+        // not known yet are estimated first, and the pass decided again.
+        if requirements.quotaBytes != nil, let estimator {
+            var estimated = false
+            for index in course.indices
+            where pass.enqueued.contains(course[index].id) && course[index].estimate == nil {
+                course[index].estimate =
+                    (try? await estimator(course[index].remoteURL)) ?? DownloadEstimate(bytes: nil, basis: .unknown)
+                estimated = true
+            }
+            if estimated { pass = plan() }
+        }
         for id in pass.removed { try await remove(id) }
         let adding = course.filter { pass.enqueued.contains($0.id) && queued[$0.id] == nil }
         if !adding.isEmpty { try await enqueue(adding) }
