@@ -36,7 +36,7 @@
                             .swipeActions {
                                 Button("Remove", role: .destructive) { Task { try? await model.remove(row.id) } }
                                 Button(row.isPinned ? "Unpin" : "Pin") {
-                                    Task { try? await model.pin(row.id, !row.isPinned) }
+                                    Task { try? await row.isPinned ? model.unpin(row.id) : model.pin(row.id) }
                                 }
                             }
                         }

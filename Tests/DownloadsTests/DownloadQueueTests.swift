@@ -446,6 +446,64 @@ struct DownloadQueueTests {
         #expect(!shown.withLock { $0 }.isEmpty)
     }
 
+    @Test(
+        "a failed lesson the learner retried while it must wait for Wi-Fi is tried again after a relaunch, not shown failed"
+    )
+    func resumedFailureSurvivesRelaunch() async throws {
+        let folder = temporaryFolder("queue-retry")
+        let lesson = try #require(lessons.first { $0.name == "packed-aac" })
+        let segment = lesson.base.appendingPathComponent("seg1.aac")
+        let bytes = try #require(lesson.files["seg1.aac"])
+        transport.stub(segment, replies: [.response(status: 404), .resource(bytes)])
+        let network = ManualNetwork(.cellular)
+        let first = queue(in: folder, network: network, requirements: DownloadRequirements(reserveBytes: 0))
+        try await first.start()
+        try await first.enqueue([QueuedLesson(id: lesson.name, remoteURL: lesson.entry)])
+        let failed = await waitUntil(first) { states in
+            if case .failed = states[lesson.name] { return true }
+            return false
+        }
+        guard case .failed(let failure)? = failed[lesson.name] else {
+            Issue.record("\(failed)")
+            return
+        }
+        #expect(failure.category == .notFound)
+        // The learner turns on Wi-Fi only (they are on cellular), then taps retry.
+        let wifiOnly = DownloadRequirements(network: .notExpensive, reserveBytes: 0)
+        try await first.setRequirements(wifiOnly)
+        try await first.resume(lesson.name)
+        #expect(await first.state(of: lesson.name) == .waiting(.network(required: .notExpensive)))
+        await first.stop()
+        // The app is killed; at the next launch the learner's retry still holds.
+        let relaunched = queue(in: folder, network: network, requirements: DownloadRequirements(reserveBytes: 0))
+        try await relaunched.start()
+        #expect(await relaunched.state(of: lesson.name) == .waiting(.network(required: .notExpensive)))
+        network.send(.unmetered)
+        let done = await waitUntil(relaunched, Self.allDownloaded(1))
+        #expect(done[lesson.name]?.isDownloaded == true)
+    }
+
+    @Test("a queue changed before start() keeps the lessons saved earlier; an unreadable file is never saved over")
+    func loadsBeforeSaving() async throws {
+        let folder = temporaryFolder("queue-load-first")
+        let network = ManualNetwork(.offline)
+        let first = queue(in: folder, network: network, requirements: DownloadRequirements(reserveBytes: 0))
+        try await first.start()
+        try await first.enqueue(Array(course.prefix(2)))
+        await first.stop()
+        let early = queue(in: folder, network: network, requirements: DownloadRequirements(reserveBytes: 0))
+        try await early.enqueue(Array(course.suffix(1)))  // before start()
+        #expect(await early.lessons.map(\.id) == course.map(\.id))
+        // A file of a newer version: start() refuses it, and no change writes over it.
+        let file = folder.appendingPathComponent("queue.json")
+        let newer = Data(#"{"version":2,"lessons":[],"requirements":{}}"#.utf8)
+        try newer.write(to: file)
+        let refusing = queue(in: folder, network: network, requirements: DownloadRequirements(reserveBytes: 0))
+        await #expect(throws: DownloadQueue.QueueError.self) { try await refusing.start() }
+        await #expect(throws: DownloadQueue.QueueError.self) { try await refusing.enqueue(Array(course.prefix(1))) }
+        #expect(try Data(contentsOf: file) == newer)
+    }
+
     @Test("a relaunch goes on where the queue was: its order, its lessons and what each had downloaded")
     func relaunch() async throws {
         let folder = temporaryFolder("queue-relaunch")

@@ -269,10 +269,12 @@ struct QueueDiskAndNetworkTests {
             estimates[lesson.id] = bytes
         }
         func size(_ id: String) -> UInt64 { UInt64(references[id]?.count ?? 0) }
-        // Room for the second and third lessons together, not for the first three: the first
-        // must go before the third comes.
-        let quota = size("ts-heaac") + (estimates["cmaf"] ?? 0)
-        try #require(size("packed-aac") + (estimates["ts-heaac"] ?? 0) <= quota)
+        func estimate(_ id: String) -> UInt64 { estimates[id] ?? 0 }
+        // Room for three lessons and then, for the fourth, only beside the first: the second and
+        // the third must go, in the order they were watched, while the first is pinned.
+        let quota = size("packed-aac") + estimate("disc-rates") + 4_096
+        try #require(size("packed-aac") + size("ts-heaac") + estimate("cmaf") <= quota)
+        try #require(size("packed-aac") + size("cmaf") + estimate("disc-rates") > quota)
         let folder = temporaryFolder("queue-smart-quota")
         let queue = queue(
             in: folder, network: FixedNetworkPathMonitor(.unmetered),
@@ -281,40 +283,19 @@ struct QueueDiskAndNetworkTests {
         let watched = FakeWatched()
         let policy = SmartDownloadPolicy(lessonsAhead: 1, removesWatched: false)
         let start = Date(timeIntervalSince1970: 1_800_000_000)
-
-        #expect(try await queue.keepReady(course, policy: policy, watched: watched) == .init(enqueued: ["packed-aac"]))
-        _ = await waitUntil(queue, Self.isDownloaded(["packed-aac"]))
-        watched.set("packed-aac", WatchedLesson(fraction: 1, lastWatched: start))
-        #expect(try await queue.keepReady(course, policy: policy, watched: watched) == .init(enqueued: ["ts-heaac"]))
-        _ = await waitUntil(queue, Self.isDownloaded(["ts-heaac"]))
-        // Both kept (watched lessons stay under this policy) until the quota needs room.
-        watched.set("ts-heaac", WatchedLesson(fraction: 0.95, lastWatched: start + 3_600))
-        #expect(
-            try await queue.keepReady(course, policy: policy, watched: watched)
-                == .init(enqueued: ["cmaf"], removed: ["packed-aac"]))
-        #expect(await queue.library.localFile(of: "packed-aac") == nil)
-        _ = await waitUntil(queue, Self.isDownloaded(["cmaf"]))
-        // The learner pins the lesson watched last; the next pass can only remove the other.
-        try await queue.pin("cmaf")
-        watched.set("cmaf", WatchedLesson(fraction: 0.92, lastWatched: start + 7_200))
-        let last = try await queue.keepReady(course, policy: policy, watched: watched)
-        #expect(last == .init(enqueued: ["disc-rates"], removed: ["ts-heaac"]))
-        #expect(await queue.library.localFile(of: "ts-heaac") == nil)
-        let cmaf = try #require(await queue.library.localFile(of: "cmaf"))
-        #expect(try Data(contentsOf: cmaf) == references["cmaf"])
-        // What fits downloads; what does not waits for the quota, with what it needs.
-        if size("cmaf") + (estimates["disc-rates"] ?? 0) <= quota {
-            _ = await waitUntil(queue, Self.isDownloaded(["disc-rates"]))
-            let file = try #require(await queue.library.localFile(of: "disc-rates"))
-            #expect(try Data(contentsOf: file) == references["disc-rates"])
-        } else {
-            let states = await waitUntil(queue) { states in
-                if case .waiting(.quota)? = states["disc-rates"] { return true }
-                return false
-            }
-            #expect(
-                states["disc-rates"]
-                    == .waiting(.quota(needed: estimates["disc-rates"] ?? 0, left: quota - size("cmaf"))))
+        for (index, id) in ["packed-aac", "ts-heaac", "cmaf"].enumerated() {
+            let pass = try await queue.keepReady(course, policy: policy, watched: watched)
+            #expect(pass == .init(enqueued: [id]), "\(id)")
+            _ = await waitUntil(queue, Self.isDownloaded([id]))
+            // Watched, and kept (this policy keeps watched lessons) while the quota allows.
+            watched.set(id, WatchedLesson(fraction: 0.95, lastWatched: start + Double(index) * 3_600))
         }
+        try await queue.pin("packed-aac")
+        let pass = try await queue.keepReady(course, policy: policy, watched: watched)
+        #expect(pass == .init(enqueued: ["disc-rates"], removed: ["ts-heaac", "cmaf"]))
+        #expect(await queue.library.localFile(of: "ts-heaac") == nil)
+        #expect(await queue.library.localFile(of: "cmaf") == nil)
+        _ = await waitUntil(queue, Self.isDownloaded(["disc-rates"]))
+        try await expectFiles(of: queue, references.filter { ["packed-aac", "disc-rates"].contains($0.key) })
     }
 }

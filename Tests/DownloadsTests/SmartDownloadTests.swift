@@ -94,6 +94,27 @@ struct SmartDownloadTests {
         #expect(narrow.removed == ["never", "old"])
     }
 
+    @Test("a lesson too large for the quota even with every other gone removes nothing for it")
+    func nothingForNothing() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var large = Self.entry("large")
+        large.lesson.estimate = DownloadEstimate(bytes: 900, basis: .bandwidth)
+        let course = [Self.entry("old", bytes: 100), Self.entry("older", bytes: 100), large]
+        let watched = [
+            "old": WatchedLesson(fraction: 0.95, lastWatched: now - Self.day),
+            "older": WatchedLesson(fraction: 0.95, lastWatched: now - 2 * Self.day),
+        ]
+        let keep = SmartDownloadPolicy(lessonsAhead: 1, removesWatched: false)
+        // 300 used (100 by another course), a quota of 600: the large lesson never fits.
+        let pass = SmartDownloadPlanner.plan(course: course, watched: watched, policy: keep, quota: 600, usedBytes: 300)
+        #expect(pass == SmartDownloadPass(enqueued: ["large"]))
+        // Smaller, it fits once the lesson watched longest ago is gone, and only that one goes.
+        large.lesson.estimate = DownloadEstimate(bytes: 350, basis: .bandwidth)
+        let fits = SmartDownloadPlanner.plan(
+            course: [course[0], course[1], large], watched: watched, policy: keep, quota: 600, usedBytes: 300)
+        #expect(fits == SmartDownloadPass(enqueued: ["large"], removed: ["older"]))
+    }
+
     @Test(
         "seeded: a pass never removes a pinned lesson or one it keeps ahead, and queues only lessons ahead",
         arguments: 0..<UInt64(200))
@@ -132,6 +153,11 @@ struct SmartDownloadTests {
         #expect(Set(pass.removed).count == pass.removed.count, "seed \(seed)")
         #expect(pass.enqueued.allSatisfy(ahead.contains), "seed \(seed)")
         #expect(Set(pass.enqueued).isDisjoint(with: pass.removed), "seed \(seed)")
+        // Without a quota, only watched lessons are removed.
+        if quota == nil {
+            #expect(
+                pass.removed.allSatisfy { (watched[$0]?.fraction ?? 0) >= policy.watchedThreshold }, "seed \(seed)")
+        }
     }
 
     /// Reads the queue's updates until lesson `id` is downloaded.

@@ -185,6 +185,8 @@ public actor OfflineLibrary {
     /// When this library was created: an atomic save's temporary file older than this was left
     /// by an earlier process.
     private nonisolated let createdAt = Date()
+    /// Whether the file options were applied to the folder.
+    private var isFolderPrepared = false
     /// The file system the state file, the records and the downloads are written in.
     package nonisolated let fileSystem: any DownloadFileSystem
 
@@ -721,6 +723,12 @@ public actor OfflineLibrary {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             try StateFileWriting.write(encoder.encode(StateFile(version: 1, items: entries)), to: stateFile)
+            if !isFolderPrepared {
+                // The folder too: its backup exclusion covers every file in it (partial files,
+                // records, subtitles), and on iOS files created in it take its protection class.
+                fileOptions.apply(to: directory)
+                isFolderPrepared = true
+            }
             fileSystem.didPerform(.write, on: stateFile)
         } catch {
             throw LibraryError(

@@ -184,11 +184,19 @@ public final class CourseDownloadsModel {
         await refresh()
     }
 
-    /// Pins lesson `id` (or unpins it): smart downloads never remove it.
+    /// Pins lesson `id`: smart downloads never remove it.
     ///
     /// - Throws: ``DownloadQueue/QueueError`` when the queue cannot be saved.
-    public func pin(_ id: String, _ pinned: Bool = true) async throws(DownloadQueue.QueueError) {
-        try await queue.pin(id, pinned)
+    public func pin(_ id: String) async throws(DownloadQueue.QueueError) {
+        try await queue.pin(id)
+        await refresh()
+    }
+
+    /// Unpins lesson `id`: smart downloads may remove it again.
+    ///
+    /// - Throws: ``DownloadQueue/QueueError`` when the queue cannot be saved.
+    public func unpin(_ id: String) async throws(DownloadQueue.QueueError) {
+        try await queue.unpin(id)
         await refresh()
     }
 

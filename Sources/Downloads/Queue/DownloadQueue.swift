@@ -70,6 +70,9 @@ public actor DownloadQueue {
         /// is saved here first, so that a kill before the library forgets the lesson is
         /// finished at the next start (absent in files written before it was kept).
         var removing: [String]?
+        /// Failed lessons the learner asked to try again that have not started yet (absent in
+        /// files written before it was kept).
+        var retrying: [String]?
     }
 
     /// Estimates a lesson's size before its first byte.
@@ -99,6 +102,13 @@ public actor DownloadQueue {
     private var states: [String: QueuedLessonState] = [:]
     private var watchers: [Task<Void, Never>] = []
     private var isStarted = false
+    /// Whether the saved queue was read (or there was none); no save happens before.
+    private var isLoaded = false
+    /// The decisions being carried out, and whether another is asked for meanwhile.
+    private var planning: Task<Void, Never>?
+    private var planAgain = false
+    /// Whether estimates are being made.
+    private var isEstimating = false
     private nonisolated let broadcast = Broadcast<(id: String, state: QueuedLessonState)>(key: { $0.id })
 
     /// Every change of a queued lesson's state: each reading is a subscriber of its own that
@@ -140,23 +150,8 @@ public actor DownloadQueue {
     ///   that cannot be read (it is left as it is).
     public func start() async throws(QueueError) {
         guard !isStarted else { return }
+        try load()
         isStarted = true
-        StateFileWriting.removeLeftover(of: file)
-        if let data = try? Data(contentsOf: file) {
-            do {
-                let saved = try JSONDecoder().decode(QueueFile.self, from: data)
-                guard saved.version == 1 else {
-                    throw QueueError(.unreadable(reason: "version \(saved.version)"), path: file.path)
-                }
-                lessons = saved.lessons
-                requirements = saved.requirements
-                removing = saved.removing ?? []
-            } catch let error as QueueError {
-                throw error
-            } catch {
-                throw QueueError(.unreadable(reason: "\(error)"), path: file.path)
-            }
-        }
         await finishRemovals()
         libraryStates = await library.states
         let libraryUpdates = library.updates
@@ -188,6 +183,31 @@ public actor DownloadQueue {
             })
         for await current in first { path = current }
         await replan()
+        if path != .offline { estimateUnestimated() }
+    }
+
+    /// Reads the saved queue once, before anything is saved over it; a file that cannot be
+    /// read is never overwritten (every change throws its error instead).
+    private func load() throws(QueueError) {
+        guard !isLoaded else { return }
+        StateFileWriting.removeLeftover(of: file)
+        if let data = try? Data(contentsOf: file) {
+            do {
+                let saved = try JSONDecoder().decode(QueueFile.self, from: data)
+                guard saved.version == 1 else {
+                    throw QueueError(.unreadable(reason: "version \(saved.version)"), path: file.path)
+                }
+                lessons = saved.lessons
+                requirements = saved.requirements
+                removing = saved.removing ?? []
+                retrying = Set(saved.retrying ?? [])
+            } catch let error as QueueError {
+                throw error
+            } catch {
+                throw QueueError(.unreadable(reason: "\(error)"), path: file.path)
+            }
+        }
+        isLoaded = true
     }
 
     /// Stops following the library and the network; downloads going on go on.
@@ -202,6 +222,7 @@ public actor DownloadQueue {
     /// - Throws: ``QueueError``: a lesson already queued, or a queue that cannot be saved (then
     ///   nothing is added).
     public func enqueue(_ added: [QueuedLesson], before: String? = nil) async throws(QueueError) {
+        try load()
         var seen = Set(lessons.map(\.id))
         for lesson in added where !seen.insert(lesson.id).inserted {
             throw QueueError(.duplicate(id: lesson.id), path: file.path)
@@ -223,6 +244,7 @@ public actor DownloadQueue {
     ///
     /// - Throws: ``QueueError`` when the queue cannot be saved (the order is then as it was).
     public func move(_ id: String, to index: Int) async throws(QueueError) {
+        try load()
         guard let from = lessons.firstIndex(where: { $0.id == id }) else { return }
         let previous = lessons
         let lesson = lessons.remove(at: from)
@@ -241,14 +263,35 @@ public actor DownloadQueue {
     ///
     /// - Throws: ``QueueError`` when the queue cannot be saved.
     public func resume(_ id: String) async throws(QueueError) {
-        if case .failed? = states[id] { retrying.insert(id) }
+        try load()
+        if case .failed? = states[id], !retrying.contains(id) {
+            retrying.insert(id)
+            do {
+                try save()
+            } catch {
+                retrying.remove(id)
+                throw error
+            }
+        }
         try await setPaused(id, false)
     }
 
-    /// Pins lesson `id` (or unpins it): smart downloads never remove a pinned lesson.
+    /// Pins lesson `id`: smart downloads never remove a pinned lesson.
     ///
     /// - Throws: ``QueueError`` when the queue cannot be saved.
-    public func pin(_ id: String, _ pinned: Bool = true) async throws(QueueError) {
+    public func pin(_ id: String) async throws(QueueError) {
+        try await setPinned(id, true)
+    }
+
+    /// Unpins lesson `id`: smart downloads may remove it again.
+    ///
+    /// - Throws: ``QueueError`` when the queue cannot be saved.
+    public func unpin(_ id: String) async throws(QueueError) {
+        try await setPinned(id, false)
+    }
+
+    private func setPinned(_ id: String, _ pinned: Bool) async throws(QueueError) {
+        try load()
         guard let index = lessons.firstIndex(where: { $0.id == id }), lessons[index].isPinned != pinned else { return }
         let previous = lessons
         lessons[index].isPinned = pinned
@@ -277,11 +320,14 @@ public actor DownloadQueue {
     public func keepReady(
         _ course: [QueuedLesson], policy: SmartDownloadPolicy = SmartDownloadPolicy(), watched: any WatchedLessons
     ) async throws(QueueError) -> SmartDownloadPass {
+        try load()
         let records = await watched.watched(course.map(\.id))
-        let used = await library.totalBytes
-        let queued = Dictionary(lessons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var used = await library.totalBytes
         var course = course
+        // Decided from the queue as it is when called: after an await, from the queue as it is
+        // then (a lesson pinned, queued or removed meanwhile counts).
         func plan() -> SmartDownloadPass {
+            let queued = Dictionary(lessons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             let entries = course.map { lesson in
                 let known = queued[lesson.id] ?? lesson
                 var downloaded: UInt64?
@@ -303,10 +349,16 @@ public actor DownloadQueue {
                     (try? await estimator(course[index].remoteURL)) ?? DownloadEstimate(bytes: nil, basis: .unknown)
                 estimated = true
             }
-            if estimated { pass = plan() }
+            if estimated {
+                used = await library.totalBytes
+                pass = plan()
+            }
         }
-        for id in pass.removed { try await remove(id) }
-        let adding = course.filter { pass.enqueued.contains($0.id) && queued[$0.id] == nil }
+        for id in pass.removed where lessons.first(where: { $0.id == id })?.isPinned != true {
+            try await remove(id)
+        }
+        let queuedNow = Set(lessons.map(\.id))
+        let adding = course.filter { pass.enqueued.contains($0.id) && !queuedNow.contains($0.id) }
         if !adding.isEmpty { try await enqueue(adding) }
         return pass
     }
@@ -315,6 +367,7 @@ public actor DownloadQueue {
     ///
     /// - Throws: ``QueueError`` when the queue cannot be saved.
     public func remove(_ id: String) async throws(QueueError) {
+        try load()
         if lessons.contains(where: { $0.id == id }) {
             let previous = lessons
             lessons.removeAll { $0.id == id }
@@ -349,6 +402,7 @@ public actor DownloadQueue {
     ///
     /// - Throws: ``QueueError`` when the queue cannot be saved.
     public func setRequirements(_ new: DownloadRequirements) async throws(QueueError) {
+        try load()
         let previous = requirements
         requirements = new
         do {
@@ -388,6 +442,7 @@ public actor DownloadQueue {
     // MARK: Changes
 
     private func setPaused(_ id: String, _ paused: Bool) async throws(QueueError) {
+        try load()
         guard let index = lessons.firstIndex(where: { $0.id == id }), lessons[index].isPausedByLearner != paused
         else {
             await replan()
@@ -410,9 +465,17 @@ public actor DownloadQueue {
     }
 
     private func libraryChanged(_ id: String, _ state: OfflineLibrary.ItemState) async {
+        let previous = libraryStates[id]
         libraryStates[id] = state
-        if case .downloading = state { retrying.remove(id) }
+        if case .downloading = state, retrying.remove(id) != nil { try? save() }
         guard lessons.contains(where: { $0.id == id }) else { return }
+        // A download's progress changes no decision: it is shown as it is.
+        if case .downloading(let fraction) = state, case .downloading? = previous,
+            case .downloading? = states[id]
+        {
+            announce(id, .downloading(fraction: fraction))
+            return
+        }
         await replan()
     }
 
@@ -434,10 +497,34 @@ public actor DownloadQueue {
         guard new != path else { return }
         path = new
         await replan()
+        if new != .offline { estimateUnestimated() }
     }
 
-    /// Decides again and does what the decision says: stops first, then starts.
+    /// Decides again and does what the decision says, one decision at a time: a change that
+    /// arrives while a decision is carried out (across its awaits) has the queue decide again
+    /// once it is done, and the caller waits for that.
     private func replan() async {
+        planAgain = true
+        if let planning {
+            await planning.value
+            return
+        }
+        let task = Task { await self.planUntilSettled() }
+        planning = task
+        await task.value
+    }
+
+    private func planUntilSettled() async {
+        while planAgain {
+            planAgain = false
+            await planOnce()
+        }
+        planning = nil
+    }
+
+    /// Decides and does what the decision says: stops first, then starts, each start checked
+    /// against the lesson and the network as they are by then.
+    private func planOnce() async {
         let used = await library.totalBytes
         let decision = QueuePlanner.plan(
             lessons, library: libraryStates,
@@ -450,7 +537,13 @@ public actor DownloadQueue {
             libraryStates[id] = .paused
         }
         for id in decision.start {
-            guard let lesson = lessons.first(where: { $0.id == id }) else { continue }
+            // An await above may have let the learner pause it or the network change.
+            guard let lesson = lessons.first(where: { $0.id == id }), !lesson.isPausedByLearner,
+                requirements.network.allows(path)
+            else {
+                planAgain = true
+                continue
+            }
             do {
                 try await library.download(id, from: lesson.remoteURL)
                 // Until the library's own report arrives, the lesson counts as downloading.
@@ -467,25 +560,47 @@ public actor DownloadQueue {
         broadcast.yield((id, state))
     }
 
-    /// Estimates the lessons' sizes one after another, saving each as it is known.
+    /// Estimates the lessons' sizes one after another, saving each as it is known. An estimate
+    /// that fails (no network, a server error) is left unknown and tried again at the next
+    /// start and when the network comes back.
     private func estimateSizes(of ids: [String]) async {
-        guard let estimator else { return }
+        guard let estimator, !ids.isEmpty, !isEstimating else { return }
+        isEstimating = true
         for id in ids {
-            guard let lesson = lessons.first(where: { $0.id == id }) else { continue }
-            let estimate = (try? await estimator(lesson.remoteURL)) ?? DownloadEstimate(bytes: nil, basis: .unknown)
-            guard let index = lessons.firstIndex(where: { $0.id == id }) else { continue }
+            guard let lesson = lessons.first(where: { $0.id == id }), lesson.estimate == nil,
+                let estimate = try? await estimator(lesson.remoteURL),
+                let index = lessons.firstIndex(where: { $0.id == id })
+            else { continue }
             lessons[index].estimate = estimate
-            try? save()
+            try? save()  // should this fail, the estimate is made again at the next start
         }
+        isEstimating = false
         await replan()
     }
 
+    /// Estimates, in a task of its own, the lessons whose estimate failed earlier.
+    private func estimateUnestimated() {
+        let ids = unestimated
+        guard estimator != nil, !ids.isEmpty, !isEstimating else { return }
+        watchers.append(Task { [weak self] in await self?.estimateSizes(of: ids) })
+    }
+
+    /// The lessons not downloaded whose size is not known yet.
+    private var unestimated: [String] {
+        lessons.filter { lesson in
+            guard lesson.estimate == nil else { return false }
+            if case .downloaded? = libraryStates[lesson.id] { return false }
+            return true
+        }.map(\.id)
+    }
+
     private func save() throws(QueueError) {
+        try load()
         do {
             let data = try JSONEncoder().encode(
                 QueueFile(
                     version: 1, lessons: lessons, requirements: requirements,
-                    removing: removing.isEmpty ? nil : removing))
+                    removing: removing.isEmpty ? nil : removing, retrying: retrying.isEmpty ? nil : retrying.sorted()))
             try library.fileSystem.willPerform(.write, on: file)
             try StateFileWriting.write(data, to: file)
             library.fileSystem.didPerform(.write, on: file)

@@ -101,6 +101,7 @@ enum SmartDownloadPlanner {
         guard QueuePlanner.saturatingAdd(used, needed) > quota else { return pass }
         // Over the quota: the least recently watched downloaded lessons go first (never watched
         // ones before any watched), never a pinned one nor one the learner is about to watch.
+        // (`wanted` lessons of unknown size need nothing up front, as in the queue.)
         let evictable = course.filter {
             $0.downloadedBytes != nil && !$0.lesson.isPinned && !ahead.contains($0.lesson.id)
                 && !removed.contains($0.lesson.id)
@@ -110,7 +111,18 @@ enum SmartDownloadPlanner {
             let b = watched[second.lesson.id]?.lastWatched ?? .distantPast
             return a == b ? first.lesson.id < second.lesson.id : a < b
         }
-        for entry in evictable where QueuePlanner.saturatingAdd(used, needed) > quota {
+        // Only what lets a lesson in goes: the lessons to queue that would fit with every
+        // evictable one gone (in the course's order); when none would, lessons go only to bring
+        // a library over its quota (one the app lowered) back under it, as far as they can.
+        let evictableBytes = evictable.reduce(UInt64(0)) { QueuePlanner.saturatingAdd($0, $1.downloadedBytes ?? 0) }
+        var fitting: UInt64 = 0
+        for entry in wanted {
+            let next = QueuePlanner.saturatingAdd(fitting, entry.lesson.estimate?.bytes ?? 0)
+            guard QueuePlanner.saturatingAdd(used - min(used, evictableBytes), next) <= quota else { break }
+            fitting = next
+        }
+        guard fitting > 0 || used > quota else { return pass }
+        for entry in evictable where QueuePlanner.saturatingAdd(used, fitting) > quota {
             pass.removed.append(entry.lesson.id)
             used -= min(used, entry.downloadedBytes ?? 0)
         }
