@@ -504,6 +504,30 @@ struct DownloadQueueTests {
         #expect(try Data(contentsOf: file) == newer)
     }
 
+    @Test("a file purged while the app was not running: not downloaded at relaunch, waiting, then fetched again")
+    func purgedFile() async throws {
+        let folder = temporaryFolder("queue-purged")
+        let network = ManualNetwork(.unmetered)
+        let first = queue(in: folder, network: network, requirements: DownloadRequirements(reserveBytes: 0))
+        try await first.start()
+        try await first.enqueue(course)
+        _ = await waitUntil(first, Self.allDownloaded(3))
+        let file = try #require(await first.library.localFile(of: "cmaf"))
+        let bytes = try Data(contentsOf: file)
+        await first.stop()
+        try FileManager.default.removeItem(at: file)
+        let offline = ManualNetwork(.offline)
+        let relaunched = queue(in: folder, network: offline, requirements: DownloadRequirements(reserveBytes: 0))
+        try await relaunched.start()
+        #expect(await relaunched.library.state(of: "cmaf") == .notDownloaded)
+        #expect(await relaunched.state(of: "cmaf") == .waiting(.network(required: .any)))
+        #expect(await relaunched.group("course")?.downloadedCount == 2)
+        offline.send(.unmetered)
+        _ = await waitUntil(relaunched, Self.allDownloaded(3))
+        let again = try #require(await relaunched.library.localFile(of: "cmaf"))
+        #expect(try Data(contentsOf: again) == bytes)
+    }
+
     @Test("a relaunch goes on where the queue was: its order, its lessons and what each had downloaded")
     func relaunch() async throws {
         let folder = temporaryFolder("queue-relaunch")

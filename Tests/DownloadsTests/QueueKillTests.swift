@@ -86,30 +86,63 @@ final class KillingFileSystem: DownloadFileSystem, Sendable {
 /// a learner's whole session (a course enqueued, a lesson moved, paused, pinned and resumed, the
 /// course downloaded, a lesson removed). Each relaunch goes on from what was saved, and ends with
 /// every queued lesson byte-identical to a download of it alone and nothing else in the folder.
+/// Once over the in-memory transport under a manual clock, once over a server on 127.0.0.1.
 @Suite("The download queue killed at every saved transition")
 struct QueueKillTests {
     let clock = ManualClock()
     let transport: InMemoryHTTPTransport<ManualClock>
     let lessons: [ServedLesson]
 
+    let server: LoopbackHTTPServer
+    /// Each lesson's first playlist on the loopback server.
+    let loopbackEntries: [String: URL]
+
+    /// Where the lessons come from: the in-memory transport under a manual clock, or a server
+    /// on 127.0.0.1 through `URLSession`.
+    enum Source: String, CaseIterable, Sendable {
+        case inMemory, loopback
+    }
+
     init() throws {
         transport = InMemoryHTTPTransport(clock: clock)
         lessons = try ["ts-heaac", "packed-aac", "cmaf"].map { try ServedLesson($0) }
         for lesson in lessons { lesson.serve(on: transport) }
+        server = try LoopbackHTTPServer()
+        var entries: [String: URL] = [:]
+        for lesson in lessons { entries[lesson.name] = try serveLesson(lesson.name, on: server) }
+        loopbackEntries = entries
     }
 
-    /// A library and its queue in `folder`, writing through `fileSystem`.
-    func queue(in folder: URL, fileSystem: any DownloadFileSystem = LocalFileSystem()) -> DownloadQueue {
-        let downloader = MediaDownloader(
-            engine: DownloadEngine(
-                concurrency: 2, retry: .none, clock: clock, fileSystem: fileSystem, transport: transport))
-        let library = OfflineLibrary(directory: folder, downloader: downloader, preferredLanguages: [])
+    /// The course as the learner queues it, from `source`.
+    func course(from source: Source) -> [QueuedLesson] {
+        lessons.map { lesson in
+            let entry = source == .loopback ? loopbackEntries[lesson.name] ?? lesson.entry : lesson.entry
+            return QueuedLesson(id: lesson.name, remoteURL: entry, group: "course")
+        }
+    }
+
+    /// A library and its queue in `folder`, over `source`, writing through `fileSystem`.
+    func queue(
+        in folder: URL, from source: Source, fileSystem: any DownloadFileSystem = LocalFileSystem()
+    ) -> DownloadQueue {
+        let library: OfflineLibrary
+        let estimator: DownloadQueue.Estimator
+        switch source {
+        case .inMemory:
+            let downloader = MediaDownloader(
+                engine: DownloadEngine(
+                    concurrency: 2, retry: .none, clock: clock, fileSystem: fileSystem, transport: transport))
+            library = OfflineLibrary(directory: folder, downloader: downloader, preferredLanguages: [])
+            estimator = { url in try await downloader.estimateLesson(from: url, preferredLanguages: []) }
+        case .loopback:
+            let downloader = MediaDownloader(engine: loopbackEngine(fileSystem: fileSystem))
+            library = OfflineLibrary(directory: folder, downloader: downloader, preferredLanguages: [])
+            estimator = { url in try await downloader.estimateLesson(from: url, preferredLanguages: []) }
+        }
         return DownloadQueue(
             library: library, file: folder.appendingPathComponent("queue.json"),
             requirements: DownloadRequirements(reserveBytes: 0), concurrency: 1,
-            network: FixedNetworkPathMonitor(.unmetered),
-            estimator: { url in try await downloader.estimateLesson(from: url, preferredLanguages: []) },
-            freeSpace: { _ in 100 << 30 })
+            network: FixedNetworkPathMonitor(.unmetered), estimator: estimator, freeSpace: { _ in 100 << 30 })
     }
 
     /// A lesson as the queue keeps it, in what the learner decides.
@@ -145,8 +178,9 @@ struct QueueKillTests {
     /// The learner's session: each step a saved change, counted in `confirmed` when it has
     /// returned before the process died, then the wait until every queued lesson is
     /// downloaded. It ends at the first step that fails (the process is dead).
-    func session(_ queue: DownloadQueue, confirmed: LockedState<Int>, isDead: @escaping () -> Bool) async {
-        let course = lessons.map { QueuedLesson(id: $0.name, remoteURL: $0.entry, group: "course") }
+    func session(
+        _ queue: DownloadQueue, course: [QueuedLesson], confirmed: LockedState<Int>, isDead: @escaping () -> Bool
+    ) async {
         let steps: [@Sendable (DownloadQueue) async throws -> Void] = [
             { try await $0.enqueue(course) },
             { try await $0.move("cmaf", to: 0) },
@@ -197,15 +231,16 @@ struct QueueKillTests {
 
     /// Runs the session in a fresh folder, killed at save `n` (or after its end when `nil`),
     /// and returns the folder as the kill left it with the steps that had returned.
-    func killedSession(at n: Int?) async -> (snapshot: URL, confirmed: Int, saves: Int) {
+    func killedSession(at n: Int?, from source: Source) async -> (snapshot: URL, confirmed: Int, saves: Int) {
         let folder = temporaryFolder("queue-kill")
         let snapshot = temporaryFolder("queue-kill-relaunch")
         let (died, dying) = AsyncStream<Void>.makeStream()
         let fileSystem = KillingFileSystem(killAt: n, folder: folder, snapshot: snapshot, died: dying)
-        let queue = queue(in: folder, fileSystem: fileSystem)
+        let queue = queue(in: folder, from: source, fileSystem: fileSystem)
         let confirmed = LockedState(0)
+        let course = course(from: source)
         let run = Task {
-            await session(queue, confirmed: confirmed, isDead: { fileSystem.isDead })
+            await session(queue, course: course, confirmed: confirmed, isDead: { fileSystem.isDead })
             dying.yield()
         }
         for await _ in died { break }
@@ -218,26 +253,31 @@ struct QueueKillTests {
     }
 
     @Test(
-        "killed at each save of the queue or the library, a relaunch shows what was saved and ends byte-identical, nothing left beside"
-    )
-    func killedAtEverySave() async throws {
+        "killed at each save of the queue or the library, a relaunch shows what was saved and ends byte-identical, nothing left beside",
+        arguments: Source.allCases)
+    func killedAtEverySave(source: Source) async throws {
+        defer { server.stop() }
         let references = try await references()
-        let uninterrupted = await killedSession(at: nil)
+        let uninterrupted = await killedSession(at: nil, from: source)
         #expect(uninterrupted.confirmed == Self.shapes.count - 1)
         let total = uninterrupted.saves
         #expect(total >= 12, "the session's saves: \(total)")
         try await relaunch(
-            uninterrupted.snapshot, confirmed: uninterrupted.confirmed, references, label: "after the end")
+            uninterrupted.snapshot, from: source, confirmed: uninterrupted.confirmed, references, label: "after the end"
+        )
         for n in 0...total {
-            let killed = await killedSession(at: n)
-            try await relaunch(killed.snapshot, confirmed: killed.confirmed, references, label: "killed at save \(n)")
+            let killed = await killedSession(at: n, from: source)
+            try await relaunch(
+                killed.snapshot, from: source, confirmed: killed.confirmed, references, label: "killed at save \(n)")
         }
     }
 
     /// Opens the folder a kill left, checks the queue is as saved, resumes what the learner
     /// paused, and checks every queued lesson ends byte-identical with nothing else left.
-    func relaunch(_ folder: URL, confirmed: Int, _ references: [String: Data], label: String) async throws {
-        let queue = queue(in: folder)
+    func relaunch(
+        _ folder: URL, from source: Source, confirmed: Int, _ references: [String: Data], label: String
+    ) async throws {
+        let queue = queue(in: folder, from: source)
         try await queue.start()
         let shape = await queue.lessons.map(Shape.init)
         // What every step that returned before the kill saved is there; the next step's save,
