@@ -229,6 +229,59 @@ struct QueuePlannerTests {
     }
 }
 
+/// A course or a section as one row.
+@Suite("A group's row")
+struct QueueGroupSummaryTests {
+    static func lesson(_ id: String, bytes: UInt64?, exact: Bool = false) -> QueuedLesson {
+        QueuedLesson(
+            id: id, remoteURL: URL(string: "https://lessons.example/\(id)") ?? URL(fileURLWithPath: "/"),
+            group: "course",
+            estimate: bytes.map { DownloadEstimate(bytes: $0, basis: exact ? .byteRanges : .bandwidth) })
+    }
+
+    @Test("bytes are the files' and the estimates', the fraction weighted by size, the state the most active one's")
+    func mixedStates() {
+        let lessons = [
+            Self.lesson("a", bytes: 100, exact: true), Self.lesson("b", bytes: 300), Self.lesson("c", bytes: 600),
+        ]
+        let states: [String: QueuedLessonState] = [
+            "a": .downloaded(byteCount: 120), "b": .downloading(fraction: 0.5),
+            "c": .waiting(.network(required: .notExpensive)),
+        ]
+        let row = QueueGroupSummary(id: "course", lessons: lessons, states: states)
+        #expect(row.bytes == 120 + 300 + 600 && row.isEstimate)
+        #expect(row.downloadedCount == 1 && row.state == .downloading)
+        #expect(abs(row.fraction - (120 + 150) / 1_020) < 1e-12)
+        let waiting = QueueGroupSummary(
+            id: "course", lessons: lessons,
+            states: states.merging(["b": .waiting(.pausedByLearner)]) { _, new in new })
+        #expect(waiting.state == .waiting(.pausedByLearner))
+        let failed = QueueGroupSummary(
+            id: "course", lessons: Array(lessons.prefix(2)),
+            states: [
+                "a": .downloaded(byteCount: 120), "b": .failed(DownloadFailure(category: .server, message: "503")),
+            ])
+        #expect(failed.state == .failed(count: 1))
+        let done = QueueGroupSummary(
+            id: "course", lessons: [lessons[0]], states: ["a": .downloaded(byteCount: 120)])
+        #expect(done.state == .downloaded && !done.isEstimate && done.fraction == 1)
+    }
+
+    @Test("a lesson of unknown size weighs as an average one: a course with it not started does not read as done")
+    func unknownSize() {
+        let lessons = [Self.lesson("a", bytes: 1_000), Self.lesson("b", bytes: nil)]
+        let row = QueueGroupSummary(
+            id: "course", lessons: lessons,
+            states: ["a": .downloaded(byteCount: 1_000), "b": .waiting(.turn(position: 1))])
+        #expect(row.fraction == 0.5)
+        #expect(row.isEstimate)
+        let none = QueueGroupSummary(
+            id: "course", lessons: [Self.lesson("x", bytes: nil), Self.lesson("y", bytes: nil)],
+            states: ["x": .downloading(fraction: 0.5), "y": .waiting(.turn(position: 1))])
+        #expect(none.fraction == 0.25)
+    }
+}
+
 /// A course downloaded through the queue, with the in-memory transport and a network the test
 /// chooses: order, Wi-Fi only, the learner's pause, the quota, and a relaunch.
 @Suite("The download queue")

@@ -166,7 +166,8 @@ public struct QueueGroupSummary: Hashable, Sendable {
     public var bytes: UInt64
     /// Whether ``bytes`` is an estimate (some lesson's size is estimated, or not known at all).
     public var isEstimate: Bool
-    /// The share done, 0…1, weighted by each lesson's bytes (by lesson when no size is known).
+    /// The share done, 0…1, weighted by each lesson's bytes; a lesson of unknown size weighs as
+    /// much as the group's known lessons on average (all weigh alike when no size is known).
     public var fraction: Double
     /// Where the group stands.
     public var state: State
@@ -181,6 +182,12 @@ public struct QueueGroupSummary: Hashable, Sendable {
         var total: UInt64 = 0
         var done = 0.0
         var weights = 0.0
+        // A lesson of unknown size counts as an average one, so that it does not read as done.
+        let known = lessons.compactMap { lesson -> Double? in
+            if case .downloaded(let byteCount)? = states[lesson.id] { return Double(byteCount) }
+            return lesson.estimate?.bytes.map { Double($0) }
+        }
+        let unknownWeight = known.isEmpty ? 1 : max(known.reduce(0, +) / Double(known.count), 1)
         var estimated = false
         var firstWait: WaitReason?
         var downloading = false
@@ -193,7 +200,7 @@ public struct QueueGroupSummary: Hashable, Sendable {
             } else if lesson.estimate?.isExact != true {
                 estimated = true
             }
-            let weight = Double(size ?? 1)
+            let weight = size.map { Double($0) } ?? unknownWeight
             let (sum, overflow) = total.addingReportingOverflow(size ?? 0)
             total = overflow ? .max : sum
             weights += weight
@@ -209,6 +216,7 @@ public struct QueueGroupSummary: Hashable, Sendable {
             case .failed?:
                 failures += 1
             case nil:
+                // Not decided yet (just queued): it waits for the queue's first decision.
                 if firstWait == nil { firstWait = .turn(position: 1) }
             }
         }
