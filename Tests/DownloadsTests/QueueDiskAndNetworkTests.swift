@@ -155,14 +155,26 @@ struct QueueDiskAndNetworkTests {
     }
 
     @Test(
-        "a disk that fills mid-download: the lesson fails as storage full with no file, the others are kept, and once space is freed a resume ends byte-identical"
-    )
-    func diskFillsMidDownload() async throws {
+        "a disk that fills mid-download: the lesson fails as storage full with no file, the others are kept, and once space is freed a resume ends byte-identical",
+        arguments: QueueKillTests.Source.allCases)
+    func diskFillsMidDownload(source: QueueKillTests.Source) async throws {
         defer { server.stop() }
-        let course = try ["packed-aac", "disc-rates"].map { name in
-            QueuedLesson(id: name, remoteURL: try serveLesson(name, on: server), group: "course")
+        let served = try ["packed-aac", "disc-rates"].map { try ServedLesson($0) }
+        let clock = ManualClock()
+        let memory = InMemoryHTTPTransport(clock: clock)
+        for lesson in served { lesson.serve(on: memory) }
+        let course = try served.map { lesson in
+            QueuedLesson(
+                id: lesson.name,
+                remoteURL: source == .loopback ? try serveLesson(lesson.name, on: server) : lesson.entry,
+                group: "course")
         }
-        let references = try await references(course)
+        let references = try await references(
+            course.map { lesson in
+                var lesson = lesson
+                if source == .inMemory { lesson.remoteURL = try serveLesson(lesson.id, on: server) }
+                return lesson
+            })
         // The disk fills once the second lesson has written its first bytes: every write fails
         // from then on (the library's own saves too), until the test frees space.
         enum Disk { case roomy, full, freed }
@@ -175,9 +187,21 @@ struct QueueDiskAndNetworkTests {
             if isFull, operation == .write || operation == .create { throw CocoaError(.fileWriteOutOfSpace) }
         })
         let folder = temporaryFolder("queue-full-disk")
-        let queue = queue(
-            in: folder, network: FixedNetworkPathMonitor(.unmetered),
-            requirements: DownloadRequirements(reserveBytes: 0), fileSystem: fileSystem, estimates: false)
+        let queue: DownloadQueue
+        switch source {
+        case .loopback:
+            queue = self.queue(
+                in: folder, network: FixedNetworkPathMonitor(.unmetered),
+                requirements: DownloadRequirements(reserveBytes: 0), fileSystem: fileSystem, estimates: false)
+        case .inMemory:
+            let downloader = MediaDownloader(
+                engine: DownloadEngine(
+                    concurrency: 2, retry: .none, clock: clock, fileSystem: fileSystem, transport: memory))
+            queue = DownloadQueue(
+                library: OfflineLibrary(directory: folder, downloader: downloader, preferredLanguages: []),
+                file: folder.appendingPathComponent("queue.json"), requirements: DownloadRequirements(reserveBytes: 0),
+                concurrency: 1, network: FixedNetworkPathMonitor(.unmetered), freeSpace: { _ in 100 << 30 })
+        }
         try await queue.start()
         try await queue.enqueue(course)
         let failed = await waitUntil(queue) { states in
