@@ -205,13 +205,22 @@ struct QueueKillTests {
         await waitUntilDownloaded(queue)
     }
 
-    /// Returns once every lesson in `queue` is downloaded (or the task is cancelled).
-    func waitUntilDownloaded(_ queue: DownloadQueue) async {
+    /// Returns once every lesson in `queue` is downloaded or failed (or the task is cancelled),
+    /// with the states then.
+    @discardableResult
+    func waitUntilDownloaded(_ queue: DownloadQueue) async -> [String: QueuedLessonState] {
         for await _ in queue.updates {
             let lessons = await queue.lessons
             let states = await queue.allStates
-            if lessons.allSatisfy({ states[$0.id]?.isDownloaded == true }) { return }
+            let settled = lessons.allSatisfy { lesson in
+                switch states[lesson.id] {
+                case .downloaded?, .failed?: true
+                default: false
+                }
+            }
+            if settled { return states }
         }
+        return await queue.allStates
     }
 
     /// Each lesson's file as a download of it alone writes it.
@@ -254,6 +263,7 @@ struct QueueKillTests {
 
     @Test(
         "killed at each save of the queue or the library, a relaunch shows what was saved and ends byte-identical, nothing left beside",
+        .timeLimit(.minutes(2)),  // a hang (a wait that never ends) fails instead of stalling CI
         arguments: Source.allCases)
     func killedAtEverySave(source: Source) async throws {
         defer { server.stop() }
@@ -286,7 +296,11 @@ struct QueueKillTests {
         let next = confirmed + 1 < Self.shapes.count ? Self.shapes[confirmed + 1] : expected
         #expect([expected, next].contains(shape), "\(label): \(shape), \(confirmed) steps returned")
         for lesson in await queue.lessons where lesson.isPausedByLearner { try await queue.resume(lesson.id) }
-        if !shape.isEmpty { await waitUntilDownloaded(queue) }
+        if !shape.isEmpty {
+            let states = await waitUntilDownloaded(queue)
+            let allDownloaded = states.values.allSatisfy { $0.isDownloaded }
+            #expect(allDownloaded, "\(label): \(states)")
+        }
         var kept: Set<String> = ["queue.json", "offline-library.json"]
         for lesson in shape {
             let file = try #require(await queue.library.localFile(of: lesson.id), "\(label): \(lesson.id)")

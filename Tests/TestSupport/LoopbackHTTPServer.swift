@@ -101,6 +101,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             let listener = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard listener >= 0 else { throw POSIXError(.EMFILE) }
+        // A child process a test spawns does not keep the server's sockets open.
+        _ = fcntl(listener, F_SETFD, FD_CLOEXEC)
         var reuse: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -194,6 +196,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
                 if locked({ stopped }) { return }
                 continue
             }
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             let admitted: Bool = locked {
                 guard connections < maximumConnections, !stopped else { return false }
                 connections += 1
