@@ -98,4 +98,50 @@ struct EveryObserverTests {
         #expect(kept.last == 9_999)
         #expect(kept == Array((10_000 - kept.count)..<10_000))
     }
+
+    /// A cancelled reader's stream runs its termination handler under the reader task's status
+    /// lock, while a send resumes that reader under the same status lock: had the broadcast held
+    /// one lock for both its subscribers and its sends, a cancel during a send would deadlock
+    /// (it did, once in a few full test runs). Two threads here send and cancel as fast as they
+    /// can; the wait's limit only turns a deadlock into a failure instead of a hang.
+    @Test("readers cancelled while values are sent never deadlock the broadcast")
+    func cancelDuringSend() async {
+        let broadcast = Broadcast<Int>(key: { "\($0 % 8)" })
+        let stopSending = LockedState(false)
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var value = 0
+            while !stopSending.withLock({ $0 }) {
+                broadcast.yield(value)
+                value += 1
+            }
+            finished.signal()
+        }
+        Thread.detachNewThread {
+            for _ in 0..<300 {
+                let stream = broadcast.subscribe()
+                let reading = DispatchSemaphore(value: 0)
+                let reader = Task {
+                    var first = true
+                    for await _ in stream where first {
+                        first = false
+                        reading.signal()
+                    }
+                }
+                reading.wait()
+                reader.cancel()
+            }
+            stopSending.withLock { $0 = true }
+            finished.signal()
+        }
+        // Waited for on a thread of its own: a deadlock may hold the cooperative pool.
+        let ended = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            Thread.detachNewThread {
+                let deadline = DispatchTime.now() + .seconds(300)
+                let both = finished.wait(timeout: deadline) == .success && finished.wait(timeout: deadline) == .success
+                continuation.resume(returning: both)
+            }
+        }
+        #expect(ended, "sending and cancelling readers did not finish: a deadlock")
+    }
 }

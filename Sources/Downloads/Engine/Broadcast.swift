@@ -7,6 +7,12 @@ import Locking
 /// order keys first appeared). A subscriber's buffer keeps the current state plus the
 /// ``laggingLimit`` newest values: one that stops reading holds a bounded amount, and since
 /// values are states, the newest ones are the ones worth keeping.
+///
+/// Two locks: `state` guards the subscribers and the current state and is never held while a
+/// stream is yielded to; `delivery` keeps every subscriber's order the broadcast's and is held
+/// across the yields. A stream's termination handler (which runs under its reading task's
+/// status lock when that task is cancelled) takes only `state`, so a cancel during a yield
+/// never waits on a lock the yield holds: holding one lock for both deadlocked the two.
 package final class Broadcast<Element: Sendable>: Sendable {
     /// How many values beyond the current state a subscriber that falls behind keeps.
     package static var laggingLimit: Int { 64 }
@@ -21,6 +27,7 @@ package final class Broadcast<Element: Sendable>: Sendable {
 
     private let key: (@Sendable (Element) -> String)?
     private let state = Locked(State())
+    private let delivery = Locked(())
 
     /// A broadcast whose state is its latest value, or with `key`, the latest value per key.
     package init(key: (@Sendable (Element) -> String)? = nil) {
@@ -32,18 +39,23 @@ package final class Broadcast<Element: Sendable>: Sendable {
     ///
     /// - Complexity: O(*k*) for *k* keys in the state.
     package func subscribe() -> AsyncStream<Element> {
-        state.withLock { state in
-            let current = state.order.compactMap { state.latest[$0] }
+        delivery.withLock { _ in
+            let (current, isFinished) = state.withLock { state in
+                (state.order.compactMap { state.latest[$0] }, state.isFinished)
+            }
             let (stream, continuation) = AsyncStream.makeStream(
                 of: Element.self, bufferingPolicy: .bufferingNewest(current.count + Self.laggingLimit))
             for value in current { continuation.yield(value) }
-            guard !state.isFinished else {
+            guard !isFinished else {
                 continuation.finish()
                 return stream
             }
-            let id = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.subscribers[id] = continuation
+            let id = state.withLock { state in
+                let id = state.nextSubscriber
+                state.nextSubscriber += 1
+                state.subscribers[id] = continuation
+                return id
+            }
             continuation.onTermination = { [weak self] _ in self?.remove(id) }
             return stream
         }
@@ -54,11 +66,15 @@ package final class Broadcast<Element: Sendable>: Sendable {
     /// - Complexity: O(*s*) for *s* subscribers.
     package func yield(_ value: Element) {
         let name = key?(value) ?? ""
-        state.withLock { state in
-            guard !state.isFinished else { return }
-            if state.latest.updateValue(value, forKey: name) == nil { state.order.append(name) }
-            // Yielding under the lock keeps every subscriber's order the broadcast's.
-            for continuation in state.subscribers.values { continuation.yield(value) }
+        delivery.withLock { _ in
+            let subscribers = state.withLock { state -> [AsyncStream<Element>.Continuation] in
+                guard !state.isFinished else { return [] }
+                if state.latest.updateValue(value, forKey: name) == nil { state.order.append(name) }
+                return Array(state.subscribers.values)
+            }
+            // Under `delivery` only: every subscriber's order stays the broadcast's, and a
+            // termination handler run meanwhile takes `state`, which is free.
+            for continuation in subscribers { continuation.yield(value) }
         }
     }
 
@@ -75,13 +91,15 @@ package final class Broadcast<Element: Sendable>: Sendable {
 
     /// Ends every subscriber's stream; later subscribers get the final state, then the end.
     package func finish() {
-        let ended = state.withLock { state in
-            state.isFinished = true
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+        delivery.withLock { _ in
+            let ended = state.withLock { state in
+                state.isFinished = true
+                defer { state.subscribers = [:] }
+                return Array(state.subscribers.values)
+            }
+            // Outside `state`: finishing runs each stream's termination handler, which takes it.
+            for continuation in ended { continuation.finish() }
         }
-        // Outside the lock: finishing runs each stream's termination handler.
-        for continuation in ended { continuation.finish() }
     }
 
     private func remove(_ id: Int) {
