@@ -314,19 +314,6 @@ struct DownloadQueueTests {
         lessons.map { QueuedLesson(id: $0.name, remoteURL: $0.entry, group: "course") }
     }
 
-    /// Reads the queue's updates until `done` holds for the states seen so far.
-    func waitUntil(
-        _ queue: DownloadQueue, _ done: @escaping @Sendable ([String: QueuedLessonState]) -> Bool
-    ) async -> [String: QueuedLessonState] {
-        var seen = await queue.allStates
-        if done(seen) { return seen }
-        for await (id, state) in queue.updates {
-            seen[id] = state
-            if done(seen) { return seen }
-        }
-        return seen
-    }
-
     static func allDownloaded(_ count: Int) -> @Sendable ([String: QueuedLessonState]) -> Bool {
         { states in
             states.values.filter {
@@ -420,6 +407,88 @@ struct DownloadQueueTests {
         // The segments' bytes, as the download counted them.
         let segments = lesson.files.filter { !$0.key.hasSuffix(".m3u8") }.values.reduce(0) { $0 + $1.count }
         #expect(await queue.lessons.first?.estimate == DownloadEstimate(bytes: UInt64(segments), basis: .refined))
+    }
+
+    /// Files that download at once race the queue: a download can end, and its report reach
+    /// the queue, before the queue's own request to start it has returned (and a pause can meet
+    /// a download that just ended). The queue once assumed "downloading" over such a report and
+    /// waited forever for one more; the limit turns that into a failure instead of a hang.
+    @Test("downloads that end before the queue's request returns are never lost: every lesson ends downloaded")
+    func instantDownloads() async throws {
+        let ids = (0..<8).map { "file-\($0)" }
+        var files: [String: Data] = [:]
+        var urls: [String: URL] = [:]
+        for (index, id) in ids.enumerated() {
+            let url = try #require(URL(string: "https://media.example/\(id).mp4"))
+            // An MP4's first box (ISO/IEC 14496-12 §4.3, `ftyp`), then bytes of its own.
+            let bytes =
+                Data([0, 0, 0, 16]) + Data("ftypisom".utf8) + Data([0, 0, 2, 0])
+                + resourceBytes(2_000 + index, seed: UInt64(index) + 1)
+            transport.stub(url, reply: .resource(bytes))
+            files[id] = bytes
+            urls[id] = url
+        }
+        for round in 0..<25 {
+            let folder = temporaryFolder("queue-instant")
+            let library = OfflineLibrary(directory: folder, downloader: downloader(), preferredLanguages: [])
+            let queue = DownloadQueue(
+                library: library, file: folder.appendingPathComponent("queue.json"),
+                requirements: DownloadRequirements(reserveBytes: 0), concurrency: 3,
+                network: ManualNetwork(.unmetered), freeSpace: { _ in 100 << 30 })
+            try await queue.start()
+            try await queue.enqueue(
+                ids.compactMap { id in urls[id].map { QueuedLesson(id: id, remoteURL: $0) } })
+            // A pause and a resume while the downloads end, for the queue's stops too.
+            try await queue.pause(ids[round % ids.count])
+            try await queue.resume(ids[round % ids.count])
+            let states = await withLivenessLimit(seconds: 120) {
+                await waitUntil(queue, Self.allDownloaded(ids.count))
+            }
+            guard states != nil else {
+                let stuck = await queue.allStates
+                let library = await library.states
+                Issue.record("round \(round): the queue stopped at \(stuck), the library at \(library)")
+                return
+            }
+            for id in ids {
+                let file = try #require(await library.localFile(of: id))
+                #expect(try Data(contentsOf: file) == files[id], "round \(round): \(id)")
+            }
+            await queue.stop()
+        }
+    }
+
+    @Test("lessons enqueued while others are being estimated are estimated too, once those are done")
+    func estimatesQueuedMeanwhile() async throws {
+        let folder = temporaryFolder("queue-estimates")
+        let library = OfflineLibrary(directory: folder, downloader: downloader(), preferredLanguages: [])
+        let (asked, asking) = AsyncStream<URL>.makeStream()
+        let (answers, answering) = AsyncStream<Void>.makeStream()
+        let queue = DownloadQueue(
+            library: library, file: folder.appendingPathComponent("queue.json"),
+            requirements: DownloadRequirements(reserveBytes: 0), network: ManualNetwork(.offline),
+            estimator: { url in
+                asking.yield(url)
+                for await _ in answers { break }
+                return DownloadEstimate(bytes: 1_000, basis: .bandwidth)
+            }, freeSpace: { _ in 100 << 30 })
+        try await queue.start()
+        let first = course[0]
+        let second = course[1]
+        // The first lesson's estimate is under way (its estimator waits) when the second comes.
+        let enqueuing = Task { try await queue.enqueue([first]) }
+        var requests = asked.makeAsyncIterator()
+        #expect(await requests.next() == first.remoteURL)
+        try await queue.enqueue([second])
+        answering.yield()
+        answering.yield()
+        try await enqueuing.value
+        asking.finish()
+        var later: [URL] = []
+        while let url = await requests.next() { later.append(url) }
+        #expect(later == [second.remoteURL])
+        let estimates = await queue.lessons.map(\.estimate?.bytes)
+        #expect(estimates == [1_000, 1_000])
     }
 
     @Test("a lesson the learner pauses waits, the next one goes, and a resume finishes it")

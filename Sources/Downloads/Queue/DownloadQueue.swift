@@ -99,6 +99,11 @@ public actor DownloadQueue {
     /// Lessons removed from the queue whose removal from the library is not done yet.
     private var removing: [String] = []
     private var libraryStates: [String: OfflineLibrary.ItemState] = [:]
+    /// How many of the library's reports each lesson has had. A state the queue assumes after
+    /// asking the library for a change is kept only when no report arrived during the ask: a
+    /// report is newer than the assumption, and overwriting it lost the lesson's last report
+    /// (a lesson shown downloading forever after its download ended).
+    private var reports: [String: Int] = [:]
     private var states: [String: QueuedLessonState] = [:]
     private var watchers: [Task<Void, Never>] = []
     private var isStarted = false
@@ -107,8 +112,9 @@ public actor DownloadQueue {
     /// The decisions being carried out, and whether another is asked for meanwhile.
     private var planning: Task<Void, Never>?
     private var planAgain = false
-    /// Whether estimates are being made.
+    /// Whether estimates are being made, and the lessons waiting for theirs.
     private var isEstimating = false
+    private var toEstimate: [String] = []
     private nonisolated let broadcast = Broadcast<(id: String, state: QueuedLessonState)>(key: { $0.id })
 
     /// Every change of a queued lesson's state: each reading is a subscriber of its own that
@@ -467,6 +473,7 @@ public actor DownloadQueue {
     private func libraryChanged(_ id: String, _ state: OfflineLibrary.ItemState) async {
         let previous = libraryStates[id]
         libraryStates[id] = state
+        reports[id, default: 0] += 1
         if case .downloading = state, retrying.remove(id) != nil { try? save() }
         guard lessons.contains(where: { $0.id == id }) else { return }
         // A download's progress changes no decision: it is shown as it is.
@@ -533,8 +540,10 @@ public actor DownloadQueue {
             requirements: requirements, concurrency: concurrency, retrying: retrying)
         var decided = decision.states
         for id in decision.stop {
+            let seen = reports[id]
             await library.pause(id)
-            libraryStates[id] = .paused
+            // Until the library's own report arrives, the lesson counts as paused.
+            if reports[id] == seen { libraryStates[id] = .paused }
         }
         for id in decision.start {
             // An await above may have let the learner pause it or the network change.
@@ -545,9 +554,10 @@ public actor DownloadQueue {
                 continue
             }
             do {
+                let seen = reports[id]
                 try await library.download(id, from: lesson.remoteURL)
                 // Until the library's own report arrives, the lesson counts as downloading.
-                if case .downloading? = libraryStates[id] {} else { libraryStates[id] = .downloading(fraction: 0) }
+                if reports[id] == seen { libraryStates[id] = .downloading(fraction: 0) }
             } catch {
                 decided[id] = .failed(DownloadFailure(error))
             }
@@ -563,10 +573,15 @@ public actor DownloadQueue {
     /// Estimates the lessons' sizes one after another, saving each as it is known. An estimate
     /// that fails (no network, a server error) is left unknown and tried again at the next
     /// start and when the network comes back.
+    ///
+    /// Lessons asked for while estimates are made join the ones being made.
     private func estimateSizes(of ids: [String]) async {
-        guard let estimator, !ids.isEmpty, !isEstimating else { return }
+        guard let estimator else { return }
+        toEstimate.append(contentsOf: ids.filter { !toEstimate.contains($0) })
+        guard !isEstimating, !toEstimate.isEmpty else { return }
         isEstimating = true
-        for id in ids {
+        while !toEstimate.isEmpty {
+            let id = toEstimate.removeFirst()
             guard let lesson = lessons.first(where: { $0.id == id }), lesson.estimate == nil,
                 let estimate = try? await estimator(lesson.remoteURL),
                 let index = lessons.firstIndex(where: { $0.id == id })
@@ -581,7 +596,7 @@ public actor DownloadQueue {
     /// Estimates, in a task of its own, the lessons whose estimate failed earlier.
     private func estimateUnestimated() {
         let ids = unestimated
-        guard estimator != nil, !ids.isEmpty, !isEstimating else { return }
+        guard estimator != nil, !ids.isEmpty else { return }
         watchers.append(Task { [weak self] in await self?.estimateSizes(of: ids) })
     }
 
