@@ -1,0 +1,226 @@
+import Foundation
+
+/// What a background transfer task carries, written in its `taskDescription` so that a process
+/// relaunched in the background can tell what each task it re-adopts is for: the download (its
+/// key, the one its journal is named by) and the parts of that download's plan its body holds,
+/// in the order they lie in the body.
+///
+/// The text is `mediacore/1 <parts> <download>`: the parts as comma-separated indices or
+/// `first-last` runs, and the download's key percent-encoded (RFC 3986 §2.1) so that no space
+/// or control character of the key breaks the format. A description in another format (another
+/// library's task in the same session) reads as `nil`, never as a wrong label.
+struct BackgroundTaskLabel: Hashable, Sendable, CustomStringConvertible {
+    /// The download's key.
+    var download: String
+    /// The plan's parts the task's body holds, in their order in the body (non-empty).
+    var parts: [Int]
+
+    private static let prefix = "mediacore/1"
+
+    /// The label's text, for `taskDescription`.
+    ///
+    /// - Complexity: O(*p* + *k*) for *p* parts and a key of *k* bytes.
+    var description: String {
+        var runs: [String] = []
+        var index = parts.startIndex
+        while index < parts.endIndex {
+            var last = index
+            while last + 1 < parts.endIndex, parts[last + 1] == parts[last] + 1 { last += 1 }
+            runs.append(last == index ? "\(parts[index])" : "\(parts[index])-\(parts[last])")
+            index = last + 1
+        }
+        let key = download.addingPercentEncoding(withAllowedCharacters: Self.keyCharacters) ?? ""
+        return "\(Self.prefix) \(runs.joined(separator: ",")) \(key)"
+    }
+
+    /// Unreserved characters (RFC 3986 §2.3): everything else in a key is percent-encoded.
+    private static let keyCharacters = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// The most parts a label may name: a description is a few kilobytes at most.
+    static let maximumParts = 100_000
+
+    /// A label for `parts` of `download`.
+    init(download: String, parts: [Int]) {
+        self.download = download
+        self.parts = parts
+    }
+
+    /// Reads a task's description; `nil` for a description that is not a label of this format
+    /// (absent, another library's, or damaged).
+    ///
+    /// - Complexity: O(*n*) in the description's length and the parts it names.
+    init?(parsing text: String?) {
+        guard let text else { return nil }
+        let fields = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard fields.count == 3, fields[0] == Self.prefix, !fields[2].isEmpty,
+            let key = String(fields[2]).removingPercentEncoding
+        else { return nil }
+        var parts: [Int] = []
+        for run in fields[1].split(separator: ",", omittingEmptySubsequences: false) {
+            let bounds = run.split(separator: "-", omittingEmptySubsequences: false)
+            guard (1...2).contains(bounds.count), let first = Int(bounds[0]), first >= 0,
+                let last = bounds.count == 2 ? Int(bounds[1]) : first, last >= first,
+                last - first < Self.maximumParts - parts.count
+            else { return nil }
+            parts.append(contentsOf: first...last)
+        }
+        guard !parts.isEmpty else { return nil }
+        self.init(download: key, parts: parts)
+    }
+}
+
+/// One background download task to submit: a resource, or a byte range of one that covers one
+/// or more of a plan's parts, with its label and the bytes it expects.
+struct BackgroundTransferRequest: Hashable, Sendable {
+    /// The resource.
+    var url: URL
+    /// The bytes asked for; `nil` for the whole resource.
+    var byteRange: ByteRange?
+    /// What the task is for, written as its `taskDescription`.
+    var label: BackgroundTaskLabel
+    /// Each part's bytes in the resource (`nil` for a part that is the whole resource), in the
+    /// label's order.
+    var partRanges: [ByteRange?]
+    /// The body's expected size, for `countOfBytesClientExpectsToReceive` (headers are added by
+    /// ``expectedBytesToReceive``); `nil` when not known.
+    var expectedBodyBytes: UInt64?
+
+    /// A generous allowance for a response's status line and headers.
+    static let headerAllowance: UInt64 = 1_024
+
+    /// The value for `countOfBytesClientExpectsToReceive`: the body and its headers, or `nil`
+    /// (`NSURLSessionTransferSizeUnknown`) when the body's size is not known.
+    var expectedBytesToReceive: UInt64? {
+        expectedBodyBytes.map { $0 &+ Self.headerAllowance }
+    }
+}
+
+/// The hand-over of a download's remaining parts to a background session, as one batch.
+///
+/// Each part becomes a download task, except that parts whose byte ranges of one resource are
+/// adjacent merge into one request (a range request of their union, RFC 9110 §14.1.2): a lesson
+/// of byte-range segments in one file becomes one task per run of adjacent segments rather than
+/// one per segment, which is what the background daemon schedules well. Parts stay in plan order
+/// where they can: requests are ordered by their first part.
+enum BackgroundBatch {
+    /// One part to hand over.
+    struct Part: Hashable, Sendable {
+        /// Its index in the download's plan.
+        var index: Int
+        /// Where its bytes are.
+        var part: DownloadPart
+        /// Its size when known before its transfer (a byte range's length is always known).
+        var expectedBytes: UInt64?
+    }
+
+    /// The requests that fetch `parts` of `download`, adjacent ranges of one resource merged.
+    ///
+    /// Parts of the same URL whose ranges touch (one's end is the next one's offset, in offset
+    /// order) form one request; a part without a range (the whole resource) is a request of its
+    /// own, as is a part named twice (the same range, or overlapping ones: nothing is merged
+    /// that would fetch a byte twice or leave a gap).
+    ///
+    /// - Complexity: O(*p* log *p*) for *p* parts.
+    static func requests(download: String, parts: [Part]) -> [BackgroundTransferRequest] {
+        var singles: [BackgroundTransferRequest] = []
+        var byResource: [URL: [Part]] = [:]
+        for part in parts {
+            guard let range = part.part.byteRange, range.isRepresentable else {
+                singles.append(
+                    BackgroundTransferRequest(
+                        url: part.part.url, byteRange: part.part.byteRange,
+                        label: BackgroundTaskLabel(download: download, parts: [part.index]),
+                        partRanges: [part.part.byteRange], expectedBodyBytes: part.expectedBytes))
+                continue
+            }
+            byResource[part.part.url, default: []].append(part)
+        }
+        var merged: [BackgroundTransferRequest] = []
+        for (url, ranged) in byResource {
+            let sorted = ranged.sorted { lhs, rhs in
+                let (left, right) = (lhs.part.byteRange?.offset ?? 0, rhs.part.byteRange?.offset ?? 0)
+                return left == right ? lhs.index < rhs.index : left < right
+            }
+            var run: [Part] = []
+            func close() {
+                guard let first = run.first?.part.byteRange, let last = run.last?.part.byteRange else { return }
+                let length = last.end - first.offset
+                merged.append(
+                    BackgroundTransferRequest(
+                        url: url, byteRange: ByteRange(length: length, offset: first.offset),
+                        label: BackgroundTaskLabel(download: download, parts: run.map(\.index)),
+                        partRanges: run.map(\.part.byteRange), expectedBodyBytes: length))
+                run = []
+            }
+            for part in sorted {
+                if let previous = run.last?.part.byteRange, let range = part.part.byteRange,
+                    previous.end != range.offset || range.length == 0 || previous.length == 0
+                {
+                    close()
+                }
+                run.append(part)
+            }
+            close()
+        }
+        return (singles + merged).sorted { ($0.label.parts.min() ?? 0) < ($1.label.parts.min() ?? 0) }
+    }
+
+    /// Why a finished task's file cannot be split into its parts.
+    enum SplitError: Error, Hashable, Sendable {
+        /// The body is not the size the request asked for.
+        case wrongLength(expected: UInt64, received: UInt64)
+        /// The server answered with a status that carries no part of the resource.
+        case unexpectedStatus(Int)
+        /// A 206 whose `Content-Range` is not the range asked for (RFC 9110 §14.4).
+        case otherRange(String)
+        /// The request's range ends past 2⁶⁴ (the engine refuses such a part before any transfer).
+        case unrepresentableRange
+    }
+
+    /// Where each part's bytes lie in the body a finished task wrote, in the label's order.
+    ///
+    /// A 206 (Partial Content) body is the requested range: each part lies at its offset from
+    /// the range's start. A 200 body is the whole resource (a server may ignore `Range`, RFC 9110
+    /// §14.2): each part lies at its own offset in it. For a part without a range the body is
+    /// the part.
+    ///
+    /// - Parameters:
+    ///   - request: The request the task was made from.
+    ///   - status: The response's status code.
+    ///   - contentRange: The response's `Content-Range`, for a 206.
+    ///   - bodyLength: The size of the file the task wrote.
+    /// - Throws: ``SplitError`` when the body cannot hold the parts.
+    /// - Complexity: O(*p*) for the request's *p* parts.
+    static func split(
+        _ request: BackgroundTransferRequest, status: Int, contentRange: String?, bodyLength: UInt64
+    ) throws(SplitError) -> [Range<UInt64>] {
+        guard let asked = request.byteRange else {
+            guard status == 200 else { throw .unexpectedStatus(status) }
+            return [0..<bodyLength]
+        }
+        guard asked.isRepresentable, request.partRanges.allSatisfy({ $0?.isRepresentable ?? true }) else {
+            throw .unrepresentableRange
+        }
+        let base: UInt64
+        switch status {
+        case 206:
+            // "bytes first-last/complete" (or "/*"): the first and last bytes must be the ones asked.
+            let expected = "bytes \(asked.offset)-\(asked.length == 0 ? asked.offset : asked.end - 1)/"
+            if let contentRange, !contentRange.lowercased().hasPrefix(expected) { throw .otherRange(contentRange) }
+            guard bodyLength == asked.length else {
+                throw .wrongLength(expected: asked.length, received: bodyLength)
+            }
+            base = asked.offset
+        case 200:
+            guard bodyLength >= asked.end else { throw .wrongLength(expected: asked.end, received: bodyLength) }
+            base = 0
+        default:
+            throw .unexpectedStatus(status)
+        }
+        return request.partRanges.map { range in
+            guard let range else { return 0..<bodyLength }
+            return (range.offset - base)..<(range.end - base)
+        }
+    }
+}
