@@ -105,6 +105,28 @@ struct LessonDownloadModelTests {
         #expect(await library.state(of: "1") == .notDownloaded)
     }
 
+    @Test(
+        "a Download asked for while a pause or a cancel is still stopping the download starts it again once stopped: the last request wins",
+        arguments: [true, false])
+    func downloadWhileStopping(pausing: Bool) async throws {
+        let (library, model, following) = await downloadHeldAtThirdPart()
+        defer { following.cancel() }
+        // The job is asked to stop; it has not stopped when the next request comes.
+        if pausing { await library.pause("1") } else { await library.cancel("1") }
+        #expect(await library.state(of: "1") == .downloading(fraction: 0.4))
+        try await library.download("1", from: mediaURL)
+        await library.waitForDownload("1")
+        let local = try #require(await library.localFile(of: "1"))
+        #expect(try Data(contentsOf: local) == file)
+        #expect(
+            await eventually { if case .downloaded(_, 10_000) = model.phase { true } else { false } }, "\(model.phase)")
+        // A pause kept the first two parts, so they were not asked for again; a cancel did not.
+        let firstPart = transport.requests.compactMap { $0.value(forHTTPHeaderField: "Range") }.filter {
+            $0 == "bytes=0-1999"
+        }
+        #expect(firstPart.count == (pausing ? 1 : 2))
+    }
+
     @Test("two models of one lesson (a list row and a detail screen) both follow the download")
     func twoScreens() async throws {
         let library = library()

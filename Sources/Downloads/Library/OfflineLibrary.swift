@@ -163,6 +163,10 @@ public actor OfflineLibrary {
     private var jobs: [String: DownloadJob] = [:]
     /// Per downloading item, the task that records the job's outcome.
     private var outcomes: [String: Task<Void, Never>] = [:]
+    /// Items whose job was asked to pause or cancel and has not ended yet.
+    private var stopping: Set<String> = []
+    /// Items asked to download again while their job was stopping: started once it has ended.
+    private var restarts: [String: URL] = [:]
     private nonisolated let broadcast = Broadcast<(id: String, state: ItemState)>(key: { $0.id })
     /// Every change of any item's state, as it happens.
     ///
@@ -483,6 +487,11 @@ public actor OfflineLibrary {
     /// Starts (or resumes) downloading item `id` from `remote`; does nothing if it is already
     /// downloading or downloaded.
     ///
+    /// Asked while a ``pause(_:)`` or ``cancel(_:)`` of the item is still stopping its download
+    /// (a learner's tap on Download right after Pause), the download starts again once that one
+    /// has stopped: the last request wins. (Should saving the new state then fail, the item
+    /// stays paused or cancelled, and a later call tries again.)
+    ///
     /// The downloading state is saved before it is announced: when it cannot be saved, the item
     /// stays as it was (failed, paused, not downloaded…), nothing starts, and the error is
     /// thrown, so calling this again later tries again.
@@ -495,7 +504,10 @@ public actor OfflineLibrary {
         loadIfNeeded()
         checkFile(of: id)
         switch entries[id]?.state {
-        case .downloading?, .downloaded?: return
+        case .downloading?:
+            if stopping.contains(id) { restarts[id] = remote }
+            return
+        case .downloaded?: return
         default: break
         }
         let before = entries[id]
@@ -541,12 +553,20 @@ public actor OfflineLibrary {
     /// ``ItemState/cancelled`` once the job has stopped (``waitForDownload(_:)``); starting again
     /// starts over.
     public func cancel(_ id: String) {
+        markStopping(id)
         jobs[id]?.cancel()
     }
 
     /// Pauses item `id`'s download; its partial file is kept, and ``download(_:from:)`` resumes it.
     public func pause(_ id: String) {
+        markStopping(id)
         jobs[id]?.pause()
+    }
+
+    /// Notes that item `id`'s job is being stopped, and forgets a restart asked for earlier.
+    private func markStopping(_ id: String) {
+        restarts[id] = nil
+        if jobs[id] != nil { stopping.insert(id) }
     }
 
     /// The latest progress report of item `id`'s download in progress, if any.
@@ -603,6 +623,7 @@ public actor OfflineLibrary {
 
     /// Cancels item `id`'s download, if any, and waits until it has stopped.
     private func stopJob(_ id: String) async {
+        markStopping(id)
         jobs[id]?.cancel()
         await waitForDownload(id)
     }
@@ -635,6 +656,7 @@ public actor OfflineLibrary {
         guard jobs[id] === job else { return }
         jobs[id] = nil
         outcomes[id] = nil
+        stopping.remove(id)
         latestProgress[id] = nil
         progressBroadcast.forget(key: id)
         guard let remote = entries[id]?.remoteURL else { return }
@@ -654,6 +676,13 @@ public actor OfflineLibrary {
         }
         set(id, state)
         try? save()
+        // A download asked for while this one was stopping starts now (see `download(_:from:)`).
+        if let restart = restarts.removeValue(forKey: id) {
+            switch state {
+            case .downloaded: break
+            default: try? download(id, from: restart)
+            }
+        }
     }
 
     /// The start of the name Foundation gives the temporary file of an atomic write
