@@ -127,6 +127,28 @@ struct LessonDownloadModelTests {
         #expect(firstPart.count == (pausing ? 1 : 2))
     }
 
+    @Test(
+        "a cancel after a pause wins, while the pause is still stopping the download or once it has: cancelled, nothing kept",
+        arguments: [false, true])
+    func cancelAfterPause(pauseDone: Bool) async throws {
+        let folder = temporaryFolder("lesson-model-pause-cancel")
+        let now = InMemoryHTTPTransport<ManualClock>.Reply.resource(file)
+        transport.stub(mediaURL, replies: [now, now, now, .resource(file, latency: .seconds(1)), now])
+        let library = library(folder)
+        let start = clock.now
+        try await library.download("1", from: mediaURL)
+        await clock.waitForSleeper(until: start.advanced(by: .seconds(1)))
+        await library.pause("1")
+        if pauseDone {
+            await library.waitForDownload("1")
+            #expect(await library.state(of: "1") == .paused)
+        }
+        await library.cancel("1")
+        await library.waitForDownload("1")
+        #expect(await library.state(of: "1") == .cancelled)
+        #expect(files(in: folder) == ["offline-library.json"])
+    }
+
     @Test("two models of one lesson (a list row and a detail screen) both follow the download")
     func twoScreens() async throws {
         let library = library()

@@ -165,6 +165,8 @@ public actor OfflineLibrary {
     private var outcomes: [String: Task<Void, Never>] = [:]
     /// Items whose job was asked to pause or cancel and has not ended yet.
     private var stopping: Set<String> = []
+    /// Items whose job was asked to cancel and has not ended yet.
+    private var cancelling: Set<String> = []
     /// Items asked to download again while their job was stopping: started once it has ended.
     private var restarts: [String: URL] = [:]
     private nonisolated let broadcast = Broadcast<(id: String, state: ItemState)>(key: { $0.id })
@@ -551,10 +553,25 @@ public actor OfflineLibrary {
 
     /// Cancels item `id`'s download: its partial files are removed, and its state becomes
     /// ``ItemState/cancelled`` once the job has stopped (``waitForDownload(_:)``); starting again
-    /// starts over.
+    /// starts over. A cancel while a ``pause(_:)`` is still stopping the download wins too, and a
+    /// cancel of a paused or failed download removes what it kept at once.
     public func cancel(_ id: String) {
+        loadIfNeeded()
         markStopping(id)
-        jobs[id]?.cancel()
+        if let job = jobs[id] {
+            cancelling.insert(id)
+            job.cancel()
+            return
+        }
+        // Nothing running: what a paused or failed download kept goes now.
+        switch entries[id]?.state {
+        case .paused?, .failed?:
+            removeFiles(of: id)
+            entries[id]?.fractionDone = nil
+            set(id, .cancelled)
+            try? save()  // should this fail, a relaunch shows it paused with nothing kept: it starts over
+        default: break
+        }
     }
 
     /// Pauses item `id`'s download; its partial file is kept, and ``download(_:from:)`` resumes it.
@@ -657,6 +674,13 @@ public actor OfflineLibrary {
         jobs[id] = nil
         outcomes[id] = nil
         stopping.remove(id)
+        var state = state
+        if cancelling.remove(id) != nil, case .paused = state {
+            // Cancelled while a pause was stopping the job (which the first request decides):
+            // the cancel is the learner's last word, so what the pause kept goes.
+            removeFiles(of: id)
+            state = .cancelled
+        }
         latestProgress[id] = nil
         progressBroadcast.forget(key: id)
         guard let remote = entries[id]?.remoteURL else { return }
