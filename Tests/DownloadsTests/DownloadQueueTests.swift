@@ -431,23 +431,33 @@ struct DownloadQueueTests {
         for round in 0..<25 {
             let folder = temporaryFolder("queue-instant")
             let library = OfflineLibrary(directory: folder, downloader: downloader(), preferredLanguages: [])
+            let network = ManualNetwork(.unmetered)
             let queue = DownloadQueue(
                 library: library, file: folder.appendingPathComponent("queue.json"),
-                requirements: DownloadRequirements(reserveBytes: 0), concurrency: 3,
-                network: ManualNetwork(.unmetered), freeSpace: { _ in 100 << 30 })
-            try await queue.start()
-            try await queue.enqueue(
-                ids.compactMap { id in urls[id].map { QueuedLesson(id: id, remoteURL: $0) } })
-            // A pause and a resume while the downloads end, for the queue's stops too.
-            try await queue.pause(ids[round % ids.count])
-            try await queue.resume(ids[round % ids.count])
+                requirements: DownloadRequirements(network: .notExpensive, reserveBytes: 0), concurrency: 3,
+                network: network, freeSpace: { _ in 100 << 30 })
+            let lessons = ids.compactMap { id in urls[id].map { QueuedLesson(id: id, remoteURL: $0) } }
+            let paused = ids[round % ids.count]
             let states = await withLivenessLimit(seconds: 120) {
-                await waitUntil(queue, Self.allDownloaded(ids.count))
+                do {
+                    try await queue.start()
+                    try await queue.enqueue(lessons)
+                    // A pause and a resume, and a switch to cellular and back, while the
+                    // downloads end: the queue stops lessons (several at once) that are ending.
+                    try await queue.pause(paused)
+                    network.send(.cellular)
+                    try await queue.resume(paused)
+                    network.send(.unmetered)
+                } catch {
+                    return [String: QueuedLessonState]()
+                }
+                return await waitUntil(queue, Self.allDownloaded(ids.count))
             }
-            guard states != nil else {
+            guard let states, states.count == ids.count else {
                 let stuck = await queue.allStates
                 let library = await library.states
                 Issue.record("round \(round): the queue stopped at \(stuck), the library at \(library)")
+                await queue.stop()
                 return
             }
             for id in ids {

@@ -111,9 +111,10 @@ struct LessonDownloadModelTests {
     func downloadWhileStopping(pausing: Bool) async throws {
         let (library, model, following) = await downloadHeldAtThirdPart()
         defer { following.cancel() }
-        // The job is asked to stop; it has not stopped when the next request comes.
+        // The job is asked to stop; it has usually not stopped when the next request comes
+        // (the old library lost that request in every run), and if it has, the request starts
+        // a download as any other: either way the last request wins.
         if pausing { await library.pause("1") } else { await library.cancel("1") }
-        #expect(await library.state(of: "1") == .downloading(fraction: 0.4))
         try await library.download("1", from: mediaURL)
         await library.waitForDownload("1")
         let local = try #require(await library.localFile(of: "1"))

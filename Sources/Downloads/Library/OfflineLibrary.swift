@@ -167,6 +167,8 @@ public actor OfflineLibrary {
     private var stopping: Set<String> = []
     /// Items whose job was asked to cancel and has not ended yet.
     private var cancelling: Set<String> = []
+    /// Items being deleted or discarded: no download asked for meanwhile is restarted.
+    private var removingItems: Set<String> = []
     /// Items asked to download again while their job was stopping: started once it has ended.
     private var restarts: [String: URL] = [:]
     private nonisolated let broadcast = Broadcast<(id: String, state: ItemState)>(key: { $0.id })
@@ -507,7 +509,7 @@ public actor OfflineLibrary {
         checkFile(of: id)
         switch entries[id]?.state {
         case .downloading?:
-            if stopping.contains(id) { restarts[id] = remote }
+            if stopping.contains(id), !removingItems.contains(id) { restarts[id] = remote }
             return
         case .downloaded?: return
         default: break
@@ -640,6 +642,8 @@ public actor OfflineLibrary {
 
     /// Cancels item `id`'s download, if any, and waits until it has stopped.
     private func stopJob(_ id: String) async {
+        removingItems.insert(id)
+        defer { removingItems.remove(id) }
         markStopping(id)
         jobs[id]?.cancel()
         await waitForDownload(id)
@@ -675,11 +679,15 @@ public actor OfflineLibrary {
         outcomes[id] = nil
         stopping.remove(id)
         var state = state
-        if cancelling.remove(id) != nil, case .paused = state {
-            // Cancelled while a pause was stopping the job (which the first request decides):
-            // the cancel is the learner's last word, so what the pause kept goes.
-            removeFiles(of: id)
-            state = .cancelled
+        if cancelling.remove(id) != nil {
+            switch state {
+            case .paused, .failed:
+                // Cancelled while a pause was stopping the job (the first request decides), or
+                // as it failed: the cancel is the learner's last word, so what it kept goes.
+                removeFiles(of: id)
+                state = .cancelled
+            default: break
+            }
         }
         latestProgress[id] = nil
         progressBroadcast.forget(key: id)

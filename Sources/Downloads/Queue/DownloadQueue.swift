@@ -100,9 +100,9 @@ public actor DownloadQueue {
     private var removing: [String] = []
     private var libraryStates: [String: OfflineLibrary.ItemState] = [:]
     /// How many of the library's reports each lesson has had. A state the queue assumes after
-    /// asking the library for a change is kept only when no report arrived during the ask: a
-    /// report is newer than the assumption, and overwriting it lost the lesson's last report
-    /// (a lesson shown downloading forever after its download ended).
+    /// asking the library for a change is kept only when no report arrived since the decision
+    /// to ask: a report is newer than the assumption, and overwriting it lost the lesson's last
+    /// report (a lesson shown downloading forever after its download ended).
     private var reports: [String: Int] = [:]
     private var states: [String: QueuedLessonState] = [:]
     private var watchers: [Task<Void, Never>] = []
@@ -539,11 +539,13 @@ public actor DownloadQueue {
                 network: path, freeBytes: freeSpace(library.directory), usedBytes: used),
             requirements: requirements, concurrency: concurrency, retrying: retrying)
         var decided = decision.states
+        // The reports the decision saw: a state is assumed below only for a lesson that has had
+        // none since (any await of this pass lets reports in, not only the ask itself).
+        let seen = reports
         for id in decision.stop {
-            let seen = reports[id]
             await library.pause(id)
             // Until the library's own report arrives, the lesson counts as paused.
-            if reports[id] == seen { libraryStates[id] = .paused }
+            if reports[id] == seen[id] { libraryStates[id] = .paused }
         }
         for id in decision.start {
             // An await above may have let the learner pause it or the network change.
@@ -554,10 +556,9 @@ public actor DownloadQueue {
                 continue
             }
             do {
-                let seen = reports[id]
                 try await library.download(id, from: lesson.remoteURL)
                 // Until the library's own report arrives, the lesson counts as downloading.
-                if reports[id] == seen { libraryStates[id] = .downloading(fraction: 0) }
+                if reports[id] == seen[id] { libraryStates[id] = .downloading(fraction: 0) }
             } catch {
                 decided[id] = .failed(DownloadFailure(error))
             }
