@@ -87,6 +87,20 @@ struct EveryObserverTests {
         }
     }
 
+    @Test("a bounded observer that falls behind can lose a key's last value; one that keeps every value cannot")
+    func keepingEvery() async {
+        let broadcast = Broadcast<(key: String, value: Int)>(key: { $0.key })
+        let bounded = broadcast.subscribe()
+        let every = broadcast.subscribe(keepingEvery: true)
+        broadcast.yield(("done", 1))  // a lesson's last report…
+        for value in 0..<1_000 { broadcast.yield(("progress", value)) }  // …then others' many
+        broadcast.finish()
+        let keptBounded = await bounded.reduce(into: [String]()) { $0.append("\($1.key) \($1.value)") }
+        let keptEvery = await every.reduce(into: [String]()) { $0.append("\($1.key) \($1.value)") }
+        #expect(!keptBounded.contains("done 1"))
+        #expect(keptEvery == ["done 1"] + (0..<1_000).map { "progress \($0)" })
+    }
+
     @Test("an observer that stops reading holds the current state and the newest values, not every value")
     func boundedBuffer() async {
         let broadcast = Broadcast<Int>()

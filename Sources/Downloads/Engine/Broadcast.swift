@@ -4,9 +4,11 @@ import Locking
 /// Sends every value to every subscriber, each of which starts from the current state.
 ///
 /// The current state is the latest value, or with a `key`, the latest value of each key (in the
-/// order keys first appeared). A subscriber's buffer keeps the current state plus the
-/// ``laggingLimit`` newest values: one that stops reading holds a bounded amount, and since
-/// values are states, the newest ones are the ones worth keeping.
+/// order keys first appeared). A subscriber's buffer holds as many values as there were keys
+/// when it subscribed plus ``laggingLimit``, the newest ones: one that stops reading holds a
+/// bounded amount. One that falls further behind loses the oldest values, which may be a key's
+/// last value when other keys' values came after it; a reader whose decisions need each key's
+/// last value subscribes with `keepingEvery`.
 ///
 /// Two locks: `state` guards the subscribers and the current state and is never held while a
 /// stream is yielded to; `delivery` keeps every subscriber's order the broadcast's and is held
@@ -40,14 +42,19 @@ package final class Broadcast<Element: Sendable>: Sendable {
     /// A new subscriber's stream: the current state first, then every later value, ending
     /// when the broadcast finishes (at once if it has).
     ///
+    /// - Parameter keepingEvery: Whether the stream keeps every value however far its reader
+    ///   falls behind, for a reader whose decisions need each key's last value (a lagging
+    ///   bounded reader can lose a key's last value under newer values of other keys). Only for
+    ///   a reader that always goes on reading: what it has not read is held.
     /// - Complexity: O(*k*) for *k* keys in the state.
-    package func subscribe() -> AsyncStream<Element> {
+    package func subscribe(keepingEvery: Bool = false) -> AsyncStream<Element> {
         delivery.withLock { _ in
             let (current, isFinished) = state.withLock { state in
                 (state.order.compactMap { state.latest[$0] }, state.isFinished)
             }
             let (stream, continuation) = AsyncStream.makeStream(
-                of: Element.self, bufferingPolicy: .bufferingNewest(current.count + Self.laggingLimit))
+                of: Element.self,
+                bufferingPolicy: keepingEvery ? .unbounded : .bufferingNewest(current.count + Self.laggingLimit))
             for value in current { continuation.yield(value) }
             guard !isFinished else {
                 continuation.finish()

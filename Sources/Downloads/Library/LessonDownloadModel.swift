@@ -65,7 +65,9 @@ public final class LessonDownloadModel {
     public func observe() async {
         let id = lessonID
         let library = library
-        let states = library.updates
+        // Every report of the library: a bounded stream that fell behind (a busy main actor,
+        // many lessons downloading) could lose this lesson's last one and show it downloading.
+        let states = library.everyUpdate
         let reports = library.progressUpdates
         if let progress = await library.progress(of: id) { bytes = (progress.bytesReceived, progress.bytesExpected) }
         show(await library.state(of: id))

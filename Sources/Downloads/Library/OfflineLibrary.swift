@@ -177,8 +177,15 @@ public actor OfflineLibrary {
     /// Every reading of this property is a subscriber of its own: it starts with the current
     /// state of each item (loaded, or changed since the library was created), then
     /// sees every later change, so a list and a detail screen can both follow the library. A
-    /// subscriber that stops reading keeps the current states and only the newest changes.
+    /// subscriber that stops reading holds only the newest changes (a bounded number): one that
+    /// falls that far behind can miss an item's last change, so read ``state(of:)`` again when
+    /// it resumes (``LessonDownloadModel`` and ``DownloadQueue`` follow every change).
     public nonisolated var updates: AsyncStream<(id: String, state: ItemState)> { broadcast.subscribe() }
+    /// Every change of any item's state, none dropped however far the reader falls behind: for
+    /// the download queue, whose decisions need each item's last state and which always reads.
+    nonisolated var everyUpdate: AsyncStream<(id: String, state: ItemState)> {
+        broadcast.subscribe(keepingEvery: true)
+    }
     private nonisolated let progressBroadcast = Broadcast<(id: String, progress: DownloadProgress)>(key: { $0.id })
     /// The latest report of each download in progress (bytes, parts), as it happens, for a
     /// screen that shows more than the fraction. Each reading is a subscriber of its own, as

@@ -160,7 +160,9 @@ public actor DownloadQueue {
         isStarted = true
         await finishRemovals()
         libraryStates = await library.states
-        let libraryUpdates = library.updates
+        // Every report: a bounded stream that fell behind (during a long decision, which the
+        // reading waits for) could lose a lesson's last report, and the queue would wait for it.
+        let libraryUpdates = library.everyUpdate
         let progress = library.progressUpdates
         let paths = network.paths()
         // The first plan waits for the current path, so that a launch on Wi-Fi does not show
