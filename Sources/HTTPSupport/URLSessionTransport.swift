@@ -13,8 +13,12 @@ import Locking
 ///
 /// Streamed requests (``stream(_:)``) need a session delegate, which a session is given only
 /// when it is created: they go through a second session made from `session`'s configuration
-/// (its timeouts, headers, cookies and cache), created on the first streamed request and
-/// invalidated when the last copy of the transport goes away.
+/// (its timeouts, headers and cookies), created on the first streamed request and invalidated
+/// when the last copy of the transport goes away. That session has no `URLCache`: a streamed
+/// body (a media file, a byte range of one) is read once and should not fill a cache, and on
+/// Linux a cancel that lands while FoundationNetworking reads the cache, before the task's
+/// protocol exists, later traps the process ("Trying to access a behaviour for a task that in
+/// not in the registry").
 public struct URLSessionTransport: HTTPTransport {
     /// The session the requests go through.
     public let session: URLSession
@@ -23,7 +27,10 @@ public struct URLSessionTransport: HTTPTransport {
     /// Creates a transport over `session` (the shared session by default).
     public init(session: URLSession = .shared) {
         self.session = session
-        streaming = StreamingSession(configuration: session.configuration)
+        let configuration = session.configuration.copy() as? URLSessionConfiguration ?? session.configuration
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        streaming = StreamingSession(configuration: configuration)
     }
 
     /// Sends `request` and returns when its headers arrive; the body's chunks follow as the
