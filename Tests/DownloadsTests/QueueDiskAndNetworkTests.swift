@@ -16,8 +16,11 @@ func waitUntil(
 ) async -> [String: QueuedLessonState] {
     var seen = await queue.allStates
     if done(seen) { return seen }
-    for await (id, state) in queue.updates {
-        seen[id] = state
+    // Each update is a cue to read the queue's states, not the states themselves: `updates` is
+    // bounded, and a reader that falls behind (a loaded run under a sanitizer) may lose a
+    // lesson's last announcement, though never the newest one.
+    for await _ in queue.updates {
+        seen = await queue.allStates
         if done(seen) { return seen }
     }
     return seen
