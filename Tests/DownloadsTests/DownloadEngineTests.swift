@@ -40,11 +40,7 @@ struct DownloadEngineTests {
     /// Runs `job` to its end, advancing the manual clock whenever everything waits on it.
     func drive(_ job: DownloadJob) async throws(DownloadError) -> DownloadResult {
         let clock = clock
-        let driver = Task {
-            while !Task.isCancelled {
-                if !clock.advanceToNextDeadline() { await Task.yield() }
-            }
-        }
+        let driver = Task { await clock.advanceWhileSleeping() }
         defer { driver.cancel() }
         return try await job.result()
     }

@@ -412,7 +412,9 @@ struct DownloadQueueTests {
     /// Files that download at once race the queue: a download can end, and its report reach
     /// the queue, before the queue's own request to start it has returned (and a pause can meet
     /// a download that just ended). The queue once assumed "downloading" over such a report and
-    /// waited forever for one more; the limit turns that into a failure instead of a hang.
+    /// waited forever for one more; the limit turns that into a failure instead of a hang. (The
+    /// limit is far above a round's time: under ThreadSanitizer, with the whole suite running
+    /// on two cores, round 0 once took 138 s while every report kept arriving.)
     @Test("downloads that end before the queue's request returns are never lost: every lesson ends downloaded")
     func instantDownloads() async throws {
         let ids = (0..<8).map { "file-\($0)" }
@@ -438,7 +440,7 @@ struct DownloadQueueTests {
                 network: network, freeSpace: { _ in 100 << 30 })
             let lessons = ids.compactMap { id in urls[id].map { QueuedLesson(id: id, remoteURL: $0) } }
             let paused = ids[round % ids.count]
-            let states = await withLivenessLimit(seconds: 120) {
+            let states = await withLivenessLimit(seconds: 600) {
                 do {
                     try await queue.start()
                     try await queue.enqueue(lessons)
@@ -455,8 +457,12 @@ struct DownloadQueueTests {
             }
             guard let states, states.count == ids.count else {
                 let stuck = await queue.allStates
-                let library = await library.states
-                Issue.record("round \(round): the queue stopped at \(stuck), the library at \(library)")
+                let libraryStates = await library.states
+                Issue.record(
+                    """
+                    round \(round): the queue stopped at \(stuck), the library at \(libraryStates);
+                    queue: \(await queue.diagnosis); library: \(await library.diagnosis)
+                    """)
                 await queue.stop()
                 return
             }

@@ -82,11 +82,7 @@ struct HLSVideoDownloadTests {
     /// Runs `job` to its end, advancing the manual clock whenever everything waits on it.
     func drive(_ job: DownloadJob) async throws(DownloadError) -> DownloadResult {
         let clock = clock
-        let driver = Task {
-            while !Task.isCancelled {
-                if !clock.advanceToNextDeadline() { await Task.yield() }
-            }
-        }
+        let driver = Task { await clock.advanceWhileSleeping() }
         defer { driver.cancel() }
         return try await job.result()
     }
@@ -176,11 +172,7 @@ struct HLSVideoDownloadTests {
         let first = downloader().downloadHLSVideo(from: master, to: destination, policy: policy)
         // Let the playlists and the first video segment arrive, then pause.
         var reports = first.progress.makeAsyncIterator()
-        let driver = Task {
-            while !Task.isCancelled {
-                if !clock.advanceToNextDeadline() { await Task.yield() }
-            }
-        }
+        let driver = Task { await clock.advanceWhileSleeping() }
         while let report = await reports.next(), report.partsCompleted < 1 {}
         first.pause()
         driver.cancel()

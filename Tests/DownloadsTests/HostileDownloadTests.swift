@@ -115,11 +115,7 @@ struct HostileDownloadTests {
     func resume(_ parts: [DownloadPart], to destination: URL) async throws -> DownloadResult {
         let resumed = engine(concurrency: 1).start(parts, to: destination)
         let clock = clock
-        let driver = Task {
-            while !Task.isCancelled {
-                if !clock.advanceToNextDeadline() { await Task.yield() }
-            }
-        }
+        let driver = Task { await clock.advanceWhileSleeping() }
         defer { driver.cancel() }
         return try await resumed.result()
     }

@@ -31,11 +31,7 @@ struct ResumeValidationTests {
 
     func drive(_ job: DownloadJob) async throws(DownloadError) -> DownloadResult {
         let clock = clock
-        let driver = Task {
-            while !Task.isCancelled {
-                if !clock.advanceToNextDeadline() { await Task.yield() }
-            }
-        }
+        let driver = Task { await clock.advanceWhileSleeping() }
         defer { driver.cancel() }
         return try await job.result()
     }

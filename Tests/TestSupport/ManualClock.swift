@@ -47,6 +47,7 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private struct SleeperWaiter {
+        let id: UInt64
         let isSatisfied: @Sendable ([Instant]) -> Bool
         let continuation: CheckedContinuation<Void, Never>
     }
@@ -185,17 +186,42 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Suspends until `condition` holds for the deadlines of the sleeping tasks; it is checked
-    /// now and whenever a task goes to sleep.
+    /// now and whenever a task goes to sleep. A cancelled caller returns at once.
     public func waitUntilSleepers(_ condition: @escaping @Sendable (_ deadlines: [Instant]) -> Bool) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if condition(state.sleepers.map(\.deadline)) { return true }
-                state.waiters.append(SleeperWaiter(isSatisfied: condition, continuation: continuation))
-                return false
+        let id = state.withLock { state -> UInt64 in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if Task.isCancelled || condition(state.sleepers.map(\.deadline)) { return true }
+                    state.waiters.append(SleeperWaiter(id: id, isSatisfied: condition, continuation: continuation))
+                    return false
+                }
+                if ready {
+                    continuation.resume()
+                }
             }
-            if ready {
-                continuation.resume()
+        } onCancel: {
+            let waiter = state.withLock { state -> SleeperWaiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
             }
+            waiter?.continuation.resume()
+        }
+    }
+
+    /// Lets time pass as fast as the code under test sleeps: whenever a task is asleep on this
+    /// clock, moves time to the earliest deadline, until the calling task is cancelled.
+    ///
+    /// For a test that awaits a result whose code sleeps (a backoff, a timeout) and has no
+    /// moment of its own to advance the clock. It waits for sleepers; it never spins, so it takes
+    /// no processor time from the other tests of a parallel run.
+    public func advanceWhileSleeping() async {
+        while !Task.isCancelled {
+            await waitUntilSleepers { !$0.isEmpty }
+            advanceToNextDeadline()
         }
     }
 

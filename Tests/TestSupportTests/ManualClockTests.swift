@@ -51,6 +51,37 @@ struct ManualClockTests {
         #expect(!clock.advanceToNextDeadline())
     }
 
+    @Test("advanceWhileSleeping lets a task's sleeps pass one after another, and ends when cancelled")
+    func advanceWhileSleeping() async throws {
+        let clock = ManualClock()
+        let driver = Task { await clock.advanceWhileSleeping() }
+        // A backoff of 1, 2, 4 and 8 seconds, each sleep begun after the last one ended.
+        for seconds in [1, 2, 4, 8] { try await clock.sleep(for: .seconds(seconds)) }
+        #expect(clock.now == ManualClock.Instant(offset: .seconds(15)))
+        driver.cancel()
+        await driver.value
+        // Nothing moves time now.
+        let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
+        await clock.waitForSleepers(count: 1)
+        #expect(clock.now == ManualClock.Instant(offset: .seconds(15)))
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+    }
+
+    @Test("a wait for sleepers returns when its task is cancelled, before or while it waits")
+    func cancelledWaitForSleepers() async {
+        let clock = ManualClock()
+        let waiting = Task { await clock.waitForSleepers(count: 1) }
+        waiting.cancel()
+        await waiting.value
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await clock.waitForSleepers(count: 3)
+        }
+        await early.value
+        #expect(clock.sleeperCount == 0)
+    }
+
     @Test("one advance wakes every sleeper due by then, including ties")
     func advanceWakesAllDue() async throws {
         let clock = ManualClock()

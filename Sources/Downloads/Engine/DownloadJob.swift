@@ -22,6 +22,7 @@ public final class DownloadJob: Sendable {
     private struct Shared {
         var stop = StopRequest.none
         var fraction = 0.0
+        var hasEnded = false
     }
 
     /// Progress reports, ending when the download ends.
@@ -42,8 +43,12 @@ public final class DownloadJob: Sendable {
         self.destination = destination
         let broadcast = broadcast
         // The task holds the job until the download ends, so a caller may drop its handle.
+        let shared = shared
         let created = Task { () -> Result<DownloadResult, DownloadError> in
-            defer { broadcast.finish() }
+            defer {
+                shared.withLock { $0.hasEnded = true }
+                broadcast.finish()
+            }
             do {
                 return .success(try await body(self))
             } catch {
@@ -125,6 +130,12 @@ public final class DownloadJob: Sendable {
             return DownloadError(request == .pause ? .paused : .cancelled)
         }
         return DownloadError.file("download", error, path: nil)
+    }
+
+    /// What the job is doing, for a test that stalls: its stop request, its fraction, and
+    /// whether its task has ended.
+    package var diagnosis: String {
+        shared.withLock { "stop: \($0.stop), fraction: \($0.fraction), ended: \($0.hasEnded)" }
     }
 
     /// Whether a pause (rather than a cancellation) stopped the job.

@@ -669,6 +669,15 @@ public actor OfflineLibrary {
         }
     }
 
+    /// What the library is waiting for, for a test that stalls: each job's state and the
+    /// items stopping, cancelling, restarting or being removed.
+    package var diagnosis: String {
+        let running = jobs.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value.diagnosis))" }
+        return "jobs: \(running), outcomes: \(outcomes.keys.sorted()), stopping: \(stopping.sorted()), "
+            + "cancelling: \(cancelling.sorted()), restarts: \(restarts.keys.sorted()), "
+            + "removing: \(removingItems.sorted())"
+    }
+
     // MARK: Private
 
     private func progressed(_ id: String, job: DownloadJob, progress: DownloadProgress) {

@@ -447,6 +447,14 @@ public actor DownloadQueue {
         return QueueGroupSummary(id: id, lessons: members, states: states)
     }
 
+    /// What the queue is waiting for, for a test that stalls: whether a decision is being
+    /// carried out, the library's states as the queue knows them, and the reports counted.
+    package var diagnosis: String {
+        "planning: \(planning != nil), planAgain: \(planAgain), path: \(path), "
+            + "library as known: \(libraryStates.sorted { $0.key < $1.key }), "
+            + "reports: \(reports.sorted { $0.key < $1.key })"
+    }
+
     // MARK: Changes
 
     private func setPaused(_ id: String, _ paused: Bool) async throws(QueueError) {
