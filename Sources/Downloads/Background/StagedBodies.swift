@@ -1,0 +1,286 @@
+import Foundation
+import HTTPSupport
+import Locking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Bodies that background transfers brought while no download was running to read them: each
+/// one a file in a staging folder, with a description of what it holds beside it.
+///
+/// A background session finishes a task whenever the system lets it, the app suspended or not
+/// running at all; the file it wrote is moved here at once (the system deletes it when its
+/// delegate call returns). When the download runs again, ``StagedBodyTransport`` answers its
+/// requests from these files instead of the network, so the parts go through the one journal
+/// and the one remux, in order, exactly as bytes from the network would, and each file is
+/// deleted as soon as every byte of it has been read.
+///
+/// Each body is two files, `<n>.body` and `<n>.json`: the description is written (atomically)
+/// after the body is in place, so a body whose description is missing (a kill between the two)
+/// is never read, and ``removeIncomplete()`` deletes it.
+final class StagedBodies: Sendable {
+    /// What one staged body holds.
+    struct Entry: Codable, Hashable, Sendable {
+        /// The resource the body is of.
+        var url: URL
+        /// The resource's bytes the body holds; `nil` for the whole resource.
+        var range: ByteRange?
+        /// The response's validators and type (`ETag`, `Last-Modified`, `Content-Type`), which a
+        /// resumed download checks as it checks a response from the network.
+        var headers: [String: String]
+        /// The number in the names of the body's two files.
+        var number: Int
+        /// The body's size.
+        var length: UInt64
+    }
+
+    /// Why a body could not be staged.
+    enum StagingError: Error, Hashable, Sendable {
+        /// The body is not the size its range says.
+        case wrongLength(expected: UInt64, received: UInt64)
+        /// A file operation failed.
+        case file(reason: String)
+    }
+
+    /// The folder the bodies are kept in.
+    let folder: URL
+    /// How many bytes of each staged body have been read, by its number.
+    private let served = Locked<[Int: UInt64]>([:])
+    /// The staged bodies by resource, read from the folder once and kept as they change.
+    private let index = Locked<[String: [Entry]]?>(nil)
+    /// The last number given out (names are never reused within a process).
+    private let lastNumber = Locked<Int>(0)
+
+    /// The response headers kept with a body.
+    static let keptHeaders = ["ETag", "Last-Modified", "Content-Type"]
+
+    /// A store in `folder` (created when the first body is staged).
+    init(folder: URL) {
+        self.folder = folder
+    }
+
+    private func bodyFile(_ number: Int) -> URL { folder.appendingPathComponent("\(number).body") }
+    private func descriptionFile(_ number: Int) -> URL { folder.appendingPathComponent("\(number).json") }
+
+    /// Moves the file a finished transfer wrote into the store, as the body of `url`'s bytes in
+    /// `range` (`nil`: the whole resource), keeping the response's validators and type from
+    /// `headers` (their names' case ignored).
+    ///
+    /// - Throws: ``StagingError``: a body whose size is not its range's (nothing is kept), or
+    ///   a file operation that failed.
+    func stage(_ file: URL, url: URL, range: ByteRange?, headers all: [String: String]) throws(StagingError) {
+        let manager = FileManager.default
+        let size = ((try? manager.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.uint64Value ?? 0
+        if let range, size != range.length {
+            throw .wrongLength(expected: range.length, received: size)
+        }
+        var headers: [String: String] = [:]
+        for name in Self.keptHeaders {
+            let value = all.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+            if let value { headers[name] = value }
+        }
+        do {
+            try manager.createDirectory(at: folder, withIntermediateDirectories: true)
+            let number = nextNumber()
+            try manager.moveItem(at: file, to: bodyFile(number))
+            let entry = Entry(url: url, range: range, headers: headers, number: number, length: size)
+            try StateFileWriting.write(JSONEncoder().encode(entry), to: descriptionFile(number))
+            index.withLock { index in
+                if index != nil { index?[url.absoluteString, default: []].append(entry) }
+            }
+        } catch {
+            throw .file(reason: error.localizedDescription)
+        }
+    }
+
+    /// A number no file of the folder uses yet.
+    private func nextNumber() -> Int {
+        let used = Set(
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).compactMap { name in
+                Int(name.split(separator: ".").first ?? "")
+            })
+        return lastNumber.withLock { last in
+            repeat { last += 1 } while used.contains(last)
+            return last
+        }
+    }
+
+    /// Every body whose description and file are both in place.
+    ///
+    /// - Complexity: O(*n*) file reads for *n* staged bodies.
+    var entries: [Entry] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted().compactMap { name in
+            guard let data = try? Data(contentsOf: folder.appendingPathComponent(name)),
+                let entry = try? JSONDecoder().decode(Entry.self, from: data),
+                FileManager.default.fileExists(atPath: bodyFile(entry.number).path)
+            else { return nil }
+            return entry
+        }
+    }
+
+    /// The bytes every staged body takes.
+    var byteCount: UInt64 {
+        entries.reduce(0) { $0 + $1.length }
+    }
+
+    /// The staged bodies of `url`, from the index (read from the folder on first use).
+    private func entries(of url: URL) -> [Entry] {
+        let key = url.absoluteString
+        if let known = index.withLock({ $0 }) { return known[key] ?? [] }
+        let read = Dictionary(grouping: entries, by: \.url.absoluteString)
+        return index.withLock { index in
+            if index == nil { index = read }
+            return index?[key] ?? []
+        }
+    }
+
+    /// Deletes bodies without a description (a kill between the move and the description) and
+    /// descriptions without a body.
+    func removeIncomplete() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        let complete = Set(entries.map(\.number))
+        for name in names {
+            guard let number = Int(name.split(separator: ".").first ?? ""), !complete.contains(number) else { continue }
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+        }
+    }
+
+    /// Deletes every staged body and the folder.
+    func removeAll() {
+        try? FileManager.default.removeItem(at: folder)
+        index.withLock { $0 = [:] }
+    }
+
+    /// The staged body that answers `request`, and the bytes of it that do: a request for a
+    /// range (RFC 9110 §14.2, one `first-last` range) is answered by a body of the same resource
+    /// that holds the whole range; a request without one by a body of the whole resource. A
+    /// request with `If-Range` (§13.1.5) is answered only by a body of that version.
+    ///
+    /// - Complexity: O(*n*) for the *n* bodies staged for the resource (the folder is read once).
+    func match(_ request: URLRequest) -> (entry: Entry, first: UInt64, last: UInt64, wholeLength: UInt64?)? {
+        guard let url = request.url else { return nil }
+        let asked = request.value(forHTTPHeaderField: "Range").flatMap(Self.parseRange)
+        if request.value(forHTTPHeaderField: "Range") != nil, asked == nil { return nil }
+        let version = request.value(forHTTPHeaderField: "If-Range")
+        for entry in entries(of: url) {
+            if let version, entry.headers["ETag"] != version, entry.headers["Last-Modified"] != version { continue }
+            let length = entry.length
+            switch (asked, entry.range) {
+            case (nil, nil):
+                return length == 0 ? nil : (entry, 0, length - 1, length)
+            case (let asked?, nil):
+                if asked.last < length { return (entry, asked.first, asked.last, length) }
+            case (let asked?, let held?):
+                if held.length > 0, asked.first >= held.offset, asked.last < held.end {
+                    return (entry, asked.first, asked.last, nil)
+                }
+            case (nil, _?):
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// Reads `first...last` of the resource from `entry`'s body, as chunks.
+    func read(_ entry: Entry, first: UInt64, last: UInt64) -> HTTPBodyChunks {
+        let file = bodyFile(entry.number)
+        let start = first - (entry.range?.offset ?? 0)
+        let count = last - first + 1
+        let (chunks, continuation) = HTTPBodyChunks.makeStream()
+        let reader = Task {
+            do {
+                let handle = try FileHandle(forReadingFrom: file)
+                defer { try? handle.close() }
+                try handle.seek(toOffset: start)
+                var left = count
+                while left > 0 {
+                    try Task.checkCancellation()
+                    let piece = try handle.read(upToCount: Int(min(left, 256 << 10))) ?? Data()
+                    guard !piece.isEmpty else {
+                        throw StagingError.wrongLength(expected: count, received: count - left)
+                    }
+                    continuation.yield(piece)
+                    left -= UInt64(piece.count)
+                }
+                continuation.finish()
+                self.didServe(entry, bytes: count)
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in reader.cancel() }
+        return chunks
+    }
+
+    /// Counts `bytes` of `entry` read; once all of its bytes have been, its files are deleted.
+    private func didServe(_ entry: Entry, bytes: UInt64) {
+        let done = served.withLock { served in
+            served[entry.number, default: 0] += bytes
+            return served[entry.number, default: 0] >= entry.length
+        }
+        guard done else { return }
+        index.withLock { index in index?[entry.url.absoluteString]?.removeAll { $0.number == entry.number } }
+        try? FileManager.default.removeItem(at: descriptionFile(entry.number))
+        try? FileManager.default.removeItem(at: bodyFile(entry.number))
+    }
+
+    /// `bytes=first-last` (one range with both ends), or `nil`.
+    static func parseRange(_ header: String) -> (first: UInt64, last: UInt64)? {
+        guard header.hasPrefix("bytes=") else { return nil }
+        let bounds = header.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, bounds.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }),
+            let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), first <= last
+        else { return nil }
+        return (first, last)
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+/// A transport that answers from ``StagedBodies`` what background transfers already brought,
+/// and sends every other request through `base`.
+///
+/// A range request answered from a staged body gets a `206` whose `Content-Range` names the
+/// bytes asked; a request for the whole resource gets a `200`. Either carries the validators
+/// the body arrived with, so the engine checks a staged body as it checks the network's.
+struct StagedBodyTransport: HTTPTransport {
+    /// The transport for what is not staged.
+    let base: any HTTPTransport
+    /// The staged bodies.
+    let staged: StagedBodies
+
+    /// Answers `request` from a staged body, whole, or sends it through `base`.
+    func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        guard let (response, chunks) = answer(request) else { return try await base.send(request) }
+        var data = Data()
+        for try await chunk in chunks { data.append(chunk) }
+        return (data, response)
+    }
+
+    /// Answers `request` from a staged body, as it is read, or streams it through `base`.
+    func stream(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks) {
+        guard let (response, chunks) = answer(request) else { return try await base.stream(request) }
+        return (response, chunks)
+    }
+
+    private func answer(_ request: URLRequest) -> (URLResponse, HTTPBodyChunks)? {
+        guard let url = request.url, let (entry, first, last, whole) = staged.match(request) else { return nil }
+        var headers = entry.headers
+        headers["Content-Length"] = "\(last - first + 1)"
+        let status: Int
+        if request.value(forHTTPHeaderField: "Range") == nil {
+            status = 200
+        } else {
+            status = 206
+            headers["Content-Range"] = "bytes \(first)-\(last)/\(whole.map(String.init) ?? "*")"
+        }
+        guard
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
+        else { return nil }
+        return (response, staged.read(entry, first: first, last: last))
+    }
+}
