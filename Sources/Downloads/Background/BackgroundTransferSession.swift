@@ -1,0 +1,71 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One download task for a background session: a request, the label that tells a relaunched
+/// process what it is for, and the bytes it expects.
+struct BackgroundTransferTask: Hashable, Sendable {
+    /// The request (a `Range` header for a byte range).
+    var request: URLRequest
+    /// The task's `taskDescription`: a ``BackgroundTaskLabel``'s text.
+    var taskDescription: String
+    /// `countOfBytesClientExpectsToReceive`, or `nil` when not known.
+    var expectedBytesToReceive: Int64?
+    /// What a cancelled or failed earlier task left to go on from, when there is any.
+    var resumeData: Data?
+}
+
+/// The status and headers of a background task's response.
+struct BackgroundTransferResponse: Hashable, Sendable {
+    /// The HTTP status.
+    var statusCode: Int
+    /// The headers, by their names as sent.
+    var headers: [String: String]
+
+    /// The value of header `name`, its case ignored (RFC 9110 §5.1).
+    func value(of name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// Why a background task ended without a body.
+enum BackgroundTransferFailure: Hashable, Sendable {
+    /// The learner force-quit the app, which cancels every task of its background sessions
+    /// (`NSURLErrorCancelledReasonUserForceQuitApplication`).
+    case forceQuit
+    /// The task was cancelled (by the app, or by the system for another reason).
+    case cancelled
+    /// The transfer failed (`URLError`'s code: offline, timed out, connection lost…).
+    case network(code: Int)
+}
+
+/// What a background session reports, in the order it happens.
+enum BackgroundTransferEvent: Hashable, Sendable {
+    /// A task's response arrived whole. Its body is in `file`, already moved out of the
+    /// system's temporary location (which is deleted when the delegate call returns). An error
+    /// status (a 404, a 503) arrives this way too, its body the server's error page.
+    case finished(taskDescription: String, response: BackgroundTransferResponse, file: URL)
+    /// A task ended without a response, with what it left to resume from.
+    case failed(taskDescription: String, failure: BackgroundTransferFailure, resumeData: Data?)
+    /// Every event of this wake-up was delivered (`urlSessionDidFinishEvents(forBackgroundURLSession:)`):
+    /// the app may call the completion handler the system gave it once its state is saved.
+    case eventsDelivered
+}
+
+/// A background transfer service: the system's background `URLSession` on Apple platforms,
+/// transfers that go on out of process while the app is suspended or not running.
+///
+/// As Apple documents it: only download tasks; events go to a delegate, never to completion
+/// handlers; a relaunched process recreates the session with the same identifier, finds the
+/// tasks still running, and receives the events that happened meanwhile, in a batch, ending with
+/// `urlSessionDidFinishEvents`.
+protocol BackgroundTransferSession: Sendable {
+    /// Every event, in order, from the session's creation on.
+    var events: AsyncStream<BackgroundTransferEvent> { get }
+    /// Starts `tasks`, in their order.
+    func submit(_ tasks: [BackgroundTransferTask]) async
+    /// The descriptions of the tasks the session still runs (after a relaunch too).
+    func runningTaskDescriptions() async -> [String]
+}

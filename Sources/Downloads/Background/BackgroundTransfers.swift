@@ -1,0 +1,299 @@
+import Foundation
+import HTTPSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Hands the remaining parts of downloads to a background session, and stages what its tasks
+/// bring beside each download, so that the download's next run reads them through the one
+/// journal and remux (``StagedBodies``, ``StagedBodyTransport``).
+///
+/// Its journal (`background-transfers.json` in its folder) names every request handed over
+/// and not yet staged, by the label its task carries, so a process relaunched in the background
+/// ties each finished task to its download, and a force-quit's cancelled tasks are submitted
+/// again, with their resume data, at the next launch (``resubmit()``). The journal is saved
+/// before every hand-over is submitted and after every event, and the system's completion
+/// handler is called only once the events of a wake-up are all recorded.
+actor BackgroundTransfers {
+    /// Why a hand-over was refused.
+    enum HandoverError: Error, Hashable, Sendable {
+        /// The volume has less free space than the parts need (with the reserve): nothing was submitted.
+        case insufficientStorage(needed: UInt64, available: UInt64)
+        /// The journal could not be saved: nothing was submitted.
+        case saveFailed(reason: String)
+        /// A download of this key is handed over already.
+        case duplicate(key: String)
+    }
+
+    /// One request handed over, as the journal keeps it.
+    struct Handed: Codable, Hashable, Sendable {
+        /// The label's text (the task's description).
+        var label: String
+        /// The resource.
+        var url: URL
+        /// The bytes asked for; `nil` for the whole resource.
+        var range: ByteRange?
+        /// The body's expected size, when known.
+        var expectedBytes: UInt64?
+        /// How many tasks were submitted for it.
+        var attempts: Int
+        /// What the last cancelled task left to go on from.
+        var resumeData: Data?
+        /// Why it was given up, when it was; its parts are then fetched by the download's next run.
+        var failure: DownloadError.Category?
+    }
+
+    /// One download handed over.
+    struct Handover: Codable, Hashable, Sendable {
+        /// The download's key (its tasks' labels name it).
+        var key: String
+        /// The download's destination: its staged bodies are kept beside it.
+        var destination: URL
+        /// The requests not staged yet.
+        var requests: [Handed]
+    }
+
+    private struct Journal: Codable {
+        var version = 1
+        var handovers: [Handover] = []
+    }
+
+    /// The session the parts go to.
+    let session: any BackgroundTransferSession
+    /// Where the journal is kept.
+    let folder: URL
+    private let retry: RetryPolicy
+    private let reserveBytes: UInt64
+    private let freeSpace: @Sendable (URL) -> UInt64?
+    private var journal = Journal()
+    private var isLoaded = false
+    private var completionHandler: (@Sendable () -> Void)?
+    /// Whether the last event was `eventsDelivered` with no handler yet to call.
+    private var eventsDeliveredUnanswered = false
+    private var reader: Task<Void, Never>?
+
+    private var journalFile: URL { folder.appendingPathComponent("background-transfers.json") }
+
+    /// A coordinator of `session` keeping its journal in `folder`.
+    ///
+    /// - Parameters:
+    ///   - retry: How many tasks a request may take in all (a 5xx or a network failure is
+    ///     submitted again until then; a 4xx is given up at once).
+    ///   - reserveBytes: The free space a hand-over leaves.
+    ///   - freeSpace: The free bytes of a folder's volume (the system's figure by default).
+    init(
+        session: any BackgroundTransferSession, folder: URL, retry: RetryPolicy = RetryPolicy(),
+        reserveBytes: UInt64 = 0, freeSpace: (@Sendable (URL) -> UInt64?)? = nil
+    ) {
+        self.session = session
+        self.folder = folder
+        self.retry = retry
+        self.reserveBytes = reserveBytes
+        self.freeSpace = freeSpace ?? { LocalFileSystem().availableCapacity(in: $0) }
+    }
+
+    /// The downloads handed over and what each still waits for.
+    var handovers: [Handover] {
+        loadIfNeeded()
+        return journal.handovers
+    }
+
+    /// The staged bodies of the download to `destination`.
+    nonisolated static func stagedBodies(for destination: URL) -> StagedBodies {
+        StagedBodies(
+            folder: destination.deletingLastPathComponent().appendingPathComponent(
+                ".\(destination.lastPathComponent).staged"))
+    }
+
+    /// Starts reading the session's events (call it once the session exists, at every launch).
+    func start() {
+        loadIfNeeded()
+        guard reader == nil else { return }
+        let events = session.events
+        reader = Task { [weak self] in
+            for await event in events { await self?.handle(event) }
+        }
+    }
+
+    /// Hands `parts` (each with its index in the download's plan) of the download `key` to the
+    /// session as one batch, adjacent ranges of one resource merged into one task.
+    ///
+    /// - Throws: ``HandoverError``, before anything is submitted.
+    func handOver(_ key: String, destination: URL, parts: [BackgroundBatch.Part]) async throws(HandoverError) {
+        loadIfNeeded()
+        guard !journal.handovers.contains(where: { $0.key == key }) else { throw .duplicate(key: key) }
+        let requests = BackgroundBatch.requests(download: key, parts: parts)
+        let needed = requests.reduce(UInt64(0)) { $0 &+ ($1.expectedBodyBytes ?? 0) } &+ reserveBytes
+        if let available = freeSpace(destination.deletingLastPathComponent()), available < needed {
+            throw .insufficientStorage(needed: needed, available: available)
+        }
+        let handed = requests.map { request in
+            Handed(
+                label: request.label.description, url: request.url, range: request.byteRange,
+                expectedBytes: request.expectedBodyBytes, attempts: 1)
+        }
+        journal.handovers.append(Handover(key: key, destination: destination, requests: handed))
+        do {
+            try save()
+        } catch {
+            journal.handovers.removeAll { $0.key == key }
+            throw .saveFailed(reason: error.localizedDescription)
+        }
+        await session.submit(handed.map(task(for:)))
+    }
+
+    /// Submits again what the journal holds that the session no longer runs: the tasks a
+    /// force-quit cancelled (with their resume data), and any a kill kept from being submitted.
+    func resubmit() async {
+        loadIfNeeded()
+        let running = Set(await session.runningTaskDescriptions())
+        var tasks: [BackgroundTransferTask] = []
+        for handover in journal.handovers.indices {
+            for index in journal.handovers[handover].requests.indices {
+                let handed = journal.handovers[handover].requests[index]
+                guard handed.failure == nil, !running.contains(handed.label) else { continue }
+                // Not an attempt more: a force-quit or a kill is no failure of the request.
+                tasks.append(task(for: handed))
+                journal.handovers[handover].requests[index].resumeData = nil
+            }
+        }
+        guard !tasks.isEmpty else { return }
+        try? save()
+        await session.submit(tasks)
+    }
+
+    /// Keeps the completion handler the system gave the app for this session's events
+    /// (`application(_:handleEventsForBackgroundURLSession:completionHandler:)`), and calls it
+    /// once the events are all recorded.
+    func handleEvents(completion: @escaping @Sendable () -> Void) {
+        if eventsDeliveredUnanswered {
+            eventsDeliveredUnanswered = false
+            completion()
+        } else {
+            completionHandler = completion
+        }
+    }
+
+    /// Forgets the hand-over of `key` (its download has run and read what was staged, or was
+    /// given up), with its staged bodies.
+    func finish(_ key: String) {
+        loadIfNeeded()
+        guard let handover = journal.handovers.first(where: { $0.key == key }) else { return }
+        journal.handovers.removeAll { $0.key == key }
+        Self.stagedBodies(for: handover.destination).removeAll()
+        try? save()
+    }
+
+    private func task(for handed: Handed) -> BackgroundTransferTask {
+        var request = URLRequest(url: handed.url)
+        if let range = handed.range { request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range") }
+        let expected = handed.expectedBytes.map { Int64(clamping: $0 &+ BackgroundTransferRequest.headerAllowance) }
+        return BackgroundTransferTask(
+            request: request, taskDescription: handed.label, expectedBytesToReceive: expected,
+            resumeData: handed.resumeData)
+    }
+
+    /// Records one event: a body staged beside its download, a failure retried or given up.
+    func handle(_ event: BackgroundTransferEvent) async {
+        loadIfNeeded()
+        switch event {
+        case .finished(let label, let response, let file):
+            defer { try? FileManager.default.removeItem(at: file) }
+            guard let (handover, index) = locate(label) else { return }
+            let handed = journal.handovers[handover].requests[index]
+            let request = BackgroundTransferRequest(
+                url: handed.url, byteRange: handed.range,
+                label: BackgroundTaskLabel(parsing: label) ?? BackgroundTaskLabel(download: "", parts: [0]),
+                partRanges: [handed.range], expectedBodyBytes: handed.expectedBytes)
+            let size =
+                ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.uint64Value ?? 0
+            do throws(BackgroundBatch.SplitError) {
+                _ = try BackgroundBatch.split(
+                    request, status: response.statusCode, contentRange: response.value(of: "Content-Range"),
+                    bodyLength: size)
+            } catch {
+                if case .unexpectedStatus(let status) = error {
+                    await failed(handover, index, category: Self.category(ofStatus: status), transient: status >= 500)
+                } else {
+                    await failed(handover, index, category: .server, transient: true)
+                }
+                return
+            }
+            // A 200 to a range request is the whole resource (RFC 9110 §14.2): staged as such.
+            let range = response.statusCode == 206 ? handed.range : nil
+            let staged = Self.stagedBodies(for: journal.handovers[handover].destination)
+            var headers: [String: String] = [:]
+            for name in StagedBodies.keptHeaders { headers[name] = response.value(of: name) }
+            do {
+                try staged.stage(file, url: handed.url, range: range, headers: headers)
+            } catch {
+                await failed(handover, index, category: .storageFull, transient: false)
+                return
+            }
+            journal.handovers[handover].requests.remove(at: index)
+            try? save()
+        case .failed(let label, let failure, let resumeData):
+            guard let (handover, index) = locate(label) else { return }
+            switch failure {
+            case .forceQuit, .cancelled:
+                // Submitted again at the next launch, from where it was.
+                journal.handovers[handover].requests[index].resumeData = resumeData
+                try? save()
+            case .network:
+                journal.handovers[handover].requests[index].resumeData = resumeData
+                await failed(handover, index, category: .offline, transient: true)
+            }
+        case .eventsDelivered:
+            if let handler = completionHandler {
+                completionHandler = nil
+                handler()
+            } else {
+                eventsDeliveredUnanswered = true
+            }
+        }
+    }
+
+    /// Submits the request again while it has attempts left; otherwise gives it up with
+    /// `category` (its parts are then the download's next run's to fetch).
+    private func failed(_ handover: Int, _ index: Int, category: DownloadError.Category, transient: Bool) async {
+        let handed = journal.handovers[handover].requests[index]
+        if transient, handed.attempts < retry.maximumAttempts {
+            journal.handovers[handover].requests[index].attempts += 1
+            journal.handovers[handover].requests[index].resumeData = nil
+            try? save()
+            await session.submit([task(for: handed)])
+            return
+        }
+        journal.handovers[handover].requests[index].failure = category
+        try? save()
+    }
+
+    private static func category(ofStatus status: Int) -> DownloadError.Category {
+        switch status {
+        case 404, 410: .notFound
+        case 401, 403: .accessDenied
+        default: .server
+        }
+    }
+
+    private func locate(_ label: String) -> (Int, Int)? {
+        for (handover, entry) in journal.handovers.enumerated() {
+            if let index = entry.requests.firstIndex(where: { $0.label == label }) { return (handover, index) }
+        }
+        return nil
+    }
+
+    private func loadIfNeeded() {
+        guard !isLoaded else { return }
+        isLoaded = true
+        guard let data = try? Data(contentsOf: journalFile),
+            let saved = try? JSONDecoder().decode(Journal.self, from: data), saved.version == 1
+        else { return }
+        journal = saved
+    }
+
+    private func save() throws {
+        try StateFileWriting.write(JSONEncoder().encode(journal), to: journalFile)
+    }
+}

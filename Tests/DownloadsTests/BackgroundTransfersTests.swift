@@ -1,0 +1,285 @@
+import Foundation
+import HTTPSupport
+import TestSupport
+import Testing
+
+@testable import Downloads
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A download's remaining parts handed to a background session that behaves as Apple documents
+/// (``SimulatedBackgroundDaemon``): tasks that end in any order, an app killed and relaunched
+/// between any two events, a force-quit, a server error and a missing part. Each scenario ends
+/// with the download's next run reading what was staged: the same bytes as an uninterrupted
+/// download, and no part fetched twice.
+@Suite("Background transfers")
+struct BackgroundTransfersTests {
+    let clock = ManualClock()
+    let transport: InMemoryHTTPTransport<ManualClock>
+    /// Six segments, each a resource of its own, then four adjacent ranges of one file.
+    let parts: [DownloadPart]
+    let expected: Data
+
+    init() {
+        transport = InMemoryHTTPTransport(clock: clock)
+        var parts: [DownloadPart] = []
+        var expected = Data()
+        for index in 0..<6 {
+            let url = URL(literal: "https://media.example/lesson/segment.ts").deletingLastPathComponent()
+                .appendingPathComponent("segment-\(index).ts")
+            let bytes = resourceBytes(3_000 + index, seed: UInt64(index) + 40)
+            transport.stub(url, reply: .resource(bytes, headers: ["ETag": "\"s\(index)\""]))
+            parts.append(DownloadPart(url: url))
+            expected.append(bytes)
+        }
+        let file = URL(literal: "https://media.example/lesson/main.bin")
+        let whole = resourceBytes(20_000, seed: 50)
+        transport.stub(file, reply: .resource(whole, headers: ["ETag": "\"m\""]))
+        for index in 0..<4 {
+            parts.append(DownloadPart(url: file, byteRange: ByteRange(length: 5_000, offset: UInt64(index) * 5_000)))
+        }
+        expected.append(whole)
+        self.parts = parts
+        self.expected = expected
+    }
+
+    /// The parts after the first two, as a running download hands them over.
+    var remaining: [BackgroundBatch.Part] {
+        (2..<parts.count).map { index in
+            BackgroundBatch.Part(
+                index: index, part: parts[index], expectedBytes: parts[index].byteRange?.length ?? 4_000)
+        }
+    }
+
+    func transfers(_ session: any BackgroundTransferSession, in folder: URL, free: UInt64 = 1 << 40)
+        -> BackgroundTransfers
+    {
+        BackgroundTransfers(
+            session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3), freeSpace: { _ in free })
+    }
+
+    /// The download's next run, reading what was staged: its bytes, and the requests it sent.
+    func finalRun(to destination: URL) async throws -> (Data, [URLRequest]) {
+        let before = transport.requests.count
+        let staged = BackgroundTransfers.stagedBodies(for: destination)
+        let engine = DownloadEngine(
+            concurrency: 2, retry: .none, clock: clock, transport: StagedBodyTransport(base: transport, staged: staged))
+        _ = try await engine.start(parts, to: destination).result()
+        return (try Data(contentsOf: destination), Array(transport.requests.dropFirst(before)))
+    }
+
+    /// Reads the next `count` events of `events` into `transfers`.
+    func deliver(
+        _ count: Int, from events: inout AsyncStream<BackgroundTransferEvent>.Iterator,
+        to transfers: BackgroundTransfers
+    ) async {
+        for _ in 0..<count {
+            guard let event = await events.next() else { return }
+            await transfers.handle(event)
+        }
+    }
+
+    @Test(
+        "tasks end in any order, the app killed and relaunched between events: every body staged, the run byte-identical, nothing fetched twice",
+        arguments: 0..<12)
+    func anyOrderWithRelaunches(seed: UInt64) async throws {
+        var random = SplitMix64(seed: seed)
+        let folder = temporaryFolder("background-order")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let landing = folder.appendingPathComponent("landing")
+        var session = daemon.launch(landing: landing)
+        var coordinator = transfers(session, in: folder)
+        try await coordinator.handOver("lesson", destination: destination, parts: remaining)
+        // Four segments of their own, and the four adjacent ranges merged into one task.
+        #expect(daemon.running.count == 5)
+        var events = session.events.makeAsyncIterator()
+        var running = true
+        for label in daemon.running.shuffled(using: &random) {
+            try await daemon.complete(label)
+            if running {
+                await deliver(1, from: &events, to: coordinator)
+            }
+            if Bool.random(using: &random) {
+                daemon.killApp()
+                running = false
+            } else if !running {
+                // Relaunched in the background: a new process, a new coordinator from the journal.
+                session = daemon.launch(landing: landing)
+                coordinator = transfers(session, in: folder)
+                events = session.events.makeAsyncIterator()
+                running = true
+                await drain(&events, into: coordinator)
+            }
+        }
+        if !running {
+            let waited = daemon.hasWaitingEvents
+            session = daemon.launch(landing: landing)
+            coordinator = transfers(session, in: folder)
+            events = session.events.makeAsyncIterator()
+            if waited { await drain(&events, into: coordinator) }
+        }
+        #expect(await coordinator.handovers.first?.requests.isEmpty == true)
+        let (bytes, requests) = try await finalRun(to: destination)
+        #expect(bytes == expected)
+        // Only the two parts the foreground had not handed over.
+        #expect(requests.compactMap(\.url?.lastPathComponent).sorted() == ["segment-0.ts", "segment-1.ts"])
+        // Every resource fetched once in all.
+        let fetched = transport.requests.compactMap(\.url?.lastPathComponent)
+        #expect(Dictionary(grouping: fetched, by: { $0 }).mapValues(\.count).values.allSatisfy { $0 == 1 })
+        #expect(BackgroundTransfers.stagedBodies(for: destination).entries.isEmpty)
+        await coordinator.finish("lesson")
+        #expect(files(in: folder).sorted() == ["background-transfers.json", "daemon", "landing", "lesson.mp4"])
+    }
+
+    @Test(
+        "a force-quit cancels every task: it shows at the next launch, and each is submitted again with its resume data"
+    )
+    func forceQuit() async throws {
+        let folder = temporaryFolder("background-force-quit")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let landing = folder.appendingPathComponent("landing")
+        var session = daemon.launch(landing: landing)
+        var coordinator = transfers(session, in: folder)
+        try await coordinator.handOver("lesson", destination: destination, parts: remaining)
+        var events = session.events.makeAsyncIterator()
+        let labels = daemon.running
+        for label in labels.prefix(2) {
+            try await daemon.complete(label)
+            await deliver(1, from: &events, to: coordinator)
+        }
+        daemon.forceQuit()
+        #expect(daemon.running.isEmpty)
+        session = daemon.launch(landing: landing)
+        coordinator = transfers(session, in: folder)
+        events = session.events.makeAsyncIterator()
+        await drain(&events, into: coordinator)
+        // Nothing is lost: the three cancelled requests wait with their resume data.
+        let waiting = try #require(await coordinator.handovers.first).requests
+        #expect(waiting.map(\.label) == Array(labels.dropFirst(2)))
+        #expect(waiting.allSatisfy { $0.resumeData != nil && $0.failure == nil })
+        await coordinator.resubmit()
+        #expect(daemon.running == Array(labels.dropFirst(2)))
+        #expect(daemon.resumedWith == labels.dropFirst(2).map { Data("resume \($0)".utf8) })
+        for label in labels.dropFirst(2) {
+            try await daemon.complete(label)
+            await deliver(1, from: &events, to: coordinator)
+        }
+        let (bytes, _) = try await finalRun(to: destination)
+        #expect(bytes == expected)
+        #expect(daemon.submitted == 8)
+    }
+
+    @Test(
+        "a 503 on one part is submitted again and staged; a network failure is retried up to the policy's attempts, then given up as offline"
+    )
+    func serverErrorRetried() async throws {
+        let folder = temporaryFolder("background-503")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let failing = parts[3].url
+        let body = resourceBytes(3_003, seed: 43)
+        transport.stub(
+            failing,
+            replies: [.response(status: 503, body: Data("busy".utf8)), .resource(body, headers: ["ETag": "\"s3\""])])
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let session = daemon.launch(landing: folder.appendingPathComponent("landing"))
+        let coordinator = transfers(session, in: folder)
+        try await coordinator.handOver("lesson", destination: destination, parts: remaining)
+        var events = session.events.makeAsyncIterator()
+        let label = try #require(daemon.running.first { $0.hasPrefix("mediacore/1 3 ") })
+        try await daemon.complete(label)
+        await deliver(1, from: &events, to: coordinator)
+        // The 503's body (the server's page) is never staged: the request went out again.
+        #expect(daemon.running.filter { $0 == label }.count == 1)
+        try await daemon.complete(label)
+        await deliver(1, from: &events, to: coordinator)
+        #expect(await coordinator.handovers.first?.requests.contains { $0.label == label } == false)
+
+        // Another part fails on the network three times: the policy's three attempts, then offline.
+        let offline = try #require(daemon.running.first)
+        for attempt in 1...3 {
+            #expect(daemon.running.contains(offline), "attempt \(attempt)")
+            daemon.fail(offline, .network(code: URLError.Code.networkConnectionLost.rawValue))
+            await deliver(1, from: &events, to: coordinator)
+        }
+        #expect(!daemon.running.contains(offline))
+        let given = await coordinator.handovers.first?.requests.first { $0.label == offline }
+        #expect(given?.failure == .offline)
+        #expect(given?.attempts == 3)
+    }
+
+    @Test("a 404 on one part is given up at once with its category; the other parts are staged")
+    func missingPart() async throws {
+        let folder = temporaryFolder("background-404")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        transport.stub(parts[4].url, reply: .response(status: 404, body: Data("gone".utf8)))
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let session = daemon.launch(landing: folder.appendingPathComponent("landing"))
+        let coordinator = transfers(session, in: folder)
+        try await coordinator.handOver("lesson", destination: destination, parts: remaining)
+        var events = session.events.makeAsyncIterator()
+        for label in daemon.running {
+            try await daemon.complete(label)
+            await deliver(1, from: &events, to: coordinator)
+        }
+        #expect(daemon.submitted == 5)
+        let left = try #require(await coordinator.handovers.first).requests
+        #expect(left.count == 1)
+        #expect(left.first?.failure == .notFound)
+        #expect(BackgroundTransfers.stagedBodies(for: destination).entries.count == 4)
+        // Nothing of the error page is kept.
+        #expect(files(in: folder.appendingPathComponent("landing")).isEmpty)
+    }
+
+    @Test("too little free space is a typed error before anything is submitted or saved")
+    func insufficientStorage() async throws {
+        let folder = temporaryFolder("background-space")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let coordinator = transfers(daemon.launch(landing: folder), in: folder, free: 10_000)
+        let needed = remaining.reduce(UInt64(0)) { $0 + ($1.expectedBytes ?? 0) }
+        await #expect(throws: BackgroundTransfers.HandoverError.insufficientStorage(needed: needed, available: 10_000))
+        {
+            try await coordinator.handOver(
+                "lesson", destination: folder.appendingPathComponent("lesson.mp4"), parts: remaining)
+        }
+        #expect(daemon.submitted == 0)
+        #expect(files(in: folder).isEmpty)
+    }
+
+    @Test("the system's completion handler is called once the wake-up's events are recorded, not before")
+    func completionHandlerAfterEvents() async throws {
+        let folder = temporaryFolder("background-handler")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let landing = folder.appendingPathComponent("landing")
+        let first = transfers(daemon.launch(landing: landing), in: folder)
+        try await first.handOver("lesson", destination: destination, parts: remaining)
+        daemon.killApp()
+        for label in daemon.running { try await daemon.complete(label) }
+        // Relaunched in the background: the app delegate hands over the handler, then the
+        // session is recreated and its events arrive.
+        let coordinator = transfers(daemon.launch(landing: landing), in: folder)
+        let (called, calling) = AsyncStream<Void>.makeStream()
+        await coordinator.handleEvents { calling.yield() }
+        await coordinator.start()
+        for await _ in called { break }
+        // By then every body is staged and the journal says so on disk.
+        let reread = transfers(
+            SimulatedBackgroundSession(daemon: daemon, events: AsyncStream { $0.finish() }), in: folder)
+        #expect(await reread.handovers.first?.requests.isEmpty == true)
+        #expect(BackgroundTransfers.stagedBodies(for: destination).entries.count == 5)
+    }
+
+    /// Reads the batch a launch delivers, up to "events delivered".
+    func drain(_ events: inout AsyncStream<BackgroundTransferEvent>.Iterator, into coordinator: BackgroundTransfers)
+        async
+    {
+        while let event = await events.next() {
+            await coordinator.handle(event)
+            if event == .eventsDelivered { return }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import HTTPSupport
+import Locking
+import TestSupport
+
+@testable import Downloads
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The system's background transfer daemon, as Apple documents it, for tests on Linux: it runs
+/// tasks out of the app's process, so they go on while the app is suspended, killed or not
+/// running; it fetches a task's request whole into a file of its own, which it moves to the
+/// app's folder as it tells the app (the delegate must move it before returning); events that
+/// happen while the app is not running wait, and reach the next launch in one batch followed by
+/// "events delivered"; a force-quit cancels every task, each with its resume data.
+///
+/// The test decides when each task ends (``complete(_:)``, in any order) and when the app dies
+/// or launches. Every fetch goes through `transport`, so a test counts the requests.
+final class SimulatedBackgroundDaemon: Sendable {
+    private struct State {
+        var running: [BackgroundTransferTask] = []
+        var waiting: [BackgroundTransferEvent] = []
+        var app: (continuation: AsyncStream<BackgroundTransferEvent>.Continuation, landing: URL)?
+        var resumedWith: [Data] = []
+        var submitted = 0
+    }
+
+    private let state = Locked(State())
+    private let transport: any HTTPTransport
+    private let scratch: URL
+
+    /// A daemon that fetches through `transport`, keeping its files in `scratch`.
+    init(transport: any HTTPTransport, scratch: URL) {
+        self.transport = transport
+        self.scratch = scratch
+    }
+
+    /// The app launches (or relaunches) and recreates its session: the events that waited reach
+    /// it in one batch, followed by "events delivered".
+    func launch(landing: URL) -> SimulatedBackgroundSession {
+        let (events, continuation) = AsyncStream<BackgroundTransferEvent>.makeStream()
+        let waiting = state.withLock { state in
+            state.app = (continuation, landing)
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for event in waiting { continuation.yield(moved(event, to: landing)) }
+        if !waiting.isEmpty { continuation.yield(.eventsDelivered) }
+        return SimulatedBackgroundSession(daemon: self, events: events)
+    }
+
+    /// The app's process ends (killed, or suspended and reclaimed): its tasks go on.
+    func killApp() {
+        let app = state.withLock { state in
+            defer { state.app = nil }
+            return state.app
+        }
+        app?.continuation.finish()
+    }
+
+    /// The learner force-quits the app: every task is cancelled, each with resume data, and the
+    /// app hears of it at its next launch.
+    func forceQuit() {
+        killApp()
+        state.withLock { state in
+            for task in state.running {
+                state.waiting.append(
+                    .failed(
+                        taskDescription: task.taskDescription, failure: .forceQuit,
+                        resumeData: Data("resume \(task.taskDescription)".utf8)))
+            }
+            state.running = []
+        }
+    }
+
+    /// The descriptions of the running tasks, in the order they were submitted.
+    var running: [String] { state.withLock { $0.running.map(\.taskDescription) } }
+    /// The resume data tasks were submitted with.
+    var resumedWith: [Data] { state.withLock { $0.resumedWith } }
+    /// Whether events wait for the app's next launch.
+    var hasWaitingEvents: Bool { state.withLock { !$0.waiting.isEmpty } }
+    /// How many tasks were submitted in all.
+    var submitted: Int { state.withLock { $0.submitted } }
+
+    func submit(_ tasks: [BackgroundTransferTask]) {
+        state.withLock { state in
+            state.running.append(contentsOf: tasks)
+            state.submitted += tasks.count
+            state.resumedWith.append(contentsOf: tasks.compactMap(\.resumeData))
+        }
+    }
+
+    /// Ends the running task `description`: fetches its request whole and tells the app (now,
+    /// or at its next launch).
+    func complete(_ description: String) async throws {
+        guard let task = state.withLock({ $0.running.first { $0.taskDescription == description } }) else { return }
+        let (data, response) = try await transport.send(task.request)
+        let http = response as? HTTPURLResponse
+        let file = scratch.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        try data.write(to: file)
+        let headers = (http?.allHeaderFields as? [String: String]) ?? [:]
+        deliver(
+            .finished(
+                taskDescription: description,
+                response: BackgroundTransferResponse(statusCode: http?.statusCode ?? 200, headers: headers), file: file)
+        )
+    }
+
+    /// Ends the running task `description` with `failure`.
+    func fail(_ description: String, _ failure: BackgroundTransferFailure, resumeData: Data? = nil) {
+        deliver(.failed(taskDescription: description, failure: failure, resumeData: resumeData))
+    }
+
+    private func deliver(_ event: BackgroundTransferEvent) {
+        let label: String
+        switch event {
+        case .finished(let description, _, _), .failed(let description, _, _): label = description
+        case .eventsDelivered: return
+        }
+        let app = state.withLock { state -> (AsyncStream<BackgroundTransferEvent>.Continuation, URL)? in
+            if let index = state.running.firstIndex(where: { $0.taskDescription == label }) {
+                state.running.remove(at: index)
+            }
+            guard let app = state.app else {
+                state.waiting.append(event)
+                return nil
+            }
+            return (app.continuation, app.landing)
+        }
+        guard let (continuation, landing) = app else { return }
+        continuation.yield(moved(event, to: landing))
+    }
+
+    /// The event with its file moved into the app's folder, as the delegate does before it returns.
+    private func moved(_ event: BackgroundTransferEvent, to landing: URL) -> BackgroundTransferEvent {
+        guard case .finished(let description, let response, let file) = event else { return event }
+        let destination = landing.appendingPathComponent(file.lastPathComponent)
+        try? FileManager.default.createDirectory(at: landing, withIntermediateDirectories: true)
+        try? FileManager.default.moveItem(at: file, to: destination)
+        return .finished(taskDescription: description, response: response, file: destination)
+    }
+}
+
+/// The app's side of ``SimulatedBackgroundDaemon``: the session it recreates at each launch.
+struct SimulatedBackgroundSession: BackgroundTransferSession {
+    let daemon: SimulatedBackgroundDaemon
+    let events: AsyncStream<BackgroundTransferEvent>
+
+    func submit(_ tasks: [BackgroundTransferTask]) async {
+        daemon.submit(tasks)
+    }
+
+    func runningTaskDescriptions() async -> [String] {
+        daemon.running
+    }
+}
