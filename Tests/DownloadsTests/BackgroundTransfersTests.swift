@@ -1,5 +1,6 @@
 import Foundation
 import HTTPSupport
+import Locking
 import TestSupport
 import Testing
 
@@ -271,6 +272,84 @@ struct BackgroundTransfersTests {
             SimulatedBackgroundSession(daemon: daemon, events: AsyncStream { $0.finish() }), in: folder)
         #expect(await reread.handovers.first?.requests.isEmpty == true)
         #expect(BackgroundTransfers.stagedBodies(for: destination).entries.count == 5)
+    }
+
+    @Test(
+        "at a launch, a task that ended while the app was gone (its events still to come) is never submitted again; one a kill kept from being submitted is"
+    )
+    func resubmitWithEventsPending() async throws {
+        let folder = temporaryFolder("background-pending")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let landing = folder.appendingPathComponent("landing")
+        let first = transfers(daemon.launch(landing: landing), in: folder)
+        try await first.handOver("lesson", destination: destination, parts: remaining)
+        daemon.killApp()
+        let labels = daemon.running
+        for label in labels { try await daemon.complete(label) }
+        // Launched in the foreground: getAllTasks lists none, the events have not arrived yet.
+        let session = daemon.launch(landing: landing)
+        let coordinator = transfers(session, in: folder)
+        await coordinator.resubmit()
+        #expect(daemon.submitted == 5)
+        var events = session.events.makeAsyncIterator()
+        await drain(&events, into: coordinator)
+        #expect(await coordinator.handovers.first?.requests.isEmpty == true)
+
+        // A hand-over saved but killed before its submission is submitted at the next launch.
+        let other = folder.appendingPathComponent("other.mp4")
+        let unsubmitted = BackgroundTransfers(
+            session: SimulatedBackgroundSession(daemon: daemon, events: AsyncStream { $0.finish() }), folder: folder,
+            freeSpace: { _ in 1 << 40 })
+        try await unsubmitted.handOver("other", destination: other, parts: Array(remaining.prefix(1)))
+        #expect(daemon.submitted == 6)
+        #expect(await unsubmitted.handovers.last?.requests.allSatisfy(\.isSubmitted) == true)
+    }
+
+    @Test(
+        "a body staged just before a kill, its journal not saved yet: the relaunch counts it done, never fetched again")
+    func killBetweenStageAndSave() async throws {
+        let folder = temporaryFolder("background-stage-kill")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let coordinator = transfers(daemon.launch(landing: folder.appendingPathComponent("landing")), in: folder)
+        try await coordinator.handOver("lesson", destination: destination, parts: remaining)
+        let handed = try #require(await coordinator.handovers.first?.requests.first)
+        // What `handle` stages before it saves, then the kill.
+        var request = URLRequest(url: handed.url)
+        if let range = handed.range { request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range") }
+        let (body, _) = try await transport.send(request)
+        let file = folder.appendingPathComponent("body")
+        try body.write(to: file)
+        try BackgroundTransfers.stagedBodies(for: destination).stage(
+            file, url: handed.url, range: handed.range, headers: [:])
+        let relaunched = transfers(daemon.launch(landing: folder.appendingPathComponent("landing")), in: folder)
+        let left = try #require(await relaunched.handovers.first).requests
+        #expect(left.count == 4)
+        #expect(!left.contains { $0.label == handed.label })
+    }
+
+    @Test(
+        "the handler given after the wake-up's events is called at once; a later event clears that, so the next wake-up's handler waits for its own"
+    )
+    func handlerAfterEvents() async throws {
+        let folder = temporaryFolder("background-late-handler")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let coordinator = transfers(daemon.launch(landing: folder), in: folder)
+        try await coordinator.handOver("lesson", destination: destination, parts: remaining)
+        await coordinator.handle(.eventsDelivered)
+        let calls = Locked(0)
+        await coordinator.handleEvents { calls.withLock { $0 += 1 } }
+        #expect(calls.withLock { $0 } == 1)
+        await coordinator.handle(.eventsDelivered)
+        let label = try #require(daemon.running.first)
+        daemon.fail(label, .cancelled)
+        await coordinator.handle(.failed(taskDescription: label, failure: .cancelled, resumeData: nil))
+        await coordinator.handleEvents { calls.withLock { $0 += 10 } }
+        #expect(calls.withLock { $0 } == 1)
+        await coordinator.handle(.eventsDelivered)
+        #expect(calls.withLock { $0 } == 11)
     }
 
     /// Reads the batch a launch delivers, up to "events delivered".

@@ -112,6 +112,42 @@ struct StagedBodiesTests {
     }
 
     @Test(
+        "a body is deleted only once every byte of it was read: a reader that stops early or reads a range twice leaves what others need"
+    )
+    func deletedOnlyWhenAllRead() async throws {
+        let url = URL(literal: "https://cdn.example/lesson.mp4")
+        let folder = temporaryFolder("staged-read")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let staged = StagedBodies(folder: folder.appendingPathComponent("staged"))
+        let bytes = resourceBytes(600_000, seed: 5)
+        let body = folder.appendingPathComponent("body")
+        try bytes.write(to: body)
+        try staged.stage(body, url: url, range: ByteRange(length: 600_000, offset: 0), headers: [:])
+        let transport = StagedBodyTransport(base: self.transport, staged: staged)
+        func ask(_ range: String, readingAll: Bool = true) async throws -> Data {
+            var request = URLRequest(url: url)
+            request.setValue(range, forHTTPHeaderField: "Range")
+            let (_, chunks) = try await transport.stream(request)
+            var data = Data()
+            for try await chunk in chunks {
+                data.append(chunk)
+                if !readingAll { break }
+            }
+            return data
+        }
+        // A reader that stops after its first chunk (a cancelled transfer).
+        #expect(try await ask("bytes=0-599999", readingAll: false).count == Int(StagedBodies.chunkLength))
+        #expect(staged.entries.count == 1)
+        #expect(try await ask("bytes=0-299999") == bytes[0..<300_000])
+        // The same range again (a retried part), then the rest.
+        #expect(try await ask("bytes=0-299999") == bytes[0..<300_000])
+        #expect(staged.entries.count == 1)
+        #expect(try await ask("bytes=300000-599999") == bytes[300_000..<600_000])
+        #expect(staged.entries.isEmpty)
+        #expect(files(in: staged.folder).isEmpty)
+    }
+
+    @Test(
         "a request is answered only by a body that holds all its bytes, of the version If-Range names (RFC 9110 §13.1.5)",
         arguments: [
             ("bytes=10000-19999", nil, true),

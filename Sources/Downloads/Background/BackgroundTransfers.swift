@@ -42,6 +42,13 @@ actor BackgroundTransfers {
         var resumeData: Data?
         /// Why it was given up, when it was; its parts are then fetched by the download's next run.
         var failure: DownloadError.Category?
+        /// Whether its task was submitted (saved after the submission: a kill before leaves it
+        /// `false`, and the next launch submits it).
+        var isSubmitted = false
+        /// Whether the system stopped its task (a force-quit or a cancel): submitted again at
+        /// the next launch. A task submitted and not reported is the system's, running or
+        /// finished with its events still to come, and is never submitted twice.
+        var isStopped = false
     }
 
     /// One download handed over.
@@ -107,9 +114,12 @@ actor BackgroundTransfers {
     }
 
     /// Starts reading the session's events (call it once the session exists, at every launch).
+    ///
+    /// It first removes what a kill left half-staged.
     func start() {
         loadIfNeeded()
         guard reader == nil else { return }
+        for handover in journal.handovers { Self.stagedBodies(for: handover.destination).removeIncomplete() }
         let events = session.events
         reader = Task { [weak self] in
             for await event in events { await self?.handle(event) }
@@ -123,7 +133,8 @@ actor BackgroundTransfers {
     func handOver(_ key: String, destination: URL, parts: [BackgroundBatch.Part]) async throws(HandoverError) {
         loadIfNeeded()
         guard !journal.handovers.contains(where: { $0.key == key }) else { throw .duplicate(key: key) }
-        let requests = BackgroundBatch.requests(download: key, parts: parts)
+        // An empty range has no bytes to fetch (and `bytes=o-o` would ask for one).
+        let requests = BackgroundBatch.requests(download: key, parts: parts.filter { $0.part.byteRange?.length != 0 })
         let needed = requests.reduce(UInt64(0)) { $0 &+ ($1.expectedBodyBytes ?? 0) } &+ reserveBytes
         if let available = freeSpace(destination.deletingLastPathComponent()), available < needed {
             throw .insufficientStorage(needed: needed, available: available)
@@ -141,35 +152,53 @@ actor BackgroundTransfers {
             throw .saveFailed(reason: error.localizedDescription)
         }
         await session.submit(handed.map(task(for:)))
+        markSubmitted(key, labels: Set(handed.map(\.label)))
     }
 
-    /// Submits again what the journal holds that the session no longer runs: the tasks a
-    /// force-quit cancelled (with their resume data), and any a kill kept from being submitted.
+    private func markSubmitted(_ key: String, labels: Set<String>) {
+        guard let handover = journal.handovers.firstIndex(where: { $0.key == key }) else { return }
+        for index in journal.handovers[handover].requests.indices
+        where labels.contains(journal.handovers[handover].requests[index].label) {
+            journal.handovers[handover].requests[index].isSubmitted = true
+        }
+        try? save()
+    }
+
+    /// Submits again what the system stopped (the tasks a force-quit cancelled, with their
+    /// resume data) and what a kill kept from being submitted. A task submitted and not
+    /// reported stopped is left to the system: it runs, or it ended and its events are still to
+    /// come (`getAllTasks` no longer lists it), and submitting it again would fetch it twice.
     func resubmit() async {
         loadIfNeeded()
         let running = Set(await session.runningTaskDescriptions())
         var tasks: [BackgroundTransferTask] = []
+        var labels: [String: Set<String>] = [:]
         for handover in journal.handovers.indices {
             for index in journal.handovers[handover].requests.indices {
                 let handed = journal.handovers[handover].requests[index]
-                guard handed.failure == nil, !running.contains(handed.label) else { continue }
+                guard handed.failure == nil, handed.isStopped || !handed.isSubmitted, !running.contains(handed.label)
+                else { continue }
                 // Not an attempt more: a force-quit or a kill is no failure of the request.
                 tasks.append(task(for: handed))
+                labels[journal.handovers[handover].key, default: []].insert(handed.label)
                 journal.handovers[handover].requests[index].resumeData = nil
+                journal.handovers[handover].requests[index].isStopped = false
             }
         }
         guard !tasks.isEmpty else { return }
         try? save()
         await session.submit(tasks)
+        for (key, submitted) in labels { markSubmitted(key, labels: submitted) }
     }
 
     /// Keeps the completion handler the system gave the app for this session's events
     /// (`application(_:handleEventsForBackgroundURLSession:completionHandler:)`), and calls it
     /// once the events are all recorded.
-    func handleEvents(completion: @escaping @Sendable () -> Void) {
+    func handleEvents(completion: @escaping @Sendable () -> Void) async {
         if eventsDeliveredUnanswered {
             eventsDeliveredUnanswered = false
-            completion()
+            // UIKit's handler, called on the main thread as Apple asks.
+            await MainActor.run { completion() }
         } else {
             completionHandler = completion
         }
@@ -197,6 +226,7 @@ actor BackgroundTransfers {
     /// Records one event: a body staged beside its download, a failure retried or given up.
     func handle(_ event: BackgroundTransferEvent) async {
         loadIfNeeded()
+        if event != .eventsDelivered { eventsDeliveredUnanswered = false }
         switch event {
         case .finished(let label, let response, let file):
             defer { try? FileManager.default.removeItem(at: file) }
@@ -214,7 +244,9 @@ actor BackgroundTransfers {
                     bodyLength: size)
             } catch {
                 if case .unexpectedStatus(let status) = error {
-                    await failed(handover, index, category: Self.category(ofStatus: status), transient: status >= 500)
+                    // RFC 9110 §15.5.9, RFC 6585 §4: a timeout and "too many requests" pass too.
+                    let transient = status >= 500 || status == 408 || status == 429
+                    await failed(handover, index, category: Self.category(ofStatus: status), transient: transient)
                 } else {
                     await failed(handover, index, category: .server, transient: true)
                 }
@@ -239,6 +271,7 @@ actor BackgroundTransfers {
             case .forceQuit, .cancelled:
                 // Submitted again at the next launch, from where it was.
                 journal.handovers[handover].requests[index].resumeData = resumeData
+                journal.handovers[handover].requests[index].isStopped = true
                 try? save()
             case .network:
                 journal.handovers[handover].requests[index].resumeData = resumeData
@@ -247,7 +280,8 @@ actor BackgroundTransfers {
         case .eventsDelivered:
             if let handler = completionHandler {
                 completionHandler = nil
-                handler()
+                // UIKit's handler, called on the main thread as Apple asks.
+                await MainActor.run { handler() }
             } else {
                 eventsDeliveredUnanswered = true
             }
@@ -288,8 +322,16 @@ actor BackgroundTransfers {
         guard !isLoaded else { return }
         isLoaded = true
         guard let data = try? Data(contentsOf: journalFile),
-            let saved = try? JSONDecoder().decode(Journal.self, from: data), saved.version == 1
+            var saved = try? JSONDecoder().decode(Journal.self, from: data), saved.version == 1
         else { return }
+        // A kill between staging a body and saving the journal: the body is there, so the
+        // request is done (fetching it again would stage it twice).
+        for handover in saved.handovers.indices {
+            let staged = Self.stagedBodies(for: saved.handovers[handover].destination).entries
+            saved.handovers[handover].requests.removeAll { handed in
+                staged.contains { $0.url == handed.url && ($0.range == handed.range || $0.range == nil) }
+            }
+        }
         journal = saved
     }
 

@@ -45,8 +45,8 @@ final class StagedBodies: Sendable {
 
     /// The folder the bodies are kept in.
     let folder: URL
-    /// How many bytes of each staged body have been read, by its number.
-    private let served = Locked<[Int: UInt64]>([:])
+    /// The bytes of each staged body that have been read (sorted, disjoint), by its number.
+    private let served = Locked<[Int: [Range<UInt64>]]>([:])
     /// The staged bodies by resource, read from the folder once and kept as they change.
     private let index = Locked<[String: [Entry]]?>(nil)
     /// The last number given out (names are never reused within a process).
@@ -164,6 +164,8 @@ final class StagedBodies: Sendable {
         let asked = request.value(forHTTPHeaderField: "Range").flatMap(Self.parseRange)
         if request.value(forHTTPHeaderField: "Range") != nil, asked == nil { return nil }
         let version = request.value(forHTTPHeaderField: "If-Range")
+        // §13.1.5: a weak entity tag never matches If-Range.
+        if let version, version.hasPrefix("W/") { return nil }
         for entry in entries(of: url) {
             if let version, entry.headers["ETag"] != version, entry.headers["Last-Modified"] != version { continue }
             let length = entry.length
@@ -183,42 +185,54 @@ final class StagedBodies: Sendable {
         return nil
     }
 
-    /// Reads `first...last` of the resource from `entry`'s body, as chunks.
+    /// Reads `first...last` of the resource from `entry`'s body, as chunks read one at a time
+    /// as the consumer asks for them (a body is never held in memory whole).
+    ///
+    /// The bytes count as served once the last of them has been handed to the consumer; a
+    /// consumer that stops early leaves the body as it was.
     func read(_ entry: Entry, first: UInt64, last: UInt64) -> HTTPBodyChunks {
         let file = bodyFile(entry.number)
         let start = first - (entry.range?.offset ?? 0)
-        let count = last - first + 1
-        let (chunks, continuation) = HTTPBodyChunks.makeStream()
-        let reader = Task {
-            do {
-                let handle = try FileHandle(forReadingFrom: file)
-                defer { try? handle.close() }
-                try handle.seek(toOffset: start)
-                var left = count
-                while left > 0 {
-                    try Task.checkCancellation()
-                    let piece = try handle.read(upToCount: Int(min(left, 256 << 10))) ?? Data()
-                    guard !piece.isEmpty else {
-                        throw StagingError.wrongLength(expected: count, received: count - left)
-                    }
-                    continuation.yield(piece)
-                    left -= UInt64(piece.count)
-                }
-                continuation.finish()
-                self.didServe(entry, bytes: count)
-            } catch {
-                continuation.finish(throwing: error)
+        let end = start + (last - first + 1)
+        let position = Locked<UInt64>(start)
+        return HTTPBodyChunks(unfolding: { [self] in
+            let offset = position.withLock { $0 }
+            guard offset < end else { return nil }
+            try Task.checkCancellation()
+            let handle = try FileHandle(forReadingFrom: file)
+            defer { try? handle.close() }
+            try handle.seek(toOffset: offset)
+            let piece = try handle.read(upToCount: Int(min(end - offset, Self.chunkLength))) ?? Data()
+            guard !piece.isEmpty else {
+                throw StagingError.wrongLength(expected: end - start, received: offset - start)
             }
-        }
-        continuation.onTermination = { _ in reader.cancel() }
-        return chunks
+            let next = offset + UInt64(piece.count)
+            position.withLock { $0 = next }
+            if next == end { didServe(entry, bytes: start..<end) }
+            return piece
+        })
     }
 
-    /// Counts `bytes` of `entry` read; once all of its bytes have been, its files are deleted.
-    private func didServe(_ entry: Entry, bytes: UInt64) {
+    /// The most bytes read from a body at a time.
+    static let chunkLength: UInt64 = 256 << 10
+
+    /// Records `bytes` of `entry`'s body as read; once every byte of it has been (whatever the
+    /// order, a range read twice counted once), its files are deleted.
+    private func didServe(_ entry: Entry, bytes: Range<UInt64>) {
         let done = served.withLock { served in
-            served[entry.number, default: 0] += bytes
-            return served[entry.number, default: 0] >= entry.length
+            var ranges = served[entry.number, default: []]
+            ranges.append(bytes)
+            ranges.sort { $0.lowerBound < $1.lowerBound }
+            var merged: [Range<UInt64>] = []
+            for range in ranges {
+                if let previous = merged.last, range.lowerBound <= previous.upperBound {
+                    merged[merged.count - 1] = previous.lowerBound..<max(previous.upperBound, range.upperBound)
+                } else {
+                    merged.append(range)
+                }
+            }
+            served[entry.number] = merged
+            return merged.count == 1 && merged[0].lowerBound == 0 && merged[0].upperBound >= entry.length
         }
         guard done else { return }
         index.withLock { index in index?[entry.url.absoluteString]?.removeAll { $0.number == entry.number } }

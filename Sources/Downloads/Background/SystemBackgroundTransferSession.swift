@@ -77,15 +77,23 @@ struct BackgroundTransferOptions: Hashable, Sendable {
                         resumeData: nil))
                 return
             }
-            let http = downloadTask.response as? HTTPURLResponse
+            guard let http = downloadTask.response as? HTTPURLResponse else {
+                // No HTTP response: nothing says what the file holds.
+                try? FileManager.default.removeItem(at: destination)
+                continuation.yield(
+                    .failed(
+                        taskDescription: description,
+                        failure: .network(code: URLError.Code.badServerResponse.rawValue), resumeData: nil))
+                return
+            }
             var headers: [String: String] = [:]
-            for (name, value) in http?.allHeaderFields ?? [:] {
+            for (name, value) in http.allHeaderFields {
                 if let name = name as? String, let value = value as? String { headers[name] = value }
             }
             continuation.yield(
                 .finished(
                     taskDescription: description,
-                    response: BackgroundTransferResponse(statusCode: http?.statusCode ?? 200, headers: headers),
+                    response: BackgroundTransferResponse(statusCode: http.statusCode, headers: headers),
                     file: destination))
         }
 
