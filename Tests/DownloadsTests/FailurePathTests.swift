@@ -29,12 +29,12 @@ func mp4Bytes(_ count: Int, seed: UInt64) -> Data {
     return head + resourceBytes(count - head.count, seed: seed)
 }
 
-/// An engine over a fresh URLSession that does not retry, each transfer within ten seconds.
+/// An engine over a fresh URLSession that does not retry, each transfer within `loopbackDeadline`.
 func loopbackEngine(
     retry: RetryPolicy = .none, fileSystem: any DownloadFileSystem = LocalFileSystem()
 ) -> DownloadEngine<ContinuousClock> {
     DownloadEngine(
-        concurrency: 2, retry: retry, idleTimeout: .seconds(10), clock: ContinuousClock(), fileSystem: fileSystem,
+        concurrency: 2, retry: retry, idleTimeout: loopbackDeadline, clock: ContinuousClock(), fileSystem: fileSystem,
         transport: URLSessionTransport(session: URLSession(configuration: .ephemeral)))
 }
 

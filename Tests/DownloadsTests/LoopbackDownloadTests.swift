@@ -19,7 +19,7 @@ struct LoopbackDownloadTests {
     }
 
     /// An engine over a fresh URLSession, retrying after a millisecond, each part within `timeout`.
-    func engine(timeout: Duration = .seconds(10)) -> DownloadEngine<ContinuousClock> {
+    func engine(timeout: Duration = loopbackDeadline) -> DownloadEngine<ContinuousClock> {
         DownloadEngine(
             concurrency: 2, retry: RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(1), jitter: 0),
             idleTimeout: timeout, clock: ContinuousClock(),

@@ -20,14 +20,14 @@ struct HTTPCallShapeTests {
 
     /// An untyped context: the typed error converts to `any Error` with no ceremony.
     func untyped(_ request: URLRequest) async throws -> Data {
-        try await transport.send(request, timeout: .seconds(5), on: ContinuousClock()).0
+        try await transport.send(request, timeout: loopbackDeadline, on: ContinuousClock()).0
     }
 
     @Test("send(_:timeout:on:allowing:): async let, untyped try, typed catch, try?, Task")
     func send() async throws {
         let transport = transport
         let request = URLRequest(url: url)
-        async let answer = transport.send(request, timeout: .seconds(5), on: ContinuousClock())
+        async let answer = transport.send(request, timeout: loopbackDeadline, on: ContinuousClock())
         #expect(try await answer.0 == Data("pong".utf8))
         #expect(try await untyped(request) == Data("pong".utf8))
         do {
@@ -42,7 +42,7 @@ struct HTTPCallShapeTests {
             (try? await transport.send(
                 URLRequest(url: URL(literal: "https://api.example/other")), timeout: nil, on: ContinuousClock())) == nil
         )
-        let task = Task { try await transport.send(request, timeout: .seconds(5), on: ContinuousClock()).0 }
+        let task = Task { try await transport.send(request, timeout: loopbackDeadline, on: ContinuousClock()).0 }
         #expect(try await task.value == Data("pong".utf8))
     }
 }

@@ -11,7 +11,7 @@ import Testing
 struct SliderCallShapeTests {
     func service() -> HTTPSliderService<ContinuousClock> {
         HTTPSliderService(
-            baseURL: URL(literal: "https://slider.example/api"), timeout: .seconds(5),
+            baseURL: URL(literal: "https://slider.example/api"), timeout: loopbackDeadline,
             startRetry: RetryPolicy(jitter: 0),
             clock: ContinuousClock(), randomUnit: { 0.5 }, transport: SliderReferenceServer(stepsPerSession: 2))
     }

@@ -189,7 +189,8 @@ extension SliderFigureTests {
     static func recordedSession() async throws -> [(path: String, request: String, answer: String)] {
         let recorder = Recorder(server: SliderReferenceServer(stepsPerSession: 2, encoding: .object))
         let service = HTTPSliderService(
-            baseURL: SliderReferenceServer.baseURL, clock: ContinuousClock(), transport: recorder)
+            baseURL: SliderReferenceServer.baseURL, timeout: loopbackDeadline, clock: ContinuousClock(),
+            transport: recorder)
         guard case .step(let first) = try await service.start() else { return [] }
         guard case .step(let second) = try await service.next(after: first, choice: 8) else { return [] }
         _ = try await service.next(after: second, choice: 3)

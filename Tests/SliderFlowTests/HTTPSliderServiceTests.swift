@@ -279,7 +279,8 @@ struct SliderFailureWordsTests {
         func start() async throws(SliderServiceError) -> SliderReply {
             if refusesStart { throw error }
             return try await HTTPSliderService(
-                baseURL: SliderReferenceServer.baseURL, clock: ContinuousClock(), transport: server
+                baseURL: SliderReferenceServer.baseURL, timeout: loopbackDeadline, clock: ContinuousClock(),
+                transport: server
             ).start()
         }
         func next(sessionID: Int, choice: Int) async throws(SliderServiceError) -> SliderReply { throw error }

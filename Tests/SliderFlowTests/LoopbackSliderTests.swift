@@ -37,7 +37,7 @@ struct LoopbackSliderTests {
 
     func service() -> HTTPSliderService<ContinuousClock> {
         HTTPSliderService(
-            baseURL: server.baseURL, timeout: .seconds(10), startRetry: .none,
+            baseURL: server.baseURL, timeout: loopbackDeadline, startRetry: .none,
             session: URLSession(configuration: .ephemeral))
     }
 

@@ -18,7 +18,8 @@ struct URLSessionSliderServiceTests {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [StubURLProtocol.self]
         return HTTPSliderService(
-            baseURL: URL(string: "https://\(host)") ?? URL(fileURLWithPath: "/"), startRetry: .none,
+            baseURL: URL(string: "https://\(host)") ?? URL(fileURLWithPath: "/"), timeout: loopbackDeadline,
+            startRetry: .none,
             session: URLSession(configuration: configuration))
     }
 

@@ -22,3 +22,12 @@ public func withLivenessLimit<Value: Sendable>(
     returned.signal()
     return timedOut.withLock { $0 } ? nil : value
 }
+
+/// The deadline a test gives a request to a server it started itself (a loopback server or an
+/// in-process one) when the test is not about deadlines.
+///
+/// Such a deadline is a liveness limit, not a speed target. Under a sanitizer, with the whole
+/// suite sharing two cores, a request that takes milliseconds alone can wait tens of seconds for
+/// a thread, so a short deadline there fails a correct test. Tests of a deadline itself use a
+/// `ManualClock` and advance it.
+public let loopbackDeadline: Duration = .seconds(300)
