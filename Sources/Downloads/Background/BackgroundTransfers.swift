@@ -79,6 +79,12 @@ actor BackgroundTransfers {
     /// Whether the last event was `eventsDelivered` with no handler yet to call.
     private var eventsDeliveredUnanswered = false
     private var reader: Task<Void, Never>?
+    private let settledKeys = AsyncStream<String>.makeStream()
+
+    /// The key of each download whose requests have all ended, staged or given up, as it
+    /// happens (and at ``start()``, those that had before): its next run reads what was staged
+    /// and fetches what was given up.
+    nonisolated var settled: AsyncStream<String> { settledKeys.stream }
 
     private var journalFile: URL { folder.appendingPathComponent("background-transfers.json") }
 
@@ -120,6 +126,9 @@ actor BackgroundTransfers {
         loadIfNeeded()
         guard reader == nil else { return }
         for handover in journal.handovers { Self.stagedBodies(for: handover.destination).removeIncomplete() }
+        for handover in journal.handovers where Self.isSettled(handover) {
+            settledKeys.continuation.yield(handover.key)
+        }
         let events = session.events
         reader = Task { [weak self] in
             for await event in events { await self?.handle(event) }
@@ -214,6 +223,17 @@ actor BackgroundTransfers {
         try? save()
     }
 
+    /// Whether every request of `handover` has ended: staged (and so no longer listed) or given up.
+    private static func isSettled(_ handover: Handover) -> Bool {
+        handover.requests.allSatisfy { $0.failure != nil }
+    }
+
+    /// Announces on ``settled`` the download of the request at `handover` once it has ended.
+    private func announceIfSettled(_ handover: Int) {
+        guard journal.handovers.indices.contains(handover), Self.isSettled(journal.handovers[handover]) else { return }
+        settledKeys.continuation.yield(journal.handovers[handover].key)
+    }
+
     private func task(for handed: Handed) -> BackgroundTransferTask {
         var request = URLRequest(url: handed.url)
         if let range = handed.range { request.setValue(range.httpRangeHeader, forHTTPHeaderField: "Range") }
@@ -256,7 +276,7 @@ actor BackgroundTransfers {
             let range = response.statusCode == 206 ? handed.range : nil
             let staged = Self.stagedBodies(for: journal.handovers[handover].destination)
             var headers: [String: String] = [:]
-            for name in StagedBodies.keptHeaders { headers[name] = response.value(of: name) }
+            for name in StagedBodies.keptHeaders + ["Content-Range"] { headers[name] = response.value(of: name) }
             do {
                 try staged.stage(file, url: handed.url, range: range, headers: headers)
             } catch {
@@ -265,6 +285,7 @@ actor BackgroundTransfers {
             }
             journal.handovers[handover].requests.remove(at: index)
             try? save()
+            announceIfSettled(handover)
         case .failed(let label, let failure, let resumeData):
             guard let (handover, index) = locate(label) else { return }
             switch failure {
@@ -301,6 +322,7 @@ actor BackgroundTransfers {
         }
         journal.handovers[handover].requests[index].failure = category
         try? save()
+        announceIfSettled(handover)
     }
 
     private static func category(ofStatus status: Int) -> DownloadError.Category {

@@ -33,6 +33,9 @@ final class StagedBodies: Sendable {
         var number: Int
         /// The body's size.
         var length: UInt64
+        /// The resource's whole length, when the response said it (a 206's `Content-Range`, or a
+        /// 200's body): a range answered from the body names it, as the server's would.
+        var total: UInt64?
     }
 
     /// Why a body could not be staged.
@@ -65,7 +68,8 @@ final class StagedBodies: Sendable {
 
     /// Moves the file a finished transfer wrote into the store, as the body of `url`'s bytes in
     /// `range` (`nil`: the whole resource), keeping the response's validators and type from
-    /// `headers` (their names' case ignored).
+    /// `headers` (their names' case ignored), and the resource's length from its
+    /// `Content-Range`.
     ///
     /// - Throws: ``StagingError``: a body whose size is not its range's (nothing is kept), or
     ///   a file operation that failed.
@@ -84,7 +88,9 @@ final class StagedBodies: Sendable {
             try manager.createDirectory(at: folder, withIntermediateDirectories: true)
             let number = nextNumber()
             try manager.moveItem(at: file, to: bodyFile(number))
-            let entry = Entry(url: url, range: range, headers: headers, number: number, length: size)
+            let contentRange = all.first { $0.key.caseInsensitiveCompare("Content-Range") == .orderedSame }?.value
+            let total = range == nil ? size : contentRange.flatMap { ContentRange($0)?.total }
+            let entry = Entry(url: url, range: range, headers: headers, number: number, length: size, total: total)
             try StateFileWriting.write(JSONEncoder().encode(entry), to: descriptionFile(number))
             index.withLock { index in
                 if index != nil { index?[url.absoluteString, default: []].append(entry) }
@@ -176,7 +182,7 @@ final class StagedBodies: Sendable {
                 if asked.last < length { return (entry, asked.first, asked.last, length) }
             case (let asked?, let held?):
                 if held.length > 0, asked.first >= held.offset, asked.last < held.end {
-                    return (entry, asked.first, asked.last, nil)
+                    return (entry, asked.first, asked.last, entry.total)
                 }
             case (nil, _?):
                 continue

@@ -1,19 +1,52 @@
 import Foundation
 
-/// The app's choices for its background transfers.
-struct BackgroundTransferOptions: Hashable, Sendable {
+/// The app's choices for the downloads an ``OfflineLibrary`` continues in the background.
+///
+/// They configure the system's background `URLSession`
+/// (`URLSessionConfiguration.background(withIdentifier:)`), whose scheduler decides when each
+/// transfer runs: a download that may not use the network there is waiting (for Wi-Fi, say),
+/// not failed.
+public struct BackgroundTransferOptions: Hashable, Sendable {
     /// The session's identifier: the app's own, the same at every launch, so that a relaunched
     /// process recreates the session and receives its events.
-    var identifier: String
-    /// Whether tasks may use a cellular network at all.
-    var allowsCellularAccess = true
-    /// Whether tasks may use a network the system marks expensive (cellular, a hotspot).
-    var allowsExpensiveNetworkAccess = true
-    /// Whether tasks may use a network in Low Data Mode.
-    var allowsConstrainedNetworkAccess = true
-    /// Whether the system may wait for a good moment (on Wi-Fi, charging): for transfers that
-    /// can wait, never for a learner waiting to watch.
-    var isDiscretionary = false
+    public var identifier: String
+    /// Whether transfers may use a cellular network at all.
+    public var allowsCellularAccess: Bool
+    /// Whether transfers may use a network the system marks expensive (cellular, a hotspot).
+    public var allowsExpensiveNetworkAccess: Bool
+    /// Whether transfers may use a network in Low Data Mode.
+    public var allowsConstrainedNetworkAccess: Bool
+    /// Whether the system may wait for a good moment (Wi-Fi and power): for transfers that can
+    /// wait, never for a learner waiting to watch.
+    public var isDiscretionary: Bool
+
+    /// Options for the session `identifier` (the app's, such as its bundle identifier with a
+    /// suffix), every network allowed and nothing discretionary unless chosen.
+    public init(
+        identifier: String, allowsCellularAccess: Bool = true, allowsExpensiveNetworkAccess: Bool = true,
+        allowsConstrainedNetworkAccess: Bool = true, isDiscretionary: Bool = false
+    ) {
+        self.identifier = identifier
+        self.allowsCellularAccess = allowsCellularAccess
+        self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
+        self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
+        self.isDiscretionary = isDiscretionary
+    }
+}
+
+extension BackgroundTransfers {
+    /// Background transfers through the system's session `options` names, keeping their journal
+    /// in `folder` and landing finished files in a hidden folder there; `nil` where the platform
+    /// has no background session (Linux).
+    static func system(_ options: BackgroundTransferOptions, folder: URL) -> BackgroundTransfers? {
+        #if canImport(Darwin)
+            let session = SystemBackgroundTransferSession(
+                options: options, landing: folder.appendingPathComponent(".background-landing"))
+            return BackgroundTransfers(session: session, folder: folder)
+        #else
+            return nil
+        #endif
+    }
 }
 
 #if canImport(Darwin)

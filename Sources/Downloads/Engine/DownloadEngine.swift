@@ -109,6 +109,20 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         self.transport = transport
     }
 
+    /// This engine, answering first from what background transfers staged beside `destination`
+    /// (``StagedBodies``), when there is anything: the bodies they brought go through the
+    /// download's one journal as the network's bytes would.
+    ///
+    /// - Complexity: O(1): one check that the staging folder exists.
+    func readingStagedBodies(for destination: URL) -> DownloadEngine {
+        let staged = BackgroundTransfers.stagedBodies(for: destination)
+        guard FileManager.default.fileExists(atPath: staged.folder.path) else { return self }
+        return DownloadEngine(
+            concurrency: concurrency, retry: retry, idleTimeout: idleTimeout, clock: clock, randomUnit: randomUnit,
+            allowedSchemes: allowedSchemes, maximumPartByteCount: maximumPartByteCount, fileSystem: fileSystem,
+            transport: StagedBodyTransport(base: transport, staged: staged))
+    }
+
     /// Starts downloading `parts` into `destination`, resuming an interrupted download of the
     /// same parts if its staging file is there.
     public func start(_ parts: [DownloadPart], to destination: URL, transform: Transform? = nil) -> DownloadJob {
@@ -161,15 +175,19 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         try files.createFolder()
         let processLock = try DestinationFileLock.acquire(for: destination)
         defer { processLock.release() }
+        // What background transfers brought while no run was reading is read first.
+        let engine = readingStagedBodies(for: destination)
         do {
             do {
-                return try await runKeepingFiles(parts, files: files, transform: transform, job: job, phase: phase)
+                return try await engine.runKeepingFiles(
+                    parts, files: files, transform: transform, job: job, phase: phase)
             } catch is Validators.Changed {
                 // The server's copy changed since the bytes kept were written (between a pause and
                 // a resume, say): they belong to another version, so start over, once.
                 files.remove()
                 do {
-                    return try await runKeepingFiles(parts, files: files, transform: transform, job: job, phase: phase)
+                    return try await engine.runKeepingFiles(
+                        parts, files: files, transform: transform, job: job, phase: phase)
                 } catch let again as Validators.Changed {
                     files.remove()
                     throw DownloadError(.remoteChanged(was: again.was, now: again.now), url: again.url)
@@ -206,6 +224,10 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         let expected = parts.totalLength
         var written = journal.bytesWritten
         var completed = journal.completed
+        job.planned(
+            (0..<parts.count).map { index in
+                BackgroundBatch.Part(index: index, part: parts[index], expectedBytes: parts[index].byteRange?.length)
+            }, into: destination, done: completed)
         var nextToWrite = 0
         while completed.contains(nextToWrite) { nextToWrite += 1 }
         // The parts still to fetch, in order, taken one at a time: nothing is listed ahead.
@@ -279,6 +301,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                         }
                         buffered -= UInt64(data.count)
                         completed.insert(index)
+                        job.partsDone(CollectionOfOne(index))
                         written += part.length
                         meter.settle(fetched: fetchedSize, written: written, completed: completed.count)
                     } else {
@@ -289,6 +312,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                             buffered -= UInt64(ready.count)
                             try journal.record(nextToWrite, data: ready, flushing: handle)
                             completed.insert(nextToWrite)
+                            job.partsDone(CollectionOfOne(nextToWrite))
                             written += UInt64(ready.count)
                             meter.settle(
                                 fetched: fetchedSizes.removeValue(forKey: nextToWrite) ?? 0, written: written,

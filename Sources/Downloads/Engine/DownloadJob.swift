@@ -35,6 +35,9 @@ public final class DownloadJob: Sendable {
     private let shared = Locked(Shared())
     /// The job's task, set once the job exists.
     private let task = Locked<Task<Result<DownloadResult, DownloadError>, Never>?>(nil)
+    /// What the run still has to fetch, once it knows its plan: for a hand-over to background
+    /// transfers.
+    private let remainder = Locked<Remainder?>(nil)
     /// The file the download writes (its extension may change, as `downloadLesson`'s does), for
     /// ``discard()`` and for the clean-up after a failure no resume can use.
     private let destination: URL?
@@ -137,6 +140,36 @@ public final class DownloadJob: Sendable {
     package var diagnosis: String {
         shared.withLock { "stop: \($0.stop), fraction: \($0.fraction), ended: \($0.hasEnded)" }
     }
+
+    /// The parts a run planned, and those it has done (kept in its journal): what a hand-over
+    /// to background transfers sends is the rest.
+    struct Remainder: Sendable {
+        /// The file the run writes (a lesson's extension is known once it is planned).
+        var destination: URL
+        /// Every part the run fetches, by its index in the label (the plan's parts, then the keys).
+        var parts: [BackgroundBatch.Part]
+        /// The indices of the parts done.
+        var done: Set<Int> = []
+
+        /// The parts not done, in order.
+        ///
+        /// - Complexity: O(*p*) for *p* parts.
+        var remaining: [BackgroundBatch.Part] { parts.filter { !done.contains($0.index) } }
+    }
+
+    /// Records what the run fetches into `destination`: `parts`, of which `done` are done.
+    func planned(_ parts: [BackgroundBatch.Part], into destination: URL, done: Set<Int>) {
+        remainder.withLock { $0 = Remainder(destination: destination, parts: parts, done: done) }
+    }
+
+    /// Records the parts `indices` done (written, and kept by the run's journal).
+    func partsDone<S: Sequence<Int>>(_ indices: S) {
+        remainder.withLock { $0?.done.formUnion(indices) }
+    }
+
+    /// What the run still has to fetch, or `nil` before it has planned (or for a run that
+    /// cannot say).
+    var remaining: Remainder? { remainder.withLock { $0 } }
 
     /// Whether a pause (rather than a cancellation) stopped the job.
     var isPauseRequested: Bool {

@@ -19,14 +19,7 @@ struct LessonKeys: Sendable {
     ///   bytes, or the engine's error for the transfer.
     static func fetch<C: Clock>(for plan: LessonPlan, engine: DownloadEngine<C>) async throws -> LessonKeys
     where C.Duration == Duration {
-        var urls: [URL] = []
-        var seen = Set<URL>()
-        for part in plan.parts {
-            guard let decryption = part.decryption, decryption.isBuiltIn, let url = decryption.keyURL,
-                seen.insert(url).inserted
-            else { continue }
-            urls.append(url)
-        }
+        let urls = keyURLs(of: plan)
         guard !urls.isEmpty else { return LessonKeys() }
         return try await withThrowingTaskGroup(of: (URL, AES128).self) { group in
             var keys = LessonKeys()
@@ -44,6 +37,21 @@ struct LessonKeys: Sendable {
             }
             return keys
         }
+    }
+
+    /// The key URIs the plan's built-in decryption needs, each once, in the plan's order.
+    ///
+    /// - Complexity: O(*p*) for *p* parts.
+    static func keyURLs(of plan: LessonPlan) -> [URL] {
+        var urls: [URL] = []
+        var seen = Set<URL>()
+        for part in plan.parts {
+            guard let decryption = part.decryption, decryption.isBuiltIn, let url = decryption.keyURL,
+                seen.insert(url).inserted
+            else { continue }
+            urls.append(url)
+        }
+        return urls
     }
 
     private static func fetchKey<C: Clock>(_ url: URL, engine: DownloadEngine<C>) async throws -> AES128

@@ -91,6 +91,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             throw DownloadError.file("start", error, path: files.partial.path)
         }
         let stepsDone = checkpoint?.stepsDone ?? 0
+        publishPlan(to: job, stepsDone: stepsDone)
         let session = RemuxSession(remuxer: remuxer, output: output, journal: journal, stepsDone: stepsDone)
         defer { session.close() }
         // The file about to be written must fit: the source's size, less what is written.
@@ -342,6 +343,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                         flows[index] = nil
                         done[index] = nil
                     }
+                    job.partsDone(plan.steps[step])
                     actions = scheduler.handle(.stepRemuxed(step))
                 case nil:
                     // Nothing in flight and nothing to do: only a plan whose steps leave parts out
@@ -353,6 +355,22 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             }
         }
         return (fetchedParts, gauge.peak)
+    }
+
+    /// Tells `job` the plan's parts (then its keys, which every run fetches again) and those
+    /// the journal holds, for a hand-over to background transfers.
+    ///
+    /// - Complexity: O(*p*) for *p* parts.
+    private func publishPlan(to job: DownloadJob, stepsDone: Int) {
+        var parts = plan.parts.enumerated().map { index, part in
+            BackgroundBatch.Part(index: index, part: part.downloadPart, expectedBytes: part.byteRange?.length)
+        }
+        for (offset, url) in LessonKeys.keyURLs(of: plan).enumerated() {
+            parts.append(
+                BackgroundBatch.Part(index: plan.parts.count + offset, part: DownloadPart(url: url), expectedBytes: 16))
+        }
+        let done = plan.steps.prefix(stepsDone).reduce(into: Set<Int>()) { $0.formUnion($1) }
+        job.planned(parts, into: destination, done: done)
     }
 
     /// Fails with insufficient storage when the file the source makes does not fit beside what

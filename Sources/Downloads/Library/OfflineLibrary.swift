@@ -135,12 +135,15 @@ public actor OfflineLibrary {
     /// records).
     public typealias Starter = @Sendable (_ remote: URL, _ destination: URL) -> DownloadJob
 
-    private struct Entry: Codable, Hashable {
+    struct Entry: Codable, Hashable {
         var remoteURL: URL
         var state: ItemState
         /// The share of an unfinished download done when it stopped, so that starting it again
         /// shows that much at once and never less (absent in files of earlier versions).
         var fractionDone: Double?
+        /// Whether its remaining parts were handed to background transfers, which it waits for
+        /// (absent in files of earlier versions).
+        var inBackground: Bool?
     }
 
     private struct StateFile: Codable {
@@ -159,10 +162,18 @@ public actor OfflineLibrary {
     /// The folder holding the downloads and the state file.
     public nonisolated let directory: URL
     private let start: Starter
-    private var entries: [String: Entry] = [:]
-    private var jobs: [String: DownloadJob] = [:]
+    var entries: [String: Entry] = [:]
+    var jobs: [String: DownloadJob] = [:]
     /// Per downloading item, the task that records the job's outcome.
-    private var outcomes: [String: Task<Void, Never>] = [:]
+    var outcomes: [String: Task<Void, Never>] = [:]
+    /// The background transfers downloads continue in while the app is suspended, when the app
+    /// chose them.
+    nonisolated let background: BackgroundTransfers?
+    /// Items whose job is pausing to be handed to background transfers: the pause keeps them
+    /// downloading.
+    var handingOver: Set<String> = []
+    /// Whether the background transfers' events are read.
+    var isBackgroundStarted = false
     /// Items whose job was asked to pause or cancel and has not ended yet.
     private var stopping: Set<String> = []
     /// Items whose job was asked to cancel and has not ended yet.
@@ -208,7 +219,9 @@ public actor OfflineLibrary {
     /// Creates a library in `directory` that starts downloads with `start`, keeping its files as
     /// `fileOptions` says (excluded from backup, readable after the first unlock, by default).
     public init(directory: URL, fileOptions: OfflineFileOptions = OfflineFileOptions(), start: @escaping Starter) {
-        self.init(directory: directory, fileOptions: fileOptions, fileSystem: LocalFileSystem(), start: start)
+        self.init(
+            directory: directory, fileOptions: fileOptions, fileSystem: LocalFileSystem(), background: nil, start: start
+        )
     }
 
     /// Creates a library whose state file and records are written in `fileSystem`, as its
@@ -217,9 +230,19 @@ public actor OfflineLibrary {
         directory: URL, fileOptions: OfflineFileOptions, fileSystem: any DownloadFileSystem,
         start: @escaping Starter
     ) {
+        self.init(directory: directory, fileOptions: fileOptions, fileSystem: fileSystem, background: nil, start: start)
+    }
+
+    /// Creates a library whose downloads continue in `background` when the app asks
+    /// (``continueInBackground()``).
+    init(
+        directory: URL, fileOptions: OfflineFileOptions, fileSystem: any DownloadFileSystem,
+        background: BackgroundTransfers?, start: @escaping Starter
+    ) {
         self.directory = directory
         self.fileOptions = fileOptions
         self.fileSystem = fileSystem
+        self.background = background
         self.start = start
     }
 
@@ -229,14 +252,22 @@ public actor OfflineLibrary {
     /// device's, by default), read as each download starts, so a learner who changes the
     /// device's language gets the new one for the next download. (A paused download resumed in
     /// another language starts over: its choice of audio is part of what it resumes.)
+    ///
+    /// With `background` options, ``continueInBackground()`` hands the remaining parts of every
+    /// running download to the system's background `URLSession` of that identifier, which
+    /// fetches them while the app is suspended or not running (Apple platforms; elsewhere the
+    /// options are ignored and downloads run in the foreground only). See
+    /// <doc:DownloadingInTheBackground>.
     public init<C: Clock>(
         directory: URL, downloader: MediaDownloader<C>,
         preferredLanguages: @autoclosure @escaping @Sendable () -> [String] = Locale.preferredLanguages,
         audioRenditions: AudioRenditionSelection = .best, subtitles: SubtitleHandling = .embedded,
-        fileOptions: OfflineFileOptions = OfflineFileOptions()
+        fileOptions: OfflineFileOptions = OfflineFileOptions(), background: BackgroundTransferOptions? = nil
     ) where C.Duration == Duration {
-        self.init(directory: directory, fileOptions: fileOptions, fileSystem: downloader.engine.fileSystem) {
-            remote, destination in
+        self.init(
+            directory: directory, fileOptions: fileOptions, fileSystem: downloader.engine.fileSystem,
+            background: background.flatMap { BackgroundTransfers.system($0, folder: directory) }
+        ) { remote, destination in
             downloader.downloadLesson(
                 from: remote, to: destination, preferredLanguages: preferredLanguages(),
                 audioRenditions: audioRenditions, subtitles: subtitles)
@@ -246,7 +277,7 @@ public actor OfflineLibrary {
     private var stateFile: URL { directory.appendingPathComponent("offline-library.json") }
 
     /// Whether the saved states were read (or there were none).
-    private var isLoaded = false
+    var isLoaded = false
     /// Why the saved states could not be read nor moved aside: every save refuses with it, so a
     /// damaged state file that could not be kept elsewhere is never overwritten.
     private var loadFailure: LibraryError?
@@ -289,7 +320,7 @@ public actor OfflineLibrary {
 
     /// Reads the saved states on first use (and again on the next use after a read that failed
     /// for the moment).
-    private func loadIfNeeded() {
+    func loadIfNeeded() {
         guard !isLoaded else { return }
         isLoaded = true  // before reading: reading saves, and a save loads first
         loadFailure = nil
@@ -303,6 +334,7 @@ public actor OfflineLibrary {
             }
             recover(from: error)
         }
+        startBackgroundIfNeeded()
     }
 
     private func readStateFile() throws(LibraryError) {
@@ -392,8 +424,12 @@ public actor OfflineLibrary {
                             message: "The saved file name \"\(fileName)\" is not a file in the library folder.")))
             case .downloaded(let fileName, _) where !FileManager.default.fileExists(atPath: file(named: fileName).path):
                 set(id, .notDownloaded)
+            case .downloading where entry.inBackground == true && background != nil:
+                // Its parts are the background session's: it runs again once they have ended.
+                broadcast.yield((id, entry.state))
             case .downloading:
                 // Interrupted by the app being killed: its partial files are kept.
+                entries[id]?.inBackground = nil
                 set(id, .paused)
             default:
                 // Subscribers start from every item's state, the loaded ones included.
@@ -572,9 +608,10 @@ public actor OfflineLibrary {
             job.cancel()
             return
         }
-        // Nothing running: what a paused or failed download kept goes now.
+        // Nothing running: what a paused or failed download kept goes now, as does one waiting
+        // for background transfers.
         switch entries[id]?.state {
-        case .paused?, .failed?:
+        case .paused?, .failed?, .downloading?:
             removeFiles(of: id)
             entries[id]?.fractionDone = nil
             set(id, .cancelled)
@@ -661,6 +698,7 @@ public actor OfflineLibrary {
     /// (`<name>.<language>.vtt`).
     private func removeFiles(of id: String) {
         guard let remote = entries[id]?.remoteURL else { return }
+        forgetBackground(id)
         let base = (Self.fileName(for: id, remote: remote) as NSString).deletingPathExtension
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names
@@ -694,6 +732,12 @@ public actor OfflineLibrary {
         jobs[id] = nil
         outcomes[id] = nil
         stopping.remove(id)
+        if case .paused = state, handingOver.contains(id), !cancelling.contains(id) {
+            // Paused to go on in the background (`continueInBackground()`): still downloading.
+            latestProgress[id] = nil
+            progressBroadcast.forget(key: id)
+            return
+        }
         var state = state
         if cancelling.remove(id) != nil {
             switch state {
@@ -713,6 +757,7 @@ public actor OfflineLibrary {
         default: entries[id]?.fractionDone = nil
         }
         if case .downloaded(let fileName, _) = state {
+            forgetBackground(id)
             fileOptions.apply(to: file(named: fileName))
             // The record that finds this download again should the state file be damaged.
             let record = directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)")
@@ -782,7 +827,7 @@ public actor OfflineLibrary {
         }
     }
 
-    private func set(_ id: String, _ state: ItemState) {
+    func set(_ id: String, _ state: ItemState) {
         entries[id]?.state = state
         broadcast.yield((id, state))
     }
@@ -791,7 +836,7 @@ public actor OfflineLibrary {
         directory.appendingPathComponent(name)
     }
 
-    private func save() throws(LibraryError) {
+    func save() throws(LibraryError) {
         loadIfNeeded()
         if let loadFailure { throw loadFailure }
         guard isLoaded else { return }  // unreachable: a load that failed for now sets loadFailure

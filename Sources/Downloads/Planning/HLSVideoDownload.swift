@@ -224,7 +224,8 @@ extension MediaDownloader {
     ) -> LessonRun<C> {
         let downloader = self
         return LessonRun(
-            engine: engine, plan: plan, destination: destination, decryptor: decryptor, audioGaps: audioGaps,
+            engine: engine.readingStagedBodies(for: destination), plan: plan, destination: destination,
+            decryptor: decryptor, audioGaps: audioGaps,
             subtitles: subtitles,
             subtitleCues: { try await downloader.subtitleCues(of: $0, decryptor: decryptor) })
     }
