@@ -38,7 +38,7 @@ struct ModuleGraphTests {
     static let examples = "AppleExamples"
 
     /// What the Apple examples may import besides MediaCore's modules and the toolchain's.
-    static let exampleFrameworks: Set<String> = ["SwiftUI", "AVFoundation", "AVKit", "CoreGraphics"]
+    static let exampleFrameworks: Set<String> = ["SwiftUI", "UIKit", "AVFoundation", "AVKit", "CoreGraphics"]
 
     /// The repository's `Sources` folder, found from this file's path.
     static var sources: URL {

@@ -33,7 +33,7 @@ struct BackgroundLibraryTests {
         let downloader: MediaDownloader<ManualClock>
         var freeSpace: UInt64 = 1 << 40
 
-        init(_ lesson: ServedLesson, holding held: String?) {
+        init(_ lesson: ServedLesson, holding held: String?, concurrency: Int = 2) {
             self.lesson = lesson
             transport = InMemoryHTTPTransport(clock: clock)
             lesson.serve(on: transport, holding: held)
@@ -41,7 +41,7 @@ struct BackgroundLibraryTests {
             folder = root.appendingPathComponent("library")
             daemon = SimulatedBackgroundDaemon(transport: transport, scratch: root.appendingPathComponent("daemon"))
             downloader = MediaDownloader(
-                engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
+                engine: DownloadEngine(concurrency: concurrency, retry: .none, clock: clock, transport: transport))
         }
 
         /// The app launches: a new library over a new session from the daemon.

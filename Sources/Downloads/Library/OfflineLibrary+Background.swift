@@ -77,6 +77,15 @@ extension OfflineLibrary {
         await background.handleEvents { Task { @MainActor in completion() } }
     }
 
+    /// Returns once the events of the background session's wake-up are recorded and saved:
+    /// for SwiftUI's `.backgroundTask(.urlSession(_:))`, whose action ends the wake-up when it
+    /// returns. Without background transfers it returns at once.
+    public func handleBackgroundEvents() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Task { await handleBackgroundEvents { done.resume() } }
+        }
+    }
+
     /// Starts reading the background session's events and resubmits what the system stopped
     /// (once per process, after the states are loaded).
     func startBackgroundIfNeeded() {

@@ -1,0 +1,56 @@
+// The article *Downloading in the background*: the app delegate that gives the library the
+// session's wake-ups, and the SwiftUI app that hands its downloads over when it leaves the
+// foreground. Compiled where UIKit and SwiftUI exist (the Apple check type-checks it for
+// iOS 17); empty elsewhere. ArchitectureTests holds the documentation to the lines between the
+// `example` markers.
+
+#if canImport(UIKit) && canImport(SwiftUI)
+    import Downloads
+    import Foundation
+    import SwiftUI
+    import UIKit
+
+    // example: begin background-app-delegate
+    /// The app's one library, whose downloads go on in the session `Lessons.sessionIdentifier`.
+    enum Lessons {
+        static let sessionIdentifier = "com.example.lessons.downloads"
+        static let library = OfflineLibrary(
+            directory: URL.applicationSupportDirectory.appendingPathComponent("Lessons"),
+            downloader: MediaDownloader(engine: DownloadEngine()),
+            background: BackgroundTransferOptions(
+                identifier: sessionIdentifier, allowsExpensiveNetworkAccess: false))
+    }
+
+    final class AppDelegate: NSObject, UIApplicationDelegate {
+        func application(
+            _ application: UIApplication, handleEventsForBackgroundURLSession identifier: String,
+            completionHandler: @escaping () -> Void
+        ) {
+            guard identifier == Lessons.sessionIdentifier else { return completionHandler() }
+            let finished = { @MainActor @Sendable in completionHandler() }
+            Task { await Lessons.library.handleBackgroundEvents(completion: finished) }
+        }
+    }
+    // example: end background-app-delegate
+
+    // example: begin background-swiftui-app
+    struct LessonsApp: App {
+        @UIApplicationDelegateAdaptor(AppDelegate.self) var appDelegate
+        @Environment(\.scenePhase) var scenePhase
+
+        var body: some Scene {
+            WindowGroup { Text("Lessons") }
+                .onChange(of: scenePhase) { _, phase in
+                    guard phase == .background else { return }
+                    // A few seconds of background time are enough: the pause and the hand-over
+                    // save a journal and submit one batch.
+                    let time = UIApplication.shared.beginBackgroundTask(withName: "Hand over downloads")
+                    Task {
+                        _ = await Lessons.library.continueInBackground()
+                        UIApplication.shared.endBackgroundTask(time)
+                    }
+                }
+        }
+    }
+// example: end background-swiftui-app
+#endif
