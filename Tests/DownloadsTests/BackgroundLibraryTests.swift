@@ -33,12 +33,16 @@ struct BackgroundLibraryTests {
         let downloader: MediaDownloader<ManualClock>
         var freeSpace: UInt64 = 1 << 40
 
-        init(_ lesson: ServedLesson, holding held: String?, concurrency: Int = 2) {
+        /// Where finished files land before they are staged.
+        let landing: URL
+
+        init(_ lesson: ServedLesson, holding held: String?, concurrency: Int = 2, folder: URL? = nil) {
             self.lesson = lesson
             transport = InMemoryHTTPTransport(clock: clock)
             lesson.serve(on: transport, holding: held)
             let root = temporaryFolder("background-library-\(lesson.name)")
-            folder = root.appendingPathComponent("library")
+            self.folder = folder ?? root.appendingPathComponent("library")
+            landing = root.appendingPathComponent("landing")
             daemon = SimulatedBackgroundDaemon(transport: transport, scratch: root.appendingPathComponent("daemon"))
             downloader = MediaDownloader(
                 engine: DownloadEngine(concurrency: concurrency, retry: .none, clock: clock, transport: transport))
@@ -46,7 +50,7 @@ struct BackgroundLibraryTests {
 
         /// The app launches: a new library over a new session from the daemon.
         func launch() -> Process {
-            let session = daemon.launch(landing: folder.appendingPathComponent(".background-landing"))
+            let session = daemon.launch(landing: landing)
             let free = freeSpace
             let transfers = BackgroundTransfers(
                 session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3), freeSpace: { _ in free })
@@ -84,6 +88,32 @@ struct BackgroundLibraryTests {
             }
             return OfflineLibrary.ItemState.notDownloaded
         } ?? nil
+    }
+
+    /// A scenario of `name` started in a first process and handed over with its last media
+    /// segment in flight (or its middle one, `fromMiddle`): the process, the task labels, and
+    /// the reference download.
+    ///
+    /// One transfer at a time, so that what the foreground did is the same at every run: every
+    /// step but the last is in the journal, and the last step's parts are handed over.
+    func handedOver(
+        _ name: String, concurrency: Int = 1, folder: URL? = nil, freeSpace: UInt64 = 1 << 40,
+        fromMiddle: Bool = false, serving: (Scenario) -> Void = { _ in }
+    ) async throws -> (scenario: Scenario, process: Process, labels: [String], expected: Data) {
+        let lesson = try ServedLesson(name)
+        let (expected, order) = try await reference(lesson)
+        let media = order.filter { !$0.hasSuffix(".vtt") }
+        let held = fromMiddle ? media[media.count / 2] : media.last
+        var scenario = Scenario(lesson, holding: held, concurrency: concurrency, folder: folder)
+        scenario.freeSpace = freeSpace
+        serving(scenario)
+        let process = scenario.launch()
+        try await process.library.download("lesson", from: lesson.entry)
+        // The held segment's transfer is in flight (a download that failed first never gets there).
+        let clock = scenario.clock
+        try #require(await withLivenessLimit(seconds: 300) { await clock.waitForSleepers(count: 1) } != nil)
+        _ = await process.library.continueInBackground()
+        return (scenario, process, scenario.daemon.running, expected)
     }
 
     @Test(
@@ -143,6 +173,198 @@ struct BackgroundLibraryTests {
         }
         #expect(forgotten)
         #expect(files(in: scenario.folder).filter { $0.hasSuffix(".staged") }.isEmpty)
+    }
+
+    @Test(
+        "a force-quit cancels every task: at the next launch each goes on from its resume data, and the lesson ends byte-identical"
+    )
+    func forceQuit() async throws {
+        let (scenario, first, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+        try #require(labels.count >= 2)
+        try await scenario.daemon.complete(labels[0])
+        scenario.daemon.forceQuit()
+        _ = first
+        #expect(scenario.daemon.running.isEmpty)
+        // The learner opens the app again: the cancels arrive, and each task goes on.
+        let second = scenario.launch()
+        _ = try await second.library.load()
+        #expect(await second.library.state(of: "lesson").isDownloading)
+        var resumed = false
+        for _ in 0..<100_000 where !resumed {
+            resumed = Set(scenario.daemon.running) == Set(labels.dropFirst())
+            await Task.yield()
+        }
+        #expect(resumed, "\(scenario.daemon.running)")
+        #expect(Set(scenario.daemon.resumedWith) == Set(labels.dropFirst().map { Data("resume \($0)".utf8) }))
+        for label in labels.dropFirst() { try await scenario.daemon.complete(label) }
+        guard case .downloaded? = await end(of: second.library) else {
+            Issue.record("\(await second.library.state(of: "lesson"))")
+            return
+        }
+        let file = try #require(await second.library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
+        #expect(scenario.daemon.submitted == 2 * labels.count - 1)
+    }
+
+    @Test(
+        "too little free space for the remaining parts: nothing submitted, the lesson fails as storage full, and a download later resumes it byte-identical"
+    )
+    func insufficientStorage() async throws {
+        let (scenario, first, labels, expected) = try await handedOver("cmaf", freeSpace: 1_000)
+        #expect(labels.isEmpty)
+        #expect(scenario.daemon.submitted == 0)
+        guard case .failed(let failure) = await first.library.state(of: "lesson") else {
+            Issue.record("\(await first.library.state(of: "lesson"))")
+            return
+        }
+        #expect(failure.category == .storageFull)
+        // The partial file and its journal are kept: the foreground resumes from them.
+        try await first.library.download("lesson", from: scenario.lesson.entry)
+        await first.library.waitForDownload("lesson")
+        let file = try #require(await first.library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
+    }
+
+    @Test(
+        "a part the server no longer has (404) is given up in the background; the run fetches it, fails as not found, keeps what was staged, and once the part is back ends byte-identical"
+    )
+    func missingPart() async throws {
+        let lesson = try ServedLesson("cmaf")
+        let order = try await reference(lesson).order
+        let last = try #require(order.last)
+        let missing = lesson.base.appendingPathComponent(last)
+        let data = try #require(lesson.files[last])
+        // In flight in the foreground when it is handed over; gone from then on.
+        let (scenario, _, labels, expected) = try await handedOver("cmaf") { scenario in
+            scenario.transport.stub(
+                missing,
+                replies: [.resource(data, latency: .seconds(3_600)), .response(status: 404, body: Data("gone".utf8))])
+        }
+        scenario.daemon.killApp()
+        for label in labels { try await scenario.daemon.complete(label) }
+        let second = scenario.launch()
+        _ = try await second.library.load()
+        guard case .failed(let failure)? = await end(of: second.library) else {
+            Issue.record("\(await second.library.state(of: "lesson"))")
+            return
+        }
+        #expect(failure.category == .notFound)
+        // The part is back: the next run reads the rest from what was staged.
+        scenario.transport.stub(missing, reply: .resource(data))
+        let before = scenario.transport.requests.count
+        try await second.library.download("lesson", from: lesson.entry)
+        guard case .downloaded? = await end(of: second.library) else {
+            Issue.record("\(await second.library.state(of: "lesson"))")
+            return
+        }
+        let file = try #require(await second.library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
+        // Only the missing part's step: its other rendition's segment was read from what was
+        // staged by the run that failed, and that step was never checkpointed.
+        let fetched = scenario.transport.requests[before...].compactMap(lesson.key(of:))
+        #expect(fetched.contains(last) && fetched.count <= lesson.renditions, "\(fetched)")
+        #expect(Set(fetched).isSubset(of: order.suffix(lesson.renditions)), "\(fetched)")
+    }
+
+    @Test(
+        "a key the key server refuses (403): given up in the background, and the lesson fails as access denied with nothing written"
+    )
+    func refusedKey() async throws {
+        let lesson = try ServedLesson("aes-implicit-iv")
+        let key = lesson.base.appendingPathComponent("key.key")
+        let keyData = try #require(lesson.files["key.key"])
+        // The foreground run has the key; the background task is refused it, as is every
+        // request after.
+        let (scenario, _, labels, _) = try await handedOver("aes-implicit-iv") { scenario in
+            scenario.transport.stub(key, replies: [.resource(keyData), .response(status: 403)])
+        }
+        #expect(labels.count >= 2)
+        scenario.daemon.killApp()
+        for label in labels { try await scenario.daemon.complete(label) }
+        let second = scenario.launch()
+        _ = try await second.library.load()
+        guard case .failed(let failure)? = await end(of: second.library) else {
+            Issue.record("\(await second.library.state(of: "lesson"))")
+            return
+        }
+        #expect(failure.category == .accessDenied, "\(failure)")
+        #expect(await second.library.localFile(of: "lesson") == nil)
+    }
+
+    @Test(
+        "the app killed after each event in turn, the rest delivered at the relaunch: every run ends byte-identical, no part fetched by the last run"
+    )
+    func killAfterEveryEvent() async throws {
+        let lesson = try ServedLesson("cmaf")
+        let count = try await handedOver("cmaf", fromMiddle: true).labels.count
+        try #require(count >= 2)
+        for killedAfter in 0...count {
+            let (scenario, first, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+            #expect(labels.count == count)
+            let transfers = try #require(first.library.background)
+            for (index, label) in labels.enumerated() {
+                if index == killedAfter { scenario.daemon.killApp() }
+                try await scenario.daemon.complete(label)
+                guard index < killedAfter else { continue }
+                // The live process records the event before the next one happens: the kill
+                // comes between two events, not within one.
+                var recorded = false
+                for _ in 0..<100_000 where !recorded {
+                    recorded = await !transfers.handovers.contains { $0.requests.contains { $0.label == label } }
+                    await Task.yield()
+                }
+                #expect(recorded, "\(label)")
+            }
+            if killedAfter == count {
+                guard case .downloaded? = await end(of: first.library) else {
+                    Issue.record("no kill: \(await first.library.state(of: "lesson"))")
+                    continue
+                }
+                let file = try #require(await first.library.localFile(of: "lesson"))
+                #expect(try Data(contentsOf: file) == expected)
+                continue
+            }
+            let atRelaunch = scenario.transport.requests.count
+            let second = scenario.launch()
+            _ = try await second.library.load()
+            guard case .downloaded? = await end(of: second.library) else {
+                Issue.record("killed after \(killedAfter): \(await second.library.state(of: "lesson"))")
+                continue
+            }
+            let file = try #require(await second.library.localFile(of: "lesson"))
+            #expect(try Data(contentsOf: file) == expected, "killed after \(killedAfter)")
+            let last = scenario.transport.requests[atRelaunch...].compactMap(lesson.key(of:))
+            #expect(last.isEmpty, "killed after \(killedAfter): \(last)")
+        }
+    }
+
+    @Test(
+        "a disk that fills while bodies are staged (ENOSPC): given up as storage full, the lesson fails with nothing written, and once space is freed it ends byte-identical",
+        .enabled(if: SmallVolume.isAvailable, "needs a tmpfs (root on Linux)"))
+    func diskFullWhileStaging() async throws {
+        let volume = try SmallVolume(bytes: 8 << 20)
+        defer { volume.unmount() }
+        let (scenario, _, labels, expected) = try await handedOver("cmaf", folder: volume.folder)
+        try #require(!labels.isEmpty)
+        scenario.daemon.killApp()
+        try volume.fill(leaving: 0)
+        for label in labels { try await scenario.daemon.complete(label) }
+        let second = scenario.launch()
+        _ = try await second.library.load()
+        guard case .failed(let failure)? = await end(of: second.library) else {
+            Issue.record("\(await second.library.state(of: "lesson"))")
+            return
+        }
+        #expect(failure.category == .storageFull)
+        #expect(await second.library.localFile(of: "lesson") == nil)
+        try FileManager.default.removeItem(at: volume.folder.appendingPathComponent("filler"))
+        try await second.library.download("lesson", from: scenario.lesson.entry)
+        guard case .downloaded? = await end(of: second.library) else {
+            Issue.record("\(await second.library.state(of: "lesson"))")
+            return
+        }
+        let file = try #require(await second.library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
     }
 }
 

@@ -69,9 +69,9 @@ struct EncryptedLessonTests {
                 .result()
             Issue.record("a refused key downloaded")
         } catch {
-            switch error.kind {
-            case .keyRefused(let status): #expect([401, 403, 404].contains(status))
-            case .invalidKey(let count): #expect(count != 16)
+            switch (error.kind, reply) {
+            case (.keyRefused(let status), .response(let asked, _, _, _)): #expect(status == asked)
+            case (.invalidKey(let count), .resource): #expect(count != 16)
             default: Issue.record("\(error)")
             }
             #expect(error.url?.lastPathComponent == "key.key")

@@ -289,11 +289,27 @@ actor BackgroundTransfers {
         case .failed(let label, let failure, let resumeData):
             guard let (handover, index) = locate(label) else { return }
             switch failure {
-            case .forceQuit, .cancelled:
-                // Submitted again at the next launch, from where it was.
+            case .forceQuit:
+                // The event reaches the launch after the force-quit: the task goes on from
+                // where it was, now (a force-quit is no failure of the request).
                 journal.handovers[handover].requests[index].resumeData = resumeData
                 journal.handovers[handover].requests[index].isStopped = true
                 try? save()
+                await submitStopped(handover, index)
+            case .cancelled:
+                // Cancelled by the system for another reason: submitted again while the
+                // request has attempts left, from where it was.
+                journal.handovers[handover].requests[index].resumeData = resumeData
+                journal.handovers[handover].requests[index].isStopped = true
+                if journal.handovers[handover].requests[index].attempts < retry.maximumAttempts {
+                    journal.handovers[handover].requests[index].attempts += 1
+                    try? save()
+                    await submitStopped(handover, index)
+                } else {
+                    journal.handovers[handover].requests[index].failure = .cancelled
+                    try? save()
+                    announceIfSettled(handover)
+                }
             case .network:
                 journal.handovers[handover].requests[index].resumeData = resumeData
                 await failed(handover, index, category: .offline, transient: true)
@@ -307,6 +323,20 @@ actor BackgroundTransfers {
                 eventsDeliveredUnanswered = true
             }
         }
+    }
+
+    /// Submits the stopped request at `index` of `handover` again, with its resume data (saved
+    /// as stopped first: a kill before the submission leaves it for ``resubmit()``).
+    private func submitStopped(_ handover: Int, _ index: Int) async {
+        let handed = journal.handovers[handover].requests[index]
+        let key = journal.handovers[handover].key
+        await session.submit([task(for: handed)])
+        // Located again: the journal may have changed while the submission was awaited.
+        if let (handover, index) = locate(handed.label) {
+            journal.handovers[handover].requests[index].resumeData = nil
+            journal.handovers[handover].requests[index].isStopped = false
+        }
+        markSubmitted(key, labels: [handed.label])
     }
 
     /// Submits the request again while it has attempts left; otherwise gives it up with

@@ -58,7 +58,12 @@ struct LessonKeys: Sendable {
     where C.Duration == Duration {
         let body: Data
         do {
-            body = try await engine.sendWithRetry(URLRequest(url: url), part: nil).0
+            let (data, response) = try await engine.sendWithRetry(URLRequest(url: url), part: nil)
+            // A refusal comes back as an answer, not an error: its status says so, whatever its body.
+            if let status = (response as? HTTPURLResponse)?.statusCode, (400..<500).contains(status) {
+                throw DownloadError(.keyRefused(status: status), url: url)
+            }
+            body = data
         } catch let error as DownloadError {
             if case .httpStatus(let status) = error.kind, (400..<500).contains(status) {
                 throw DownloadError(.keyRefused(status: status), url: url)

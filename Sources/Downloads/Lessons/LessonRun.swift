@@ -116,6 +116,10 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             // the journal notes it, so the resume starts there and never shows less.
             let shown = progress.shownFraction
             _ = try? await session.perform { $0.noteFloor(shown) }
+            // The steps the journal holds, whether or not their report came back before the stop.
+            if let journaled = try? await session.perform({ $0.stepsDone }) {
+                for range in plan.steps.prefix(journaled) { job.partsDone(range) }
+            }
             throw error
         }
         let skipped = try await addSubtitles(session: session)
@@ -362,8 +366,13 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// - Complexity: O(*p*) for *p* parts.
     private func publishPlan(to job: DownloadJob, stepsDone: Int) {
+        // A segment without a byte range: its share of the plan's estimate (BANDWIDTH times
+        // duration), so that the free space is checked and the scheduler told what to expect.
+        let perSecond = plan.expectedBytes.flatMap { plan.duration > 0 ? Double($0) / plan.duration : nil }
         var parts = plan.parts.enumerated().map { index, part in
-            BackgroundBatch.Part(index: index, part: part.downloadPart, expectedBytes: part.byteRange?.length)
+            let estimate = perSecond.flatMap { part.duration > 0 ? UInt64(($0 * part.duration).rounded(.up)) : nil }
+            return BackgroundBatch.Part(
+                index: index, part: part.downloadPart, expectedBytes: part.byteRange?.length ?? estimate)
         }
         for (offset, url) in LessonKeys.keyURLs(of: plan).enumerated() {
             parts.append(

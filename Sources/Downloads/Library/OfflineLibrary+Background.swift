@@ -111,7 +111,8 @@ extension OfflineLibrary {
         do {
             try download(id, from: entry.remoteURL)
         } catch {
-            set(id, .paused)
+            // Its state could not be saved (a full disk): shown with why, kept to resume.
+            set(id, .failed(DownloadFailure(error)))
         }
     }
 
