@@ -42,14 +42,31 @@
             WindowGroup { Text("Lessons") }
                 .onChange(of: scenePhase) { _, phase in
                     guard phase == .background else { return }
-                    // A few seconds of background time are enough: the pause and the hand-over
-                    // save a journal and submit one batch.
-                    let time = UIApplication.shared.beginBackgroundTask(withName: "Hand over downloads")
+                    // The pause waits for each download's transfers to stop; the hand-over saves
+                    // a journal and submits one batch. The extra time ends when it is done, or
+                    // when the system says it is up.
+                    let time = BackgroundTime()
+                    time.begin()
                     Task {
                         _ = await Lessons.library.continueInBackground()
-                        UIApplication.shared.endBackgroundTask(time)
+                        time.end()
                     }
                 }
+        }
+    }
+
+    /// Extra time in the background, ended once (by the work, or by the system's expiration).
+    @MainActor final class BackgroundTime {
+        private var task = UIBackgroundTaskIdentifier.invalid
+
+        func begin() {
+            task = UIApplication.shared.beginBackgroundTask(withName: "Hand over downloads") { self.end() }
+        }
+
+        func end() {
+            guard task != .invalid else { return }
+            UIApplication.shared.endBackgroundTask(task)
+            task = .invalid
         }
     }
 // example: end background-swiftui-app

@@ -28,19 +28,18 @@ struct BackgroundFigureTests {
     /// one transfer at a time, paused with its third segment in flight.
     func run() async throws -> Counts {
         let lesson = try ServedLesson("disc-encoders")
-        let reference = try await BackgroundLibraryTests().reference(lesson)
+        let reference = try await BackgroundLibraryTests().reference(lesson, concurrency: 1)
         var counts = Counts(segments: reference.order.count)
         let scenario = BackgroundLibraryTests.Scenario(lesson, holding: reference.order[2], concurrency: 1)
         let first = scenario.launch()
         try await first.library.download("lesson", from: lesson.entry)
         await scenario.clock.waitForSleepers(count: 1)
         // The two segments before the held one are remuxed before it is asked for.
-        var done = 0
-        for _ in 0..<100_000 where done < 2 {
-            done = await first.library.progress(of: "lesson")?.partsCompleted ?? 0
-            await Task.yield()
+        let library = first.library
+        _ = await BackgroundLibraryTests().eventually {
+            await (library.progress(of: "lesson")?.partsCompleted ?? 0) >= 2
         }
-        counts.doneInForeground = done
+        counts.doneInForeground = await library.progress(of: "lesson")?.partsCompleted ?? 0
         #expect(await first.library.continueInBackground() == ["lesson"])
         let labels = scenario.daemon.running
         counts.tasks = labels.count

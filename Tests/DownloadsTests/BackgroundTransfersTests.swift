@@ -270,7 +270,9 @@ struct BackgroundTransfersTests {
         for await _ in called { break }
         // By then every body is staged and the journal says so on disk.
         let reread = transfers(
-            SimulatedBackgroundSession(daemon: daemon, events: AsyncStream { $0.finish() }), in: folder)
+            SimulatedBackgroundSession(
+                daemon: daemon, events: AsyncStream { $0.finish() }, leftovers: []),
+            in: folder)
         #expect(await reread.handovers.first?.requests.isEmpty == true)
         #expect(BackgroundTransfers.stagedBodies(for: destination).entries.count == 5)
     }
@@ -300,7 +302,9 @@ struct BackgroundTransfersTests {
         // A hand-over saved but killed before its submission is submitted at the next launch.
         let other = folder.appendingPathComponent("other.mp4")
         let unsubmitted = BackgroundTransfers(
-            session: SimulatedBackgroundSession(daemon: daemon, events: AsyncStream { $0.finish() }), folder: folder,
+            session: SimulatedBackgroundSession(
+                daemon: daemon, events: AsyncStream { $0.finish() }, leftovers: []),
+            folder: folder,
             freeSpace: { _ in 1 << 40 })
         try await unsubmitted.handOver("other", destination: other, parts: Array(remaining.prefix(1)))
         #expect(daemon.submitted == 6)

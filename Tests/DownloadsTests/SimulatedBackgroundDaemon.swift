@@ -40,6 +40,7 @@ final class SimulatedBackgroundDaemon: Sendable {
     /// The app launches (or relaunches) and recreates its session: the events that waited reach
     /// it in one batch, followed by "events delivered".
     func launch(landing: URL) -> SimulatedBackgroundSession {
+        let leftovers = BackgroundLanding.leftovers(in: landing)
         let (events, continuation) = AsyncStream<BackgroundTransferEvent>.makeStream()
         let waiting = state.withLock { state in
             state.app = (continuation, landing)
@@ -48,7 +49,7 @@ final class SimulatedBackgroundDaemon: Sendable {
         }
         for event in waiting { continuation.yield(moved(event, to: landing)) }
         if !waiting.isEmpty { continuation.yield(.eventsDelivered) }
-        return SimulatedBackgroundSession(daemon: self, events: events)
+        return SimulatedBackgroundSession(daemon: self, events: events, leftovers: leftovers)
     }
 
     /// The app's process ends (killed, or suspended and reclaimed): its tasks go on.
@@ -134,13 +135,34 @@ final class SimulatedBackgroundDaemon: Sendable {
         continuation.yield(moved(event, to: landing))
     }
 
-    /// The event with its file moved into the app's folder, as the delegate does before it returns.
+    /// The event with its file moved into the app's folder, as the delegate does before it
+    /// returns (``BackgroundLanding``, as the system session's delegate lands it).
     private func moved(_ event: BackgroundTransferEvent, to landing: URL) -> BackgroundTransferEvent {
         guard case .finished(let description, let response, let file) = event else { return event }
-        let destination = landing.appendingPathComponent(file.lastPathComponent)
-        try? FileManager.default.createDirectory(at: landing, withIntermediateDirectories: true)
-        try? FileManager.default.moveItem(at: file, to: destination)
-        return .finished(taskDescription: description, response: response, file: destination)
+        return (try? BackgroundLanding.land(file, in: landing, taskDescription: description, response: response))
+            ?? event
+    }
+
+    /// Ends the running task `description` as ``complete(_:)`` does, and the app's process dies
+    /// as the delegate returns: the file is landed, the event counts as delivered, and the app
+    /// never records it.
+    func completeAsTheAppDies(_ description: String) async throws {
+        guard let task = state.withLock({ $0.running.first { $0.taskDescription == description } }) else { return }
+        let (data, response) = try await transport.send(task.request)
+        let http = response as? HTTPURLResponse
+        let file = scratch.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        try data.write(to: file)
+        let headers = (http?.allHeaderFields as? [String: String]) ?? [:]
+        let landing = state.withLock { state -> URL? in
+            state.running.removeAll { $0.taskDescription == description }
+            return state.app?.landing
+        }
+        guard let landing else { return }
+        _ = try BackgroundLanding.land(
+            file, in: landing, taskDescription: description,
+            response: BackgroundTransferResponse(statusCode: http?.statusCode ?? 200, headers: headers))
+        killApp()
     }
 }
 
@@ -148,6 +170,7 @@ final class SimulatedBackgroundDaemon: Sendable {
 struct SimulatedBackgroundSession: BackgroundTransferSession {
     let daemon: SimulatedBackgroundDaemon
     let events: AsyncStream<BackgroundTransferEvent>
+    let leftovers: [BackgroundTransferEvent]
 
     func submit(_ tasks: [BackgroundTransferTask]) async {
         daemon.submit(tasks)

@@ -44,7 +44,8 @@ enum BackgroundTransferFailure: Hashable, Sendable {
 /// What a background session reports, in the order it happens.
 enum BackgroundTransferEvent: Hashable, Sendable {
     /// A task's response arrived whole. Its body is in `file`, already moved out of the
-    /// system's temporary location (which is deleted when the delegate call returns). An error
+    /// system's temporary location (which is deleted when the delegate call returns) into the
+    /// session's landing folder, with a record of the event (``BackgroundLanding``). An error
     /// status (a 404, a 503) arrives this way too, its body the server's error page.
     case finished(taskDescription: String, response: BackgroundTransferResponse, file: URL)
     /// A task ended without a response, with what it left to resume from.
@@ -62,6 +63,9 @@ enum BackgroundTransferEvent: Hashable, Sendable {
 /// tasks still running, and receives the events that happened meanwhile, in a batch, ending with
 /// `urlSessionDidFinishEvents`.
 protocol BackgroundTransferSession: Sendable {
+    /// The events an earlier process received and did not record, read from the landing folder
+    /// (``BackgroundLanding``) when the session was created, before it could land anything.
+    var leftovers: [BackgroundTransferEvent] { get }
     /// Every event, in order, from the session's creation on.
     var events: AsyncStream<BackgroundTransferEvent> { get }
     /// Starts `tasks`, in their order.

@@ -75,7 +75,8 @@ actor BackgroundTransfers {
     private let freeSpace: @Sendable (URL) -> UInt64?
     private var journal = Journal()
     private var isLoaded = false
-    private var completionHandler: (@Sendable () -> Void)?
+    /// The system's completion handlers not called yet (a wake-up may bring more than one).
+    private var completionHandlers: [@Sendable () -> Void] = []
     /// Whether the last event was `eventsDelivered` with no handler yet to call.
     private var eventsDeliveredUnanswered = false
     private var reader: Task<Void, Never>?
@@ -121,7 +122,8 @@ actor BackgroundTransfers {
 
     /// Starts reading the session's events (call it once the session exists, at every launch).
     ///
-    /// It first removes what a kill left half-staged.
+    /// It first removes what a kill left half-staged, then records the events an earlier
+    /// process received and did not record (``BackgroundLanding``) and calls ``resubmit()``.
     func start() {
         loadIfNeeded()
         guard reader == nil else { return }
@@ -129,8 +131,15 @@ actor BackgroundTransfers {
         for handover in journal.handovers where Self.isSettled(handover) {
             settledKeys.continuation.yield(handover.key)
         }
+        // Events an earlier process received and died before recording (their files and
+        // records were still in the landing folder when the session was created), then what
+        // the system stopped or a kill kept from being submitted, then this process's events:
+        // one after the other, so no event is handled while a resubmission is deciding.
+        let leftovers = session.leftovers
         let events = session.events
         reader = Task { [weak self] in
+            for event in leftovers { await self?.handle(event) }
+            await self?.resubmit()
             for await event in events { await self?.handle(event) }
         }
     }
@@ -141,6 +150,9 @@ actor BackgroundTransfers {
     /// - Throws: ``HandoverError``, before anything is submitted.
     func handOver(_ key: String, destination: URL, parts: [BackgroundBatch.Part]) async throws(HandoverError) {
         loadIfNeeded()
+        // A hand-over whose requests have all ended (its run failed or was stopped since) is
+        // replaced: what it staged stays beside the download for the runs to come.
+        journal.handovers.removeAll { $0.key == key && Self.isSettled($0) }
         guard !journal.handovers.contains(where: { $0.key == key }) else { throw .duplicate(key: key) }
         // An empty range has no bytes to fetch (and `bytes=o-o` would ask for one).
         let requests = BackgroundBatch.requests(download: key, parts: parts.filter { $0.part.byteRange?.length != 0 })
@@ -209,7 +221,7 @@ actor BackgroundTransfers {
             // UIKit's handler, called on the main thread as Apple asks.
             await MainActor.run { completion() }
         } else {
-            completionHandler = completion
+            completionHandlers.append(completion)
         }
     }
 
@@ -249,7 +261,9 @@ actor BackgroundTransfers {
         if event != .eventsDelivered { eventsDeliveredUnanswered = false }
         switch event {
         case .finished(let label, let response, let file):
-            defer { try? FileManager.default.removeItem(at: file) }
+            // Recorded already (found left over at the start, then received again): its file is gone.
+            guard FileManager.default.fileExists(atPath: file.path) else { return }
+            defer { BackgroundLanding.remove(file) }
             guard let (handover, index) = locate(label) else { return }
             let handed = journal.handovers[handover].requests[index]
             let request = BackgroundTransferRequest(
@@ -315,10 +329,11 @@ actor BackgroundTransfers {
                 await failed(handover, index, category: .offline, transient: true)
             }
         case .eventsDelivered:
-            if let handler = completionHandler {
-                completionHandler = nil
+            if !completionHandlers.isEmpty {
+                let handlers = completionHandlers
+                completionHandlers = []
                 // UIKit's handler, called on the main thread as Apple asks.
-                await MainActor.run { handler() }
+                await MainActor.run { for handler in handlers { handler() } }
             } else {
                 eventsDeliveredUnanswered = true
             }
@@ -346,8 +361,12 @@ actor BackgroundTransfers {
         if transient, handed.attempts < retry.maximumAttempts {
             journal.handovers[handover].requests[index].attempts += 1
             journal.handovers[handover].requests[index].resumeData = nil
+            // Saved as not submitted first: a kill before the submission leaves it for the
+            // next launch's ``resubmit()``.
+            journal.handovers[handover].requests[index].isSubmitted = false
             try? save()
-            await session.submit([task(for: handed)])
+            await session.submit([task(for: journal.handovers[handover].requests[index])])
+            markSubmitted(journal.handovers[handover].key, labels: [handed.label])
             return
         }
         journal.handovers[handover].requests[index].failure = category

@@ -17,7 +17,8 @@ public struct BackgroundTransferOptions: Hashable, Sendable {
     /// Whether transfers may use a network in Low Data Mode.
     public var allowsConstrainedNetworkAccess: Bool
     /// Whether the system may wait for a good moment (Wi-Fi and power): for transfers that can
-    /// wait, never for a learner waiting to watch.
+    /// wait. It applies to transfers created in the foreground only: the system treats every
+    /// transfer created while the app is in the background as discretionary.
     public var isDiscretionary: Bool
 
     /// Options for the session `identifier` (the app's, such as its bundle identifier with a
@@ -60,12 +61,15 @@ extension BackgroundTransfers {
         private let continuation: AsyncStream<BackgroundTransferEvent>.Continuation
         /// Where finished files are moved.
         let landing: URL
+        let leftovers: [BackgroundTransferEvent]
         private let session = Locked<URLSession?>(nil)
 
         /// Creates (or, in a relaunched process, recreates) the session `options` names.
         init(options: BackgroundTransferOptions, landing: URL) {
             (events, continuation) = AsyncStream.makeStream()
             self.landing = landing
+            // Read before the session exists: from then on its delegate lands files there.
+            leftovers = BackgroundLanding.leftovers(in: landing)
             super.init()
             let configuration = URLSessionConfiguration.background(withIdentifier: options.identifier)
             configuration.sessionSendsLaunchEvents = true
@@ -99,20 +103,8 @@ extension BackgroundTransfers {
             _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
         ) {
             let description = downloadTask.taskDescription ?? ""
-            let destination = landing.appendingPathComponent(UUID().uuidString)
-            do {
-                try FileManager.default.createDirectory(at: landing, withIntermediateDirectories: true)
-                try FileManager.default.moveItem(at: location, to: destination)
-            } catch {
-                continuation.yield(
-                    .failed(
-                        taskDescription: description, failure: .network(code: URLError.Code.cannotMoveFile.rawValue),
-                        resumeData: nil))
-                return
-            }
             guard let http = downloadTask.response as? HTTPURLResponse else {
                 // No HTTP response: nothing says what the file holds.
-                try? FileManager.default.removeItem(at: destination)
                 continuation.yield(
                     .failed(
                         taskDescription: description,
@@ -123,11 +115,18 @@ extension BackgroundTransfers {
             for (name, value) in http.allHeaderFields {
                 if let name = name as? String, let value = value as? String { headers[name] = value }
             }
-            continuation.yield(
-                .finished(
-                    taskDescription: description,
-                    response: BackgroundTransferResponse(statusCode: http.statusCode, headers: headers),
-                    file: destination))
+            let response = BackgroundTransferResponse(statusCode: http.statusCode, headers: headers)
+            do {
+                // Moved before this returns (the system deletes the file then), with a record of
+                // the event, which a process that dies before recording it leaves for the next.
+                continuation.yield(
+                    try BackgroundLanding.land(location, in: landing, taskDescription: description, response: response))
+            } catch {
+                continuation.yield(
+                    .failed(
+                        taskDescription: description, failure: .network(code: URLError.Code.cannotMoveFile.rawValue),
+                        resumeData: nil))
+            }
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

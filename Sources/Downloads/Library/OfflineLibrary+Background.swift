@@ -25,7 +25,9 @@ extension OfflineLibrary {
         loadIfNeeded()
         guard let background else { return [] }
         startBackgroundIfNeeded()
-        let running = jobs.sorted { $0.key < $1.key }
+        // A job the learner is pausing or cancelling stops as asked, not in the background.
+        let running = jobs.filter { !stopping.contains($0.key) && !cancelling.contains($0.key) }
+            .sorted { $0.key < $1.key }
         for (id, job) in running {
             handingOver.insert(id)
             job.pause()
@@ -49,6 +51,11 @@ extension OfflineLibrary {
             }
             do {
                 try await background.handOver(id, destination: remainder.destination, parts: parts)
+                // Cancelled, deleted or started again while it was handed over: not waited for.
+                guard case .downloading? = entries[id]?.state, jobs[id] == nil else {
+                    await background.finish(id)
+                    continue
+                }
                 entries[id]?.inBackground = true
                 try? save()
                 handed.append(id)
@@ -94,10 +101,20 @@ extension OfflineLibrary {
         let settled = background.settled
         Task {
             await background.start()
-            await background.resubmit()
+            // An item waiting for a hand-over the transfers no longer know (their journal was
+            // lost) runs again: nothing else would ever start it.
+            let known = Set(await background.handovers.map(\.key))
+            self.restartOrphans(known: known)
         }
         Task { [weak self] in
             for await id in settled { await self?.restartAfterBackground(id) }
+        }
+    }
+
+    /// Runs again every item waiting for background transfers that `known` does not name.
+    func restartOrphans(known: Set<String>) {
+        for (id, entry) in entries where entry.inBackground == true && !known.contains(id) {
+            restartAfterBackground(id)
         }
     }
 

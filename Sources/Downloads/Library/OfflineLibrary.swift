@@ -175,9 +175,9 @@ public actor OfflineLibrary {
     /// Whether the background transfers' events are read.
     var isBackgroundStarted = false
     /// Items whose job was asked to pause or cancel and has not ended yet.
-    private var stopping: Set<String> = []
+    var stopping: Set<String> = []
     /// Items whose job was asked to cancel and has not ended yet.
-    private var cancelling: Set<String> = []
+    var cancelling: Set<String> = []
     /// Items being deleted or discarded: no download asked for meanwhile is restarted.
     private var removingItems: Set<String> = []
     /// Items asked to download again while their job was stopping: started once it has ended.
@@ -466,6 +466,7 @@ public actor OfflineLibrary {
         }
         let unclaimed = names.filter {
             !$0.hasPrefix(".") && !claimed.contains($0) && !$0.hasPrefix("offline-library.json")
+                && $0 != "background-transfers.json"
                 && !$0.hasSuffix(".vtt")
         }
         adopt(recovered)
