@@ -62,7 +62,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     /// default.
     public let maximumPartByteCount: UInt64
     let clock: C
-    let transport: any HTTPTransport
+    var transport: any HTTPTransport
     let randomUnit: @Sendable () -> Double
     /// The file system downloads write in: the device's, or a test's that fails operations.
     let fileSystem: any DownloadFileSystem
@@ -117,10 +117,9 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     func readingStagedBodies(for destination: URL) -> DownloadEngine {
         let staged = BackgroundTransfers.stagedBodies(for: destination)
         guard FileManager.default.fileExists(atPath: staged.folder.path) else { return self }
-        return DownloadEngine(
-            concurrency: concurrency, retry: retry, idleTimeout: idleTimeout, clock: clock, randomUnit: randomUnit,
-            allowedSchemes: allowedSchemes, maximumPartByteCount: maximumPartByteCount, fileSystem: fileSystem,
-            transport: StagedBodyTransport(base: transport, staged: staged))
+        var engine = self
+        engine.transport = StagedBodyTransport(base: transport, staged: staged)
+        return engine
     }
 
     /// Starts downloading `parts` into `destination`, resuming an interrupted download of the
@@ -224,10 +223,11 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         let expected = parts.totalLength
         var written = journal.bytesWritten
         var completed = journal.completed
-        job.planned(
+        job.planned(into: destination, done: completed) {
             (0..<parts.count).map { index in
                 BackgroundBatch.Part(index: index, part: parts[index], expectedBytes: parts[index].byteRange?.length)
-            }, into: destination, done: completed)
+            }
+        }
         var nextToWrite = 0
         while completed.contains(nextToWrite) { nextToWrite += 1 }
         // The parts still to fetch, in order, taken one at a time: nothing is listed ahead.
@@ -301,7 +301,6 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                         }
                         buffered -= UInt64(data.count)
                         completed.insert(index)
-                        job.partsDone(CollectionOfOne(index))
                         written += part.length
                         meter.settle(fetched: fetchedSize, written: written, completed: completed.count)
                     } else {
@@ -312,7 +311,6 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                             buffered -= UInt64(ready.count)
                             try journal.record(nextToWrite, data: ready, flushing: handle)
                             completed.insert(nextToWrite)
-                            job.partsDone(CollectionOfOne(nextToWrite))
                             written += UInt64(ready.count)
                             meter.settle(
                                 fetched: fetchedSizes.removeValue(forKey: nextToWrite) ?? 0, written: written,
@@ -327,6 +325,8 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         do {
             try await fetchAll()
         } catch {
+            // What the journal holds, for a hand-over of the rest.
+            job.partsDone(completed)
             // Stopped (a pause, a failure): each part that streamed some of its bytes keeps
             // them, vouched for in the journal, so the next run fetches only the rest of it.
             if streaming {

@@ -35,9 +35,8 @@ public final class DownloadJob: Sendable {
     private let shared = Locked(Shared())
     /// The job's task, set once the job exists.
     private let task = Locked<Task<Result<DownloadResult, DownloadError>, Never>?>(nil)
-    /// What the run still has to fetch, once it knows its plan: for a hand-over to background
-    /// transfers.
-    private let remainder = Locked<Remainder?>(nil)
+    /// What the run fetches, once it knows its plan: for a hand-over to background transfers.
+    private let published = Locked<Published?>(nil)
     /// The file the download writes (its extension may change, as `downloadLesson`'s does), for
     /// ``discard()`` and for the clean-up after a failure no resume can use.
     private let destination: URL?
@@ -157,19 +156,36 @@ public final class DownloadJob: Sendable {
         var remaining: [BackgroundBatch.Part] { parts.filter { !done.contains($0.index) } }
     }
 
-    /// Records what the run fetches into `destination`: `parts`, of which `done` are done.
-    func planned(_ parts: [BackgroundBatch.Part], into destination: URL, done: Set<Int>) {
-        remainder.withLock { $0 = Remainder(destination: destination, parts: parts, done: done) }
+    /// A run's plan as it published it: its parts are listed only when a hand-over asks, so a
+    /// run that is never handed over lists nothing.
+    private struct Published: Sendable {
+        var destination: URL
+        var parts: @Sendable () -> [BackgroundBatch.Part]
+        var done: Set<Int>
     }
 
-    /// Records the parts `indices` done (written, and kept by the run's journal).
+    /// Records what the run fetches into `destination`: the parts `parts` lists when asked, of
+    /// which `done` are done as the run starts.
+    ///
+    /// - Complexity: O(1); `parts` is not called here.
+    func planned(into destination: URL, done: Set<Int>, parts: @escaping @Sendable () -> [BackgroundBatch.Part]) {
+        published.withLock { $0 = Published(destination: destination, parts: parts, done: done) }
+    }
+
+    /// Records the parts `indices` done (written, and kept by the run's journal): a run calls it
+    /// once as it stops, with what its journal holds.
     func partsDone<S: Sequence<Int>>(_ indices: S) {
-        remainder.withLock { $0?.done.formUnion(indices) }
+        published.withLock { $0?.done.formUnion(indices) }
     }
 
     /// What the run still has to fetch, or `nil` before it has planned (or for a run that
-    /// cannot say).
-    var remaining: Remainder? { remainder.withLock { $0 } }
+    /// cannot say). Read it once the run has stopped: the parts done are those it recorded then.
+    ///
+    /// - Complexity: O(*p*) for the plan's *p* parts, listed now.
+    var remaining: Remainder? {
+        guard let published = published.withLock({ $0 }) else { return nil }
+        return Remainder(destination: published.destination, parts: published.parts(), done: published.done)
+    }
 
     /// Whether a pause (rather than a cancellation) stopped the job.
     var isPauseRequested: Bool {

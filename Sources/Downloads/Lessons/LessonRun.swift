@@ -347,7 +347,6 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                         flows[index] = nil
                         done[index] = nil
                     }
-                    job.partsDone(plan.steps[step])
                     actions = scheduler.handle(.stepRemuxed(step))
                 case nil:
                     // Nothing in flight and nothing to do: only a plan whose steps leave parts out
@@ -364,22 +363,29 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
     /// Tells `job` the plan's parts (then its keys, which every run fetches again) and those
     /// the journal holds, for a hand-over to background transfers.
     ///
-    /// - Complexity: O(*p*) for *p* parts.
+    /// - Complexity: O(*s*) for the *s* steps done; the parts are listed only if a hand-over
+    ///   asks for them.
     private func publishPlan(to job: DownloadJob, stepsDone: Int) {
-        // A segment without a byte range: its share of the plan's estimate (BANDWIDTH times
-        // duration), so that the free space is checked and the scheduler told what to expect.
-        let perSecond = plan.expectedBytes.flatMap { plan.duration > 0 ? Double($0) / plan.duration : nil }
-        var parts = plan.parts.enumerated().map { index, part in
-            let estimate = perSecond.flatMap { part.duration > 0 ? UInt64(($0 * part.duration).rounded(.up)) : nil }
-            return BackgroundBatch.Part(
-                index: index, part: part.downloadPart, expectedBytes: part.byteRange?.length ?? estimate)
-        }
-        for (offset, url) in LessonKeys.keyURLs(of: plan).enumerated() {
-            parts.append(
-                BackgroundBatch.Part(index: plan.parts.count + offset, part: DownloadPart(url: url), expectedBytes: 16))
-        }
+        let plan = plan
         let done = plan.steps.prefix(stepsDone).reduce(into: Set<Int>()) { $0.formUnion($1) }
-        job.planned(parts, into: destination, done: done)
+        job.planned(into: destination, done: done) {
+            // A segment without a byte range: its share of the plan's estimate (BANDWIDTH times
+            // duration), so that the free space is checked and the scheduler told what to expect.
+            let perSecond = plan.expectedBytes.flatMap { plan.duration > 0 ? Double($0) / plan.duration : nil }
+            var parts = plan.parts.enumerated().map { index, part in
+                let estimate = perSecond.flatMap {
+                    part.duration > 0 ? UInt64(($0 * part.duration).rounded(.up)) : nil
+                }
+                return BackgroundBatch.Part(
+                    index: index, part: part.downloadPart, expectedBytes: part.byteRange?.length ?? estimate)
+            }
+            for (offset, url) in LessonKeys.keyURLs(of: plan).enumerated() {
+                parts.append(
+                    BackgroundBatch.Part(
+                        index: plan.parts.count + offset, part: DownloadPart(url: url), expectedBytes: 16))
+            }
+            return parts
+        }
     }
 
     /// Fails with insufficient storage when the file the source makes does not fit beside what
