@@ -32,6 +32,10 @@ struct BackgroundLibraryTests {
         let daemon: SimulatedBackgroundDaemon
         let downloader: MediaDownloader<ManualClock>
         var freeSpace: UInt64 = 1 << 40
+        /// The app's background options, if the test chooses them.
+        var options: BackgroundTransferOptions?
+        /// The device's network the library reads, if the test follows why the transfers wait.
+        var network: ManualNetwork?
 
         /// Where finished files land before they are staged.
         let landing: URL
@@ -57,7 +61,7 @@ struct BackgroundLibraryTests {
             let downloader = downloader
             let library = OfflineLibrary(
                 directory: folder, fileOptions: OfflineFileOptions(), fileSystem: LocalFileSystem(),
-                background: transfers
+                background: transfers, backgroundOptions: options, network: network
             ) { remote, destination in
                 downloader.downloadLesson(from: remote, to: destination, preferredLanguages: [])
             }
@@ -100,7 +104,8 @@ struct BackgroundLibraryTests {
     /// step but the last is in the journal, and the last step's parts are handed over.
     func handedOver(
         _ name: String, concurrency: Int = 1, folder: URL? = nil, freeSpace: UInt64 = 1 << 40,
-        fromMiddle: Bool = false, serving: (Scenario) -> Void = { _ in }
+        fromMiddle: Bool = false, options: BackgroundTransferOptions? = nil, network: ManualNetwork? = nil,
+        serving: (Scenario) -> Void = { _ in }
     ) async throws -> (scenario: Scenario, process: Process, labels: [String], expected: Data) {
         let lesson = try ServedLesson(name)
         let (expected, order) = try await reference(lesson, concurrency: concurrency)
@@ -108,6 +113,8 @@ struct BackgroundLibraryTests {
         let held = fromMiddle ? media[media.count / 2] : media.last
         var scenario = Scenario(lesson, holding: held, concurrency: concurrency, folder: folder)
         scenario.freeSpace = freeSpace
+        scenario.options = options
+        scenario.network = network
         serving(scenario)
         let process = scenario.launch()
         try await process.library.download("lesson", from: lesson.entry)
@@ -401,12 +408,12 @@ struct BackgroundLibraryTests {
 }
 
 extension OfflineLibrary.ItemState {
-    fileprivate var isDownloading: Bool {
+    var isDownloading: Bool {
         if case .downloading = self { true } else { false }
     }
 
     /// Neither downloading nor downloaded.
-    fileprivate var isGone: Bool {
+    var isGone: Bool {
         switch self {
         case .downloading, .downloaded: false
         default: true

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPSupport
 
 /// The app's choices for the downloads an ``OfflineLibrary`` continues in the background.
 ///
@@ -20,30 +21,48 @@ public struct BackgroundTransferOptions: Hashable, Sendable {
     /// wait. It applies to transfers created in the foreground only: the system treats every
     /// transfer created while the app is in the background as discretionary.
     public var isDiscretionary: Bool
+    /// When a download's parts go to the background session.
+    public var handOver: HandOver
+
+    /// When a download's parts go to the background session.
+    public enum HandOver: Hashable, Sendable {
+        /// When the app calls ``OfflineLibrary/continueInBackground()``, as it leaves the
+        /// foreground: the foreground transfers, faster, run while the app is active.
+        case whenLeavingForeground
+        /// As soon as each download knows its parts (its playlists read): every download runs
+        /// in the background session from its start, whatever the app does next.
+        /// ``OfflineLibrary/continueInBackground()`` still hands over what a download asked for
+        /// later is running.
+        case always
+    }
 
     /// Options for the session `identifier` (the app's, such as its bundle identifier with a
-    /// suffix), every network allowed and nothing discretionary unless chosen.
+    /// suffix), every network allowed, nothing discretionary, and downloads handed over when the
+    /// app leaves the foreground, unless chosen.
     public init(
         identifier: String, allowsCellularAccess: Bool = true, allowsExpensiveNetworkAccess: Bool = true,
-        allowsConstrainedNetworkAccess: Bool = true, isDiscretionary: Bool = false
+        allowsConstrainedNetworkAccess: Bool = true, isDiscretionary: Bool = false,
+        handOver: HandOver = .whenLeavingForeground
     ) {
         self.identifier = identifier
         self.allowsCellularAccess = allowsCellularAccess
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
         self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
         self.isDiscretionary = isDiscretionary
+        self.handOver = handOver
     }
 }
 
 extension BackgroundTransfers {
     /// Background transfers through the system's session `options` names, keeping their journal
-    /// in `folder` and landing finished files in a hidden folder there; `nil` where the platform
-    /// has no background session (Linux).
-    static func system(_ options: BackgroundTransferOptions, folder: URL) -> BackgroundTransfers? {
+    /// in `folder`, landing finished files in a hidden folder there, and retrying a failed part
+    /// as `retry` says (the downloader's policy); `nil` where the platform has no background
+    /// session (Linux).
+    static func system(_ options: BackgroundTransferOptions, folder: URL, retry: RetryPolicy) -> BackgroundTransfers? {
         #if canImport(Darwin)
             let session = SystemBackgroundTransferSession(
                 options: options, landing: folder.appendingPathComponent(".background-landing"))
-            return BackgroundTransfers(session: session, folder: folder)
+            return BackgroundTransfers(session: session, folder: folder, retry: retry)
         #else
             return nil
         #endif

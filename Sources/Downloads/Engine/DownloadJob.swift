@@ -35,8 +35,9 @@ public final class DownloadJob: Sendable {
     private let shared = Locked(Shared())
     /// The job's task, set once the job exists.
     private let task = Locked<Task<Result<DownloadResult, DownloadError>, Never>?>(nil)
-    /// What the run fetches, once it knows its plan: for a hand-over to background transfers.
-    private let published = Locked<Published?>(nil)
+    /// What the run fetches, once it knows its plan (for a hand-over to background transfers),
+    /// and who waits for it.
+    private let published = Locked<PlanState>(PlanState())
     /// The file the download writes (its extension may change, as `downloadLesson`'s does), for
     /// ``discard()`` and for the clean-up after a failure no resume can use.
     private let destination: URL?
@@ -46,10 +47,17 @@ public final class DownloadJob: Sendable {
         let broadcast = broadcast
         // The task holds the job until the download ends, so a caller may drop its handle.
         let shared = shared
+        let published = published
         let created = Task { () -> Result<DownloadResult, DownloadError> in
             defer {
                 shared.withLock { $0.hasEnded = true }
                 broadcast.finish()
+                let waiting = published.withLock { state in
+                    state.hasEnded = true
+                    defer { state.waiters = [] }
+                    return state.waiters
+                }
+                for waiter in waiting { waiter.resume(returning: false) }
             }
             do {
                 return .success(try await body(self))
@@ -164,18 +172,43 @@ public final class DownloadJob: Sendable {
         var done: Set<Int>
     }
 
+    /// The plan published, and the waits for it (``waitUntilPlanned()``).
+    private struct PlanState {
+        var plan: Published?
+        var waiters: [CheckedContinuation<Bool, Never>] = []
+        var hasEnded = false
+    }
+
     /// Records what the run fetches into `destination`: the parts `parts` lists when asked, of
     /// which `done` are done as the run starts.
     ///
     /// - Complexity: O(1); `parts` is not called here.
     func planned(into destination: URL, done: Set<Int>, parts: @escaping @Sendable () -> [BackgroundBatch.Part]) {
-        published.withLock { $0 = Published(destination: destination, parts: parts, done: done) }
+        let waiting = published.withLock { state in
+            state.plan = Published(destination: destination, parts: parts, done: done)
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiting { waiter.resume(returning: true) }
+    }
+
+    /// Returns `true` once the run has published its plan, or `false` if the job ended first.
+    func waitUntilPlanned() async -> Bool {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+            let now: Bool? = published.withLock { state in
+                if state.plan != nil { return true }
+                if state.hasEnded { return false }
+                state.waiters.append(waiter)
+                return nil
+            }
+            if let now { waiter.resume(returning: now) }
+        }
     }
 
     /// Records the parts `indices` done (written, and kept by the run's journal): a run calls it
     /// once as it stops, with what its journal holds.
     func partsDone<S: Sequence<Int>>(_ indices: S) {
-        published.withLock { $0?.done.formUnion(indices) }
+        published.withLock { $0.plan?.done.formUnion(indices) }
     }
 
     /// What the run still has to fetch, or `nil` before it has planned (or for a run that
@@ -183,7 +216,7 @@ public final class DownloadJob: Sendable {
     ///
     /// - Complexity: O(*p*) for the plan's *p* parts, listed now.
     var remaining: Remainder? {
-        guard let published = published.withLock({ $0 }) else { return nil }
+        guard let published = published.withLock({ $0.plan }) else { return nil }
         return Remainder(destination: published.destination, parts: published.parts(), done: published.done)
     }
 

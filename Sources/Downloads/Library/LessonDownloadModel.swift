@@ -29,6 +29,10 @@ public final class LessonDownloadModel {
         /// the bytes received from the server so far, and the bytes expected in all (an estimate
         /// for an HLS lesson, refined as its segments arrive; `nil` when unknown).
         case downloading(fraction: Double, bytesReceived: UInt64, bytesExpected: UInt64?)
+        /// Downloading in the background, but waiting: for a network the library's background
+        /// options allow ("Waiting for Wi-Fi"), or for any network. Not a failure: it goes on by
+        /// itself. `fraction` is the share done so far.
+        case waiting(WaitReason, fraction: Double)
         /// Paused, or interrupted by the app being killed: downloading again resumes.
         case paused
         /// Downloaded: the local file to play, and its size.
@@ -47,6 +51,10 @@ public final class LessonDownloadModel {
     @ObservationIgnored private let library: OfflineLibrary
     @ObservationIgnored private let remote: URL
     @ObservationIgnored private var bytes: (received: UInt64, expected: UInt64?) = (0, nil)
+    /// Why the download, handed to background transfers, waits (``OfflineLibrary/waitReason(of:)``).
+    @ObservationIgnored private var wait: WaitReason?
+    /// The library's state of the lesson as last shown.
+    @ObservationIgnored private var shown: OfflineLibrary.ItemState = .notDownloaded
     /// The library's state of the lesson when an action of this model failed without changing
     /// it (a state that could not be saved): ``phase`` keeps showing that failure until the
     /// library's state moves on or another action starts, so no later refresh brings back the
@@ -69,7 +77,9 @@ public final class LessonDownloadModel {
         // many lessons downloading) could lose this lesson's last one and show it downloading.
         let states = library.everyUpdate
         let reports = library.progressUpdates
+        let waits = library.waitUpdates
         if let progress = await library.progress(of: id) { bytes = (progress.bytesReceived, progress.bytesExpected) }
+        wait = await library.waitReason(of: id)
         show(await library.state(of: id))
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -77,6 +87,9 @@ public final class LessonDownloadModel {
             }
             group.addTask {
                 for await report in reports where report.id == id { await self.show(report.progress) }
+            }
+            group.addTask {
+                for await update in waits where update.id == id { await self.show(update.reason) }
             }
         }
     }
@@ -139,12 +152,17 @@ public final class LessonDownloadModel {
             guard failedAt != state else { return }
             self.failedAt = nil
         }
+        shown = state
         switch state {
         case .notDownloaded:
             bytes = (0, nil)
             phase = .notDownloaded
         case .downloading(let fraction):
-            phase = .downloading(fraction: fraction, bytesReceived: bytes.received, bytesExpected: bytes.expected)
+            if let wait {
+                phase = .waiting(wait, fraction: fraction)
+            } else {
+                phase = .downloading(fraction: fraction, bytesReceived: bytes.received, bytesExpected: bytes.expected)
+            }
         case .downloaded(let fileName, let byteCount):
             phase = .downloaded(file: library.directory.appendingPathComponent(fileName), byteCount: byteCount)
         case .failed(let failure):
@@ -156,6 +174,11 @@ public final class LessonDownloadModel {
         case .paused:
             phase = .paused
         }
+    }
+
+    private func show(_ reason: WaitReason?) {
+        wait = reason
+        if failedAt == nil { show(shown) }
     }
 
     private func show(_ progress: DownloadProgress) {

@@ -23,11 +23,33 @@ extension OfflineLibrary {
     /// - Complexity: O(*p*) for the *p* parts of the running downloads, plus one save per item.
     public func continueInBackground() async -> [String] {
         loadIfNeeded()
-        guard let background else { return [] }
-        startBackgroundIfNeeded()
+        guard background != nil else { return [] }
         // A job the learner is pausing or cancelling stops as asked, not in the background.
         let running = jobs.filter { !stopping.contains($0.key) && !cancelling.contains($0.key) }
             .sorted { $0.key < $1.key }
+        return await handOver(running)
+    }
+
+    /// With ``BackgroundTransferOptions/HandOver/always``: hands item `id`'s download over as
+    /// soon as `job` has planned its parts, unless the job is the run that reads what an earlier
+    /// hand-over staged (handing it over again would fetch those parts twice).
+    func handOverOncePlanned(_ id: String, job: DownloadJob) {
+        Task {
+            guard await job.waitUntilPlanned(), let destination = job.remaining?.destination else { return }
+            // Still this job, and nobody is stopping it.
+            guard jobs[id] === job, !stopping.contains(id), !cancelling.contains(id) else { return }
+            let staged = BackgroundTransfers.stagedBodies(for: destination).folder
+            guard !FileManager.default.fileExists(atPath: staged.path) else { return }
+            _ = await handOver([(id, job)])
+        }
+    }
+
+    /// Pauses each of `running` and hands what it has not written to the background transfers.
+    ///
+    /// - Returns: The items handed over.
+    private func handOver(_ running: [(key: String, value: DownloadJob)]) async -> [String] {
+        guard let background else { return [] }
+        startBackgroundIfNeeded()
         for (id, job) in running {
             handingOver.insert(id)
             job.pause()
@@ -59,6 +81,7 @@ extension OfflineLibrary {
                 entries[id]?.inBackground = true
                 try? save()
                 handed.append(id)
+                announceWaits()
             } catch {
                 set(id, Self.state(refusedBy: error))
                 try? save()
@@ -99,6 +122,14 @@ extension OfflineLibrary {
         guard let background, isLoaded, !isBackgroundStarted else { return }
         isBackgroundStarted = true
         let settled = background.settled
+        if let paths = network?.paths() {
+            Task { [weak self] in
+                for await path in paths {
+                    guard let self else { return }
+                    await self.networkChanged(to: path)
+                }
+            }
+        }
         Task {
             await background.start()
             // An item waiting for a hand-over the transfers no longer know (their journal was
@@ -120,25 +151,107 @@ extension OfflineLibrary {
 
     /// Runs item `id`'s download again once its background tasks have all ended: it reads what
     /// they staged and fetches the rest.
+    ///
+    /// The item stays marked as handed over until its download ends: a process that ends
+    /// during this run (the wake-up's time is up) leaves it to run again by itself at the next
+    /// launch, rather than paused.
     func restartAfterBackground(_ id: String) {
         guard let entry = entries[id], jobs[id] == nil, case .downloading = entry.state else { return }
-        entries[id]?.inBackground = nil
         // Announced by the download below, which starts from the fraction kept.
         entries[id]?.state = .paused
         do {
             try download(id, from: entry.remoteURL)
+            // Still marked, so that a process ending during the run leaves it to run again.
+            if jobs[id] != nil {
+                entries[id]?.inBackground = true
+                try? save()
+            }
         } catch {
             // Its state could not be saved (a full disk): shown with why, kept to resume.
             set(id, .failed(DownloadFailure(error)))
         }
+        announceWaits()
     }
 
     /// Forgets item `id`'s hand-over, with what it staged (its download has finished, or was
     /// removed).
     func forgetBackground(_ id: String) {
         entries[id]?.inBackground = nil
+        announceWaits()
         guard let background else { return }
         Task { await background.finish(id) }
+    }
+
+    // MARK: Waiting for a network
+
+    /// Why item `id`, handed to background transfers, is not downloading now: the network the
+    /// device has is not one the background options allow
+    /// (``WaitReason/network(required:)``), or there is none. `nil` while its transfers can run,
+    /// and for an item not handed over. The item's state stays
+    /// ``ItemState/downloading(fraction:)``: waiting for Wi-Fi is not a failure.
+    ///
+    /// The system's session does not say why a task waits: the library reads the device's
+    /// network (the `network` monitor given at its creation) and the options, as the system
+    /// does. Discretionary transfers may wait longer, for power and a good moment.
+    public func waitReason(of id: String) -> WaitReason? {
+        loadIfNeeded()
+        return waits[id]
+    }
+
+    /// Every change of an item's ``waitReason(of:)``: `nil` when it no longer waits. Each
+    /// reading is a subscriber of its own, starting with each item's latest reason; it keeps
+    /// every change until read, so read it for as long as it is held (a view's `.task`).
+    public nonisolated var waitUpdates: AsyncStream<(id: String, reason: WaitReason?)> {
+        waitBroadcast.subscribe(keepingEvery: true)
+    }
+
+    /// Why transfers under `options` wait on `path`, or `nil` if they may run (as the system
+    /// applies `allowsCellularAccess`, `allowsExpensiveNetworkAccess` and
+    /// `allowsConstrainedNetworkAccess`).
+    static func waitReason(on path: NetworkPath, options: BackgroundTransferOptions) -> WaitReason? {
+        guard path.isAvailable else { return .network(required: .any) }
+        if path.isConstrained && !options.allowsConstrainedNetworkAccess {
+            return .network(required: .notConstrained)
+        }
+        if (path.isExpensive && !options.allowsExpensiveNetworkAccess)
+            || (path.isCellular && !options.allowsCellularAccess)
+        {
+            return .network(required: options.allowsConstrainedNetworkAccess ? .notExpensive : .notConstrained)
+        }
+        return nil
+    }
+
+    /// Where the device's network is read, by default: `NWPathMonitor` where there is one.
+    static var deviceNetwork: (any NetworkPathMonitor)? {
+        #if canImport(Network)
+            SystemNetworkPathMonitor()
+        #else
+            nil
+        #endif
+    }
+
+    private func networkChanged(to path: NetworkPath) {
+        networkPath = path
+        announceWaits()
+    }
+
+    /// Works out why each handed-over item waits, and announces each change.
+    ///
+    /// - Complexity: O(*n*) for the library's *n* items.
+    func announceWaits() {
+        guard let options = backgroundOptions, let path = networkPath else { return }
+        let reason = Self.waitReason(on: path, options: options)
+        var now: [String: WaitReason] = [:]
+        if let reason {
+            // Those whose transfers are the background session's: no run of their own.
+            for (id, entry) in entries where entry.inBackground == true && jobs[id] == nil {
+                if case .downloading = entry.state { now[id] = reason }
+            }
+        }
+        for id in Set(waits.keys).union(now.keys).sorted() where waits[id] != now[id] {
+            waitBroadcast.yield((id, now[id]))
+        }
+        waits = now
     }
 
     /// The state of an item whose hand-over `error` refused.

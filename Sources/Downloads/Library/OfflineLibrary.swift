@@ -16,7 +16,7 @@ import MediaContainers
 /// again starts over.
 public actor OfflineLibrary {
     /// Where an item's download stands.
-    public enum ItemState: Hashable, Sendable, Codable {
+    public enum ItemState: Hashable, Sendable {
         /// Nothing downloaded.
         case notDownloaded
         /// Downloading; `fraction` is 0…1.
@@ -33,56 +33,6 @@ public actor OfflineLibrary {
         /// The download was paused (``OfflineLibrary/pause(_:)``), or interrupted by the app
         /// being killed: its partial files are kept and starting again resumes it.
         case paused
-
-        private enum CodingKeys: String, CodingKey {
-            case notDownloaded, downloading, downloaded, failed, cancelled, paused
-        }
-
-        private enum FieldKeys: String, CodingKey {
-            case fraction, fileName, byteCount
-        }
-
-        /// Reads a state as the library saves it: `{"downloaded": {"fileName": …, "byteCount": …}}`,
-        /// `{"failed": {"category": …, "message": …}}`, `{"paused": {}}`…
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            guard container.allKeys.count == 1, let key = container.allKeys.first else {
-                throw DecodingError.dataCorrupted(
-                    .init(codingPath: decoder.codingPath, debugDescription: "a state has exactly one case"))
-            }
-            switch key {
-            case .notDownloaded: self = .notDownloaded
-            case .cancelled: self = .cancelled
-            case .paused: self = .paused
-            case .failed: self = .failed(try container.decode(DownloadFailure.self, forKey: .failed))
-            case .downloading:
-                let fields = try container.nestedContainer(keyedBy: FieldKeys.self, forKey: key)
-                self = .downloading(fraction: try fields.decode(Double.self, forKey: .fraction))
-            case .downloaded:
-                let fields = try container.nestedContainer(keyedBy: FieldKeys.self, forKey: key)
-                self = .downloaded(
-                    fileName: try fields.decode(String.self, forKey: .fileName),
-                    byteCount: try fields.decode(UInt64.self, forKey: .byteCount))
-            }
-        }
-
-        /// Writes the state in the form ``init(from:)`` reads.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            switch self {
-            case .notDownloaded: _ = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .notDownloaded)
-            case .cancelled: _ = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .cancelled)
-            case .paused: _ = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .paused)
-            case .failed(let failure): try container.encode(failure, forKey: .failed)
-            case .downloading(let fraction):
-                var fields = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .downloading)
-                try fields.encode(fraction, forKey: .fraction)
-            case .downloaded(let fileName, let byteCount):
-                var fields = container.nestedContainer(keyedBy: FieldKeys.self, forKey: .downloaded)
-                try fields.encode(fileName, forKey: .fileName)
-                try fields.encode(byteCount, forKey: .byteCount)
-            }
-        }
     }
 
     /// Why the library could not load or save its states, naming the state file.
@@ -174,6 +124,16 @@ public actor OfflineLibrary {
     var handingOver: Set<String> = []
     /// Whether the background transfers' events are read.
     var isBackgroundStarted = false
+    /// The app's choices for the background transfers: when downloads go there, and the
+    /// networks they may use (for ``waitReason(of:)``).
+    nonisolated let backgroundOptions: BackgroundTransferOptions?
+    /// Where the device's network is read, for ``waitReason(of:)``.
+    nonisolated let network: (any NetworkPathMonitor)?
+    /// The device's network as last read, once the monitor has said.
+    var networkPath: NetworkPath?
+    /// Why each item handed over is waiting, as last announced.
+    var waits: [String: WaitReason] = [:]
+    nonisolated let waitBroadcast = Broadcast<(id: String, reason: WaitReason?)>(key: { $0.id })
     /// Items whose job was asked to pause or cancel and has not ended yet.
     var stopping: Set<String> = []
     /// Items whose job was asked to cancel and has not ended yet.
@@ -237,12 +197,15 @@ public actor OfflineLibrary {
     /// (``continueInBackground()``).
     init(
         directory: URL, fileOptions: OfflineFileOptions, fileSystem: any DownloadFileSystem,
-        background: BackgroundTransfers?, start: @escaping Starter
+        background: BackgroundTransfers?, backgroundOptions: BackgroundTransferOptions? = nil,
+        network: (any NetworkPathMonitor)? = nil, start: @escaping Starter
     ) {
         self.directory = directory
         self.fileOptions = fileOptions
         self.fileSystem = fileSystem
         self.background = background
+        self.backgroundOptions = background == nil ? nil : backgroundOptions
+        self.network = background == nil ? nil : network
         self.start = start
     }
 
@@ -256,17 +219,23 @@ public actor OfflineLibrary {
     /// With `background` options, ``continueInBackground()`` hands the remaining parts of every
     /// running download to the system's background `URLSession` of that identifier, which
     /// fetches them while the app is suspended or not running (Apple platforms; elsewhere the
-    /// options are ignored and downloads run in the foreground only). See
+    /// options are ignored and downloads run in the foreground only). `network` tells the library
+    /// which network the device has (`SystemNetworkPathMonitor()` on Apple platforms), so that
+    /// ``waitReason(of:)`` says when those transfers wait for a network the options allow. See
     /// <doc:DownloadingInTheBackground>.
     public init<C: Clock>(
         directory: URL, downloader: MediaDownloader<C>,
         preferredLanguages: @autoclosure @escaping @Sendable () -> [String] = Locale.preferredLanguages,
         audioRenditions: AudioRenditionSelection = .best, subtitles: SubtitleHandling = .embedded,
-        fileOptions: OfflineFileOptions = OfflineFileOptions(), background: BackgroundTransferOptions? = nil
+        fileOptions: OfflineFileOptions = OfflineFileOptions(), background: BackgroundTransferOptions? = nil,
+        network: (any NetworkPathMonitor)? = nil
     ) where C.Duration == Duration {
         self.init(
             directory: directory, fileOptions: fileOptions, fileSystem: downloader.engine.fileSystem,
-            background: background.flatMap { BackgroundTransfers.system($0, folder: directory) }
+            background: background.flatMap {
+                BackgroundTransfers.system($0, folder: directory, retry: downloader.engine.retry)
+            },
+            backgroundOptions: background, network: network ?? Self.deviceNetwork
         ) { remote, destination in
             downloader.downloadLesson(
                 from: remote, to: destination, preferredLanguages: preferredLanguages(),
@@ -572,6 +541,7 @@ public actor OfflineLibrary {
         let fileName = Self.fileName(for: id, remote: remote)
         let job = start(remote, file(named: fileName))
         jobs[id] = job
+        if backgroundOptions?.handOver == .always { handOverOncePlanned(id, job: job) }
         Task {
             for await progress in job.progress { self.progressed(id, job: job, progress: progress) }
         }

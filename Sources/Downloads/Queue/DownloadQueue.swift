@@ -99,6 +99,8 @@ public actor DownloadQueue {
     /// Lessons removed from the queue whose removal from the library is not done yet.
     private var removing: [String] = []
     private var libraryStates: [String: OfflineLibrary.ItemState] = [:]
+    /// Why lessons handed to background transfers wait (``OfflineLibrary/waitReason(of:)``).
+    private var backgroundWaits: [String: WaitReason] = [:]
     /// How many of the library's reports each lesson has had. A state the queue assumes after
     /// asking the library for a change is kept only when no report arrived since the decision
     /// to ask: a report is newer than the assumption, and overwriting it lost the lesson's last
@@ -164,6 +166,7 @@ public actor DownloadQueue {
         // reading waits for) could lose a lesson's last report, and the queue would wait for it.
         let libraryUpdates = library.everyUpdate
         let progress = library.progressUpdates
+        let waits = library.waitUpdates
         let paths = network.paths()
         // The first plan waits for the current path, so that a launch on Wi-Fi does not show
         // every lesson waiting for the network first.
@@ -175,6 +178,10 @@ public actor DownloadQueue {
         watchers.append(
             Task { [weak self] in
                 for await (id, report) in progress { await self?.progressed(id, report) }
+            })
+        watchers.append(
+            Task { [weak self] in
+                for await (id, reason) in waits { await self?.backgroundWaitChanged(id, reason) }
             })
         watchers.append(
             Task { [weak self] in
@@ -480,6 +487,13 @@ public actor DownloadQueue {
         await replan()
     }
 
+    private func backgroundWaitChanged(_ id: String, _ reason: WaitReason?) async {
+        guard backgroundWaits[id] != reason else { return }
+        backgroundWaits[id] = reason
+        guard lessons.contains(where: { $0.id == id }) else { return }
+        await replan()
+    }
+
     private func libraryChanged(_ id: String, _ state: OfflineLibrary.ItemState) async {
         let previous = libraryStates[id]
         libraryStates[id] = state
@@ -488,7 +502,7 @@ public actor DownloadQueue {
         guard lessons.contains(where: { $0.id == id }) else { return }
         // A download's progress changes no decision: it is shown as it is.
         if case .downloading(let fraction) = state, case .downloading? = previous,
-            case .downloading? = states[id]
+            case .downloading? = states[id], backgroundWaits[id] == nil
         {
             announce(id, .downloading(fraction: fraction))
             return
@@ -547,7 +561,8 @@ public actor DownloadQueue {
             lessons, library: libraryStates,
             conditions: QueuePlanner.Conditions(
                 network: path, freeBytes: freeSpace(library.directory), usedBytes: used),
-            requirements: requirements, concurrency: concurrency, retrying: retrying)
+            requirements: requirements, concurrency: concurrency, retrying: retrying,
+            backgroundWaits: backgroundWaits)
         var decided = decision.states
         // The reports the decision saw: a state is assumed below only for a lesson that has had
         // none since (any await of this pass lets reports in, not only the ask itself).

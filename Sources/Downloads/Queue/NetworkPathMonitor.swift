@@ -35,7 +35,7 @@ public struct FixedNetworkPathMonitor: NetworkPathMonitor {
 
 #if canImport(Network)
     /// The device's network, read through `NWPathMonitor`: available when the path is
-    /// satisfied, expensive and constrained as the path says.
+    /// satisfied, expensive, constrained and cellular as the path says.
     public struct SystemNetworkPathMonitor: NetworkPathMonitor {
         /// A monitor of every interface.
         public init() {}
@@ -48,7 +48,7 @@ public struct FixedNetworkPathMonitor: NetworkPathMonitor {
                     continuation.yield(
                         NetworkPath(
                             isAvailable: path.status == .satisfied, isExpensive: path.isExpensive,
-                            isConstrained: path.isConstrained))
+                            isConstrained: path.isConstrained, isCellular: path.usesInterfaceType(.cellular)))
                 }
                 continuation.onTermination = { _ in monitor.cancel() }
                 monitor.start(queue: DispatchQueue(label: "MediaCore.Downloads.network"))

@@ -40,10 +40,14 @@ struct QueuePlanner {
 
     /// Decides for `lessons` (in the queue's order) given the library's state of each.
     ///
-    /// - Parameter retrying: Failed lessons the learner asked to try again.
+    /// - Parameters:
+    ///   - retrying: Failed lessons the learner asked to try again.
+    ///   - backgroundWaits: Why lessons handed to background transfers wait
+    ///     (``OfflineLibrary/waitReason(of:)``): such a lesson is downloading, and shown waiting.
     static func plan(
         _ lessons: [QueuedLesson], library: [String: OfflineLibrary.ItemState], conditions: Conditions,
-        requirements: DownloadRequirements, concurrency: Int, retrying: Set<String> = []
+        requirements: DownloadRequirements, concurrency: Int, retrying: Set<String> = [],
+        backgroundWaits: [String: WaitReason] = [:]
     ) -> Decision {
         var decision = Decision()
         let networkAllowed = requirements.network.allows(conditions.network)
@@ -90,7 +94,8 @@ struct QueuePlanner {
                 continue
             }
             if isDownloading {
-                decision.states[lesson.id] = .downloading(fraction: fraction)
+                decision.states[lesson.id] =
+                    backgroundWaits[lesson.id].map { .waiting($0) } ?? .downloading(fraction: fraction)
                 continue
             }
             let needed = remaining(lesson, fraction: 0)

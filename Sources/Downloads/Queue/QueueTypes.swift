@@ -9,18 +9,35 @@ public struct NetworkPath: Hashable, Sendable, Codable {
     public var isExpensive: Bool
     /// Whether the learner asked to save data (Low Data Mode).
     public var isConstrained: Bool
+    /// Whether it goes through the cellular radio (a hotspot's Wi-Fi is expensive, not
+    /// cellular).
+    public var isCellular: Bool
 
     /// Creates a path.
-    public init(isAvailable: Bool, isExpensive: Bool = false, isConstrained: Bool = false) {
+    public init(isAvailable: Bool, isExpensive: Bool = false, isConstrained: Bool = false, isCellular: Bool = false) {
         self.isAvailable = isAvailable
         self.isExpensive = isExpensive
         self.isConstrained = isConstrained
+        self.isCellular = isCellular
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case isAvailable, isExpensive, isConstrained, isCellular
+    }
+
+    /// Reads a path; one saved before ``isCellular`` existed is not cellular.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        isAvailable = try container.decode(Bool.self, forKey: .isAvailable)
+        isExpensive = try container.decode(Bool.self, forKey: .isExpensive)
+        isConstrained = try container.decode(Bool.self, forKey: .isConstrained)
+        isCellular = try container.decodeIfPresent(Bool.self, forKey: .isCellular) ?? false
     }
 
     /// Wi-Fi or Ethernet: available, neither expensive nor constrained.
     public static let unmetered = NetworkPath(isAvailable: true)
-    /// Cellular: available and expensive.
-    public static let cellular = NetworkPath(isAvailable: true, isExpensive: true)
+    /// Cellular: available, expensive, through the cellular radio.
+    public static let cellular = NetworkPath(isAvailable: true, isExpensive: true, isCellular: true)
     /// No network.
     public static let offline = NetworkPath(isAvailable: false)
 }

@@ -1,0 +1,227 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Downloads
+
+/// Why a download handed to background transfers waits: the device's network against the
+/// library's background options, as the system's scheduler applies them.
+@Suite("Background downloads waiting for a network")
+struct BackgroundWaitTests {
+    /// A path, the options, and the reason expected.
+    struct Case: Sendable, CustomTestStringConvertible {
+        var path: NetworkPath
+        var cellular = true
+        var expensive = true
+        var constrained = true
+        var expected: WaitReason?
+        var testDescription: String {
+            "\(path) cellular \(cellular) expensive \(expensive) constrained \(constrained)"
+        }
+    }
+
+    static let cases: [Case] = [
+        Case(path: .unmetered, cellular: false, expensive: false, constrained: false, expected: nil),
+        Case(path: .offline, expected: .network(required: .any)),
+        Case(path: .cellular, expected: nil),
+        Case(path: .cellular, cellular: false, expected: .network(required: .notExpensive)),
+        Case(path: .cellular, expensive: false, expected: .network(required: .notExpensive)),
+        // A hotspot's Wi-Fi is expensive but not cellular: no cellular access does not stop it.
+        Case(path: NetworkPath(isAvailable: true, isExpensive: true), cellular: false, expected: nil),
+        Case(
+            path: NetworkPath(isAvailable: true, isExpensive: true), expensive: false,
+            expected: .network(required: .notExpensive)),
+        Case(path: NetworkPath(isAvailable: true, isConstrained: true), expected: nil),
+        Case(
+            path: NetworkPath(isAvailable: true, isConstrained: true), constrained: false,
+            expected: .network(required: .notConstrained)),
+        Case(path: .cellular, cellular: false, constrained: false, expected: .network(required: .notConstrained)),
+    ]
+
+    @Test(
+        "URLSessionConfiguration's allowsCellularAccess, allowsExpensiveNetworkAccess and allowsConstrainedNetworkAccess: the transfers wait on a network they exclude, and on none",
+        arguments: cases)
+    func reason(of example: Case) {
+        let options = BackgroundTransferOptions(
+            identifier: "app.background", allowsCellularAccess: example.cellular,
+            allowsExpensiveNetworkAccess: example.expensive, allowsConstrainedNetworkAccess: example.constrained)
+        #expect(OfflineLibrary.waitReason(on: example.path, options: options) == example.expected)
+    }
+
+    @Test(
+        "the queue shows a lesson whose background transfers wait for Wi-Fi as waiting for the network; it keeps its slot, is not stopped, and the next lesson waits its turn"
+    )
+    func queueShowsTheWait() {
+        let lessons = ["a", "b"].map { QueuePlannerTests.lesson($0) }
+        let decision = QueuePlanner.plan(
+            lessons, library: ["a": .downloading(fraction: 0.4)], conditions: QueuePlannerTests.conditions(.cellular),
+            requirements: QueuePlannerTests.roomy, concurrency: 1,
+            backgroundWaits: ["a": .network(required: .notExpensive)])
+        #expect(decision.states["a"] == .waiting(.network(required: .notExpensive)))
+        #expect(decision.states["b"] == .waiting(.turn(position: 1)))
+        #expect(decision.start.isEmpty && decision.stop.isEmpty)
+    }
+
+    @Test("a job's plan: waited for until its run publishes it, or told it never will when the job ends first")
+    func waitUntilPlanned() async {
+        let failing = DownloadJob { _ in throw DownloadError(.cancelled) }
+        #expect(await failing.waitUntilPlanned() == false)
+        let destination = URL(fileURLWithPath: "/tmp/lesson.mp4")
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let planning = DownloadJob { job in
+            job.planned(into: destination, done: [1]) {
+                [0, 1].map { BackgroundBatch.Part(index: $0, part: DownloadPart(url: destination), expectedBytes: 1) }
+            }
+            for await _ in gate { break }
+            throw DownloadError(.paused)
+        }
+        #expect(await planning.waitUntilPlanned())
+        #expect(planning.remaining?.remaining.map(\.index) == [0])
+        open.yield()
+        _ = try? await planning.result()
+        #expect(await planning.waitUntilPlanned())
+    }
+
+    @Test("a path saved before isCellular existed reads as not cellular")
+    func pathWithoutCellular() throws {
+        let saved = Data(#"{"isAvailable":true,"isExpensive":true,"isConstrained":false}"#.utf8)
+        let path = try JSONDecoder().decode(NetworkPath.self, from: saved)
+        #expect(path == NetworkPath(isAvailable: true, isExpensive: true))
+        let again = try JSONDecoder().decode(NetworkPath.self, from: JSONEncoder().encode(NetworkPath.cellular))
+        #expect(again == .cellular)
+    }
+}
+
+extension BackgroundLibraryTests {
+    @Test(
+        "handed over on cellular with Wi-Fi only: the item waits for a network (downloading, not failed), the lesson's screen model shows it waiting, and Wi-Fi ends the wait; the lesson ends byte-identical"
+    )
+    @MainActor
+    func waitingForWiFi() async throws {
+        let network = ManualNetwork(.cellular)
+        let options = BackgroundTransferOptions(identifier: "app.background", allowsCellularAccess: false)
+        let (scenario, first, labels, expected) = try await handedOver(
+            "cmaf", fromMiddle: true, options: options, network: network)
+        let library = first.library
+        let model = LessonDownloadModel(library: library, lessonID: "lesson", remote: scenario.lesson.entry)
+        let following = Task { await model.observe() }
+        defer { following.cancel() }
+        #expect(await eventually { await library.waitReason(of: "lesson") == .network(required: .notExpensive) })
+        #expect(await library.state(of: "lesson").isDownloading)
+        #expect(
+            await eventually {
+                await MainActor.run {
+                    if case .waiting(.network(required: .notExpensive), _) = model.phase { return true }
+                    return false
+                }
+            })
+
+        // Offline, then on Wi-Fi: the reason follows the network.
+        network.send(.offline)
+        #expect(await eventually { await library.waitReason(of: "lesson") == .network(required: .any) })
+        network.send(.unmetered)
+        #expect(await eventually { await library.waitReason(of: "lesson") == nil })
+        #expect(
+            await eventually {
+                await MainActor.run {
+                    if case .downloading = model.phase { return true }
+                    return false
+                }
+            })
+
+        // The transfers run on Wi-Fi; the lesson finishes as any hand-over does.
+        for label in labels { try await scenario.daemon.complete(label) }
+        guard case .downloaded? = await end(of: library) else {
+            Issue.record("the lesson did not finish")
+            return
+        }
+        let file = try #require(await library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
+        // Back on cellular, a finished item does not wait.
+        network.send(.cellular)
+        #expect(await eventually { await library.networkPath == .cellular })
+        #expect(await library.waitReason(of: "lesson") == nil)
+    }
+}
+
+extension BackgroundLibraryTests {
+    @Test(
+        "with hand-over always, each download goes to the background session once its playlists are read, with no call from the app; the run after its tasks is not handed over again, and the lesson ends byte-identical",
+        arguments: ["cmaf", "ts-heaac", "aes-implicit-iv"])
+    func alwaysInBackground(name: String) async throws {
+        let lesson = try ServedLesson(name)
+        let (expected, order) = try await reference(lesson, concurrency: 1)
+        // The first segment is held: the foreground run cannot finish before the hand-over.
+        var scenario = Scenario(lesson, holding: order.first { !lesson.isFetchedAgain($0) }, concurrency: 1)
+        scenario.options = BackgroundTransferOptions(identifier: "app.background", handOver: .always)
+        let process = scenario.launch()
+        _ = try await process.library.load()
+        try await process.library.download("lesson", from: lesson.entry)
+        let daemon = scenario.daemon
+        #expect(await eventually { !daemon.running.isEmpty })
+        let labels = daemon.running
+        #expect(labels.allSatisfy { BackgroundTaskLabel(parsing: $0)?.download == "lesson" })
+        #expect(await process.library.state(of: "lesson").isDownloading)
+        let beforeDaemon = scenario.transport.requests.count
+
+        // The held segment, if the foreground never asked for it, is the daemon's to wait for:
+        // time passes.
+        let clock = scenario.clock
+        let passing = Task { await clock.advanceWhileSleeping() }
+        defer { passing.cancel() }
+        for label in labels { try await daemon.complete(label) }
+        guard case .downloaded? = await end(of: process.library) else {
+            Issue.record("\(name) did not finish")
+            return
+        }
+        let file = try #require(await process.library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
+        // The daemon fetched the media; the last run asked the network for no media part.
+        let afterDaemon = scenario.transport.requests[beforeDaemon...].compactMap(lesson.key(of:))
+        #expect(afterDaemon.contains { !lesson.isFetchedAgain($0) }, "\(name): the daemon fetched nothing")
+        #expect(daemon.running.isEmpty, "\(name): handed over again: \(daemon.running)")
+        let all = scenario.transport.requests.compactMap(lesson.key(of:))
+        let twice = Dictionary(grouping: all, by: { $0 }).filter { $0.value.count > 1 }.keys
+        #expect(twice.filter { !lesson.isFetchedAgain($0) }.count <= lesson.renditions, "\(name): \(twice)")
+    }
+}
+
+extension BackgroundLibraryTests {
+    @Test(
+        "the run after a hand-over, cut short when the wake-up's time is up (the process ends while it reads its playlist), runs again by itself at the next launch instead of waiting paused, and ends byte-identical"
+    )
+    func killedDuringTheRunAfterTheTasks() async throws {
+        let (scenario, _, labels, expected) = try await handedOver("ts-heaac") { scenario in
+            // The second run's playlist request is held: the process ends while it waits.
+            let playlist = scenario.lesson.files["index.m3u8"]
+            let served = InMemoryHTTPTransport<ManualClock>.Reply.response(
+                status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: playlist ?? Data())
+            let held = InMemoryHTTPTransport<ManualClock>.Reply.response(
+                status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: playlist ?? Data(),
+                latency: .seconds(3_600))
+            scenario.transport.stub(scenario.lesson.entry, replies: [served, held, served])
+        }
+        scenario.daemon.killApp()
+        for label in labels { try await scenario.daemon.complete(label) }
+
+        // Woken for the events: the run after the tasks starts and waits for its playlist.
+        let woken = scenario.launch()
+        _ = try await woken.library.load()
+        await woken.library.handleBackgroundEvents()
+        let clock = scenario.clock
+        #expect(await withLivenessLimit(seconds: 300) { await clock.waitForSleepers(count: 1) } != nil)
+        #expect(await woken.library.state(of: "lesson").isDownloading)
+        // The wake-up's time is up: the system ends the process.
+        scenario.daemon.killApp()
+
+        // The next launch runs it again by itself.
+        let next = scenario.launch()
+        _ = try await next.library.load()
+        guard case .downloaded? = await end(of: next.library) else {
+            Issue.record("the lesson did not run again by itself: \(await next.library.state(of: "lesson"))")
+            return
+        }
+        let file = try #require(await next.library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
+    }
+}
