@@ -41,6 +41,10 @@
         var body: some Scene {
             WindowGroup { Text("Lessons") }
                 .onChange(of: scenePhase) { _, phase in
+                    if phase == .active {
+                        // Back in the foreground, faster than the system's schedule.
+                        Task { _ = await Lessons.library.continueInForeground() }
+                    }
                     guard phase == .background else { return }
                     // The pause waits for each download's transfers to stop; the hand-over saves
                     // a journal and submits one batch. The extra time ends when it is done, or

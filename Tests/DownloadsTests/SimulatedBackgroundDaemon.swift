@@ -179,4 +179,10 @@ struct SimulatedBackgroundSession: BackgroundTransferSession {
     func runningTaskDescriptions() async -> [String] {
         daemon.running
     }
+
+    func cancel(taskDescriptions descriptions: Set<String>) async {
+        for description in daemon.running where descriptions.contains(description) {
+            daemon.fail(description, .cancelled)
+        }
+    }
 }

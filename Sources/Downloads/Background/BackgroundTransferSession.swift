@@ -72,4 +72,7 @@ protocol BackgroundTransferSession: Sendable {
     func submit(_ tasks: [BackgroundTransferTask]) async
     /// The descriptions of the tasks the session still runs (after a relaunch too).
     func runningTaskDescriptions() async -> [String]
+    /// Cancels the tasks whose descriptions are in `descriptions` (`URLSessionTask.cancel()`):
+    /// each ends with a ``BackgroundTransferFailure/cancelled`` event, as the system reports it.
+    func cancel(taskDescriptions descriptions: Set<String>) async
 }

@@ -227,12 +227,25 @@ actor BackgroundTransfers {
 
     /// Forgets the hand-over of `key` (its download has run and read what was staged, or was
     /// given up), with its staged bodies.
-    func finish(_ key: String) {
+    func finish(_ key: String) async {
+        guard let destination = await withdraw(key) else { return }
+        Self.stagedBodies(for: destination).removeAll()
+    }
+
+    /// Takes the download `key` back from the background session: cancels its tasks still
+    /// running and forgets its hand-over, keeping what it staged for the download's next run.
+    /// The cancelled tasks' events, which name no hand-over then, are ignored.
+    ///
+    /// - Returns: The download's destination, or `nil` if it was not handed over.
+    @discardableResult
+    func withdraw(_ key: String) async -> URL? {
         loadIfNeeded()
-        guard let handover = journal.handovers.first(where: { $0.key == key }) else { return }
+        guard let handover = journal.handovers.first(where: { $0.key == key }) else { return nil }
         journal.handovers.removeAll { $0.key == key }
-        Self.stagedBodies(for: handover.destination).removeAll()
         try? save()
+        let outstanding = handover.requests.filter { $0.failure == nil }.map(\.label)
+        if !outstanding.isEmpty { await session.cancel(taskDescriptions: Set(outstanding)) }
+        return handover.destination
     }
 
     /// Whether every request of `handover` has ended: staged (and so no longer listed) or given up.

@@ -118,6 +118,13 @@ extension BackgroundTransfers {
                 .compactMap(\.taskDescription)
         }
 
+        func cancel(taskDescriptions descriptions: Set<String>) async {
+            guard let session = session.withLock({ $0 }) else { return }
+            for task in await session.allTasks where descriptions.contains(task.taskDescription ?? "") {
+                task.cancel()
+            }
+        }
+
         func urlSession(
             _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
         ) {

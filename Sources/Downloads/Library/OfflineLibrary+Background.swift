@@ -72,6 +72,8 @@ extension OfflineLibrary {
                 continue
             }
             do {
+                // An earlier hand-over of this item (settled, or taken back) gives way.
+                await background.withdraw(id)
                 try await background.handOver(id, destination: remainder.destination, parts: parts)
                 // Cancelled, deleted or started again while it was handed over: not waited for.
                 guard case .downloading? = entries[id]?.state, jobs[id] == nil else {
@@ -88,6 +90,43 @@ extension OfflineLibrary {
             }
         }
         return handed
+    }
+
+    /// Takes every download handed to background transfers back into the foreground: their
+    /// tasks still running are cancelled, and each download runs again at once, reading what
+    /// the tasks brought and fetching the rest itself.
+    ///
+    /// Call it when the app becomes active again (`scenePhase` becoming `.active`), for the
+    /// foreground's speed and progress; without it, a download handed over stays with the
+    /// background session until its tasks have ended. A task cancelled this way loses the bytes
+    /// it had of its part: the run fetches that part again. With
+    /// ``BackgroundTransferOptions/HandOver/always`` nothing is taken back.
+    ///
+    /// - Returns: The items taken back.
+    /// - Complexity: O(*n*) for the library's *n* items, plus one cancellation per item.
+    public func continueInForeground() async -> [String] {
+        loadIfNeeded()
+        guard let background, backgroundOptions?.handOver != .always else { return [] }
+        var taken: [String] = []
+        for (id, entry) in entries.sorted(by: { $0.key < $1.key }) where entry.inBackground == true {
+            guard jobs[id] == nil, case .downloading = entry.state else { continue }
+            await background.withdraw(id)
+            // Paused, cancelled or run again meanwhile: nothing to take back.
+            guard jobs[id] == nil, case .downloading? = entries[id]?.state else { continue }
+            restartAfterBackground(id)
+            taken.append(id)
+        }
+        return taken
+    }
+
+    /// Pauses item `id`, handed to background transfers: their tasks are cancelled, and what
+    /// they staged is kept for the resume.
+    func takeBackFromBackground(_ id: String) async {
+        entries[id]?.inBackground = nil
+        set(id, .paused)
+        try? save()
+        announceWaits()
+        await background?.withdraw(id)
     }
 
     /// Gives the library the completion handler the system passed the app for the background

@@ -592,9 +592,15 @@ public actor OfflineLibrary {
     }
 
     /// Pauses item `id`'s download; its partial file is kept, and ``download(_:from:)`` resumes it.
-    public func pause(_ id: String) {
+    /// A download handed to background transfers is taken back from them: their tasks are
+    /// cancelled, and what they staged is kept for the resume.
+    public func pause(_ id: String) async {
         markStopping(id)
-        jobs[id]?.pause()
+        if let job = jobs[id] {
+            job.pause()
+        } else if case .downloading? = entries[id]?.state, entries[id]?.inBackground == true {
+            await takeBackFromBackground(id)
+        }
     }
 
     /// Notes that item `id`'s job is being stopped, and forgets a restart asked for earlier.

@@ -6,8 +6,8 @@ import Testing
 
 /// Why a download handed to background transfers waits: the device's network against the
 /// library's background options, as the system's scheduler applies them.
-@Suite("Background downloads waiting for a network")
-struct BackgroundWaitTests {
+@Suite("Background downloads: the app's choices")
+struct BackgroundChoicesTests {
     /// A path, the options, and the reason expected.
     struct Case: Sendable, CustomTestStringConvertible {
         var path: NetworkPath
@@ -223,5 +223,78 @@ extension BackgroundLibraryTests {
         }
         let file = try #require(await next.library.localFile(of: "lesson"))
         #expect(try Data(contentsOf: file) == expected)
+    }
+}
+
+extension BackgroundLibraryTests {
+    @Test(
+        "back in the foreground, continueInForeground cancels the tasks still running and runs the lesson at once: what was staged is read, the rest fetched, byte-identical; a task cancelled then is not submitted again"
+    )
+    func backInTheForeground() async throws {
+        let (scenario, process, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+        let library = process.library
+        let transfers = try #require(library.background)
+        #expect(labels.count > 1)
+        // One task ends while the app is away; the others are still running when it returns.
+        let beforeTask = scenario.transport.requests.count
+        try await scenario.daemon.complete(labels[0])
+        #expect(await recorded(labels[0], by: process))
+        let stagedPath = try #require(
+            scenario.transport.requests[beforeTask...].compactMap(scenario.lesson.key(of:)).first)
+        let beforeReturn = scenario.transport.requests.count
+
+        #expect(await library.continueInForeground() == ["lesson"])
+        #expect(scenario.daemon.running.isEmpty)
+        #expect(await transfers.handovers.isEmpty)
+        guard case .downloaded? = await end(of: library) else {
+            Issue.record("the lesson did not finish in the foreground")
+            return
+        }
+        let file = try #require(await library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
+        // The staged part was read, not fetched again; the cancelled tasks' parts were.
+        let after = scenario.transport.requests[beforeReturn...].compactMap(scenario.lesson.key(of:))
+        #expect(!after.contains(stagedPath), "fetched again: \(after)")
+        #expect(after.contains { !scenario.lesson.isFetchedAgain($0) })
+        #expect(scenario.daemon.submitted == labels.count)
+    }
+
+    @Test(
+        "pausing a lesson handed over cancels its tasks and keeps what they staged; downloading again resumes it byte-identical, the staged part not fetched again; cancelling one handed over cancels its tasks and removes everything"
+    )
+    func pauseAndCancelHandedOver() async throws {
+        let (scenario, process, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+        let library = process.library
+        let transfers = try #require(library.background)
+        let beforeTask = scenario.transport.requests.count
+        try await scenario.daemon.complete(labels[0])
+        #expect(await recorded(labels[0], by: process))
+        let stagedPath = try #require(
+            scenario.transport.requests[beforeTask...].compactMap(scenario.lesson.key(of:)).first)
+
+        await library.pause("lesson")
+        #expect(await library.state(of: "lesson") == .paused)
+        #expect(scenario.daemon.running.isEmpty)
+        #expect(await transfers.handovers.isEmpty)
+        #expect(!files(in: scenario.folder).filter { $0.hasSuffix(".staged") }.isEmpty)
+        let beforeResume = scenario.transport.requests.count
+        try await library.download("lesson", from: scenario.lesson.entry)
+        guard case .downloaded? = await end(of: library) else {
+            Issue.record("the lesson did not resume")
+            return
+        }
+        #expect(try Data(contentsOf: try #require(await library.localFile(of: "lesson"))) == expected)
+        let after = scenario.transport.requests[beforeResume...].compactMap(scenario.lesson.key(of:))
+        #expect(!after.contains(stagedPath), "fetched again: \(after)")
+
+        // Handed over again, then cancelled: its tasks stop and nothing of it stays.
+        let (again, second, _, _) = try await handedOver("cmaf", fromMiddle: true)
+        #expect(!again.daemon.running.isEmpty)
+        await second.library.cancel("lesson")
+        #expect(await eventually { again.daemon.running.isEmpty })
+        #expect(await second.library.state(of: "lesson") == .cancelled)
+        let secondTransfers = try #require(second.library.background)
+        #expect(await eventually { await secondTransfers.handovers.isEmpty })
+        #expect(files(in: again.folder).filter { $0.hasPrefix(".lesson") }.isEmpty)
     }
 }
