@@ -298,3 +298,33 @@ extension BackgroundLibraryTests {
         #expect(files(in: again.folder).filter { $0.hasPrefix(".lesson") }.isEmpty)
     }
 }
+
+extension BackgroundLibraryTests {
+    @Test(
+        "a task that fails (connection lost) as the app dies, its event received but not recorded: the next launch reads the failure's record, submits the part again, and the lesson ends byte-identical",
+        arguments: [BackgroundTransferFailure.network(code: -1005), .cancelled])
+    func failureReceivedAsTheAppDies(failure: BackgroundTransferFailure) async throws {
+        let (scenario, _, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+        let submittedBefore = scenario.daemon.submitted
+        scenario.daemon.failAsTheAppDies(labels[0], failure)
+        #expect(!scenario.daemon.running.contains(labels[0]))
+
+        let next = scenario.launch()
+        _ = try await next.library.load()
+        // Without the record, the request would wait for an event that never comes again.
+        let daemon = scenario.daemon
+        #expect(await eventually { daemon.running.contains(labels[0]) })
+        #expect(daemon.submitted == submittedBefore + 1)
+        #expect(files(in: scenario.landing).isEmpty)
+        for label in daemon.running { try await daemon.complete(label) }
+        guard case .downloaded? = await end(of: next.library) else {
+            Issue.record("the lesson did not finish")
+            return
+        }
+        #expect(try Data(contentsOf: try #require(await next.library.localFile(of: "lesson"))) == expected)
+        // A relaunch after that finds no failure to handle again.
+        let again = scenario.launch()
+        _ = try await again.library.load()
+        #expect(daemon.submitted == submittedBefore + 1)
+    }
+}

@@ -271,7 +271,8 @@ struct BackgroundTransfersTests {
         // By then every body is staged and the journal says so on disk.
         let reread = transfers(
             SimulatedBackgroundSession(
-                daemon: daemon, events: AsyncStream { $0.finish() }, leftovers: []),
+                daemon: daemon, events: AsyncStream { $0.finish() }, leftovers: [],
+                landing: folder.appendingPathComponent("landing")),
             in: folder)
         #expect(await reread.handovers.first?.requests.isEmpty == true)
         #expect(BackgroundTransfers.stagedBodies(for: destination).entries.count == 5)
@@ -303,7 +304,8 @@ struct BackgroundTransfersTests {
         let other = folder.appendingPathComponent("other.mp4")
         let unsubmitted = BackgroundTransfers(
             session: SimulatedBackgroundSession(
-                daemon: daemon, events: AsyncStream { $0.finish() }, leftovers: []),
+                daemon: daemon, events: AsyncStream { $0.finish() }, leftovers: [],
+                landing: folder.appendingPathComponent("landing")),
             folder: folder,
             freeSpace: { _ in 1 << 40 })
         try await unsubmitted.handOver("other", destination: other, parts: Array(remaining.prefix(1)))

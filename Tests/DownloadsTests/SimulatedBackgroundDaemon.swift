@@ -49,7 +49,7 @@ final class SimulatedBackgroundDaemon: Sendable {
         }
         for event in waiting { continuation.yield(moved(event, to: landing)) }
         if !waiting.isEmpty { continuation.yield(.eventsDelivered) }
-        return SimulatedBackgroundSession(daemon: self, events: events, leftovers: leftovers)
+        return SimulatedBackgroundSession(daemon: self, events: events, leftovers: leftovers, landing: landing)
     }
 
     /// The app's process ends (killed, or suspended and reclaimed): its tasks go on.
@@ -138,9 +138,26 @@ final class SimulatedBackgroundDaemon: Sendable {
     /// The event with its file moved into the app's folder, as the delegate does before it
     /// returns (``BackgroundLanding``, as the system session's delegate lands it).
     private func moved(_ event: BackgroundTransferEvent, to landing: URL) -> BackgroundTransferEvent {
+        if case .failed(let description, let failure, let resumeData) = event {
+            // Its record, written before the delegate hears of it, as the system session does.
+            try? BackgroundLanding.landFailure(of: description, failure, resumeData: resumeData, in: landing)
+        }
         guard case .finished(let description, let response, let file) = event else { return event }
         return (try? BackgroundLanding.land(file, in: landing, taskDescription: description, response: response))
             ?? event
+    }
+
+    /// Ends the running task `description` with `failure`, and the app's process dies as the
+    /// delegate returns: the failure's record is written, the event counts as delivered, and the
+    /// app never records it.
+    func failAsTheAppDies(_ description: String, _ failure: BackgroundTransferFailure, resumeData: Data? = nil) {
+        let landing = state.withLock { state -> URL? in
+            state.running.removeAll { $0.taskDescription == description }
+            return state.app?.landing
+        }
+        guard let landing else { return }
+        try? BackgroundLanding.landFailure(of: description, failure, resumeData: resumeData, in: landing)
+        killApp()
     }
 
     /// Ends the running task `description` as ``complete(_:)`` does, and the app's process dies
@@ -171,6 +188,7 @@ struct SimulatedBackgroundSession: BackgroundTransferSession {
     let daemon: SimulatedBackgroundDaemon
     let events: AsyncStream<BackgroundTransferEvent>
     let leftovers: [BackgroundTransferEvent]
+    let landing: URL
 
     func submit(_ tasks: [BackgroundTransferTask]) async {
         daemon.submit(tasks)

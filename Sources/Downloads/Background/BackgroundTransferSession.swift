@@ -66,6 +66,8 @@ protocol BackgroundTransferSession: Sendable {
     /// The events an earlier process received and did not record, read from the landing folder
     /// (``BackgroundLanding``) when the session was created, before it could land anything.
     var leftovers: [BackgroundTransferEvent] { get }
+    /// Where the session lands finished files and the records of the tasks that failed.
+    var landing: URL { get }
     /// Every event, in order, from the session's creation on.
     var events: AsyncStream<BackgroundTransferEvent> { get }
     /// Starts `tasks`, in their order.

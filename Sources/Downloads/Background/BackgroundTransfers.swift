@@ -138,9 +138,24 @@ actor BackgroundTransfers {
         let leftovers = session.leftovers
         let events = session.events
         reader = Task { [weak self] in
-            for event in leftovers { await self?.handle(event) }
+            await self?.handleLeftovers(leftovers)
             await self?.resubmit()
             for await event in events { await self?.handle(event) }
+        }
+    }
+
+    /// Records the events an earlier process received and died before recording. A failure
+    /// whose task is running again was recorded already (the process died as it removed the
+    /// record): it is not handled twice.
+    private func handleLeftovers(_ leftovers: [BackgroundTransferEvent]) async {
+        let hasFailures = leftovers.contains { if case .failed = $0 { true } else { false } }
+        let running = hasFailures ? Set(await session.runningTaskDescriptions()) : []
+        for event in leftovers {
+            if case .failed(let label, _, _) = event, running.contains(label) {
+                BackgroundLanding.removeFailure(of: label, in: session.landing)
+                continue
+            }
+            await handle(event)
         }
     }
 
@@ -314,6 +329,8 @@ actor BackgroundTransfers {
             try? save()
             announceIfSettled(handover)
         case .failed(let label, let failure, let resumeData):
+            // Its record in the landing folder goes once the journal holds the event.
+            defer { BackgroundLanding.removeFailure(of: label, in: session.landing) }
             guard let (handover, index) = locate(label) else { return }
             switch failure {
             case .forceQuit:

@@ -167,8 +167,11 @@ extension BackgroundTransfers {
             } else {
                 reason = .network(code: failure.code)
             }
-            continuation.yield(
-                .failed(taskDescription: task.taskDescription ?? "", failure: reason, resumeData: resumeData))
+            let description = task.taskDescription ?? ""
+            // Written before the event is delivered: a process that dies before recording it
+            // finds it at its next start.
+            try? BackgroundLanding.landFailure(of: description, reason, resumeData: resumeData, in: landing)
+            continuation.yield(.failed(taskDescription: description, failure: reason, resumeData: resumeData))
         }
 
         func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
