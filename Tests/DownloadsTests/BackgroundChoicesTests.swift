@@ -4,6 +4,10 @@ import Testing
 
 @testable import Downloads
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Why a download handed to background transfers waits: the device's network against the
 /// library's background options, as the system's scheduler applies them.
 @Suite("Background downloads: the app's choices")
@@ -327,4 +331,104 @@ extension BackgroundLibraryTests {
         _ = try await again.library.load()
         #expect(daemon.submitted == submittedBefore + 1)
     }
+}
+
+extension BackgroundLibraryTests {
+    /// How one background task fails before it succeeds.
+    enum TaskFault: String, CaseIterable, Sendable {
+        /// The connection drops (`NSURLErrorNetworkConnectionLost`).
+        case connectionLost
+        /// The server answers 503 once.
+        case unavailable
+    }
+
+    @Test(
+        "every task of a hand-over in turn fails once (a lost connection, a 503) while the app is gone: it is submitted again, the relaunch ends byte-identical, and only that part is fetched twice",
+        arguments: TaskFault.allCases)
+    func faultAtEveryTask(fault: TaskFault) async throws {
+        let count = try await handedOver("cmaf", fromMiddle: true).labels.count
+        #expect(count > 1)
+        for failing in 0..<count {
+            let (scenario, _, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+            let daemon = scenario.daemon
+            let label = labels[failing]
+            let request = try #require(daemon.request(of: label))
+            let url = try #require(request.url)
+            let path = try #require(scenario.lesson.key(of: URLRequest(url: url)))
+            let body = try #require(scenario.lesson.files[path.split(separator: " ").first.map(String.init) ?? path])
+            daemon.killApp()
+            switch fault {
+            case .connectionLost:
+                daemon.fail(label, .network(code: -1005))
+            case .unavailable:
+                scenario.transport.stub(
+                    url, replies: [.response(status: 503, body: Data("busy".utf8)), .resource(body)])
+                try await daemon.complete(label)
+            }
+            for other in labels where other != label { try await daemon.complete(other) }
+            let next = scenario.launch()
+            _ = try await next.library.load()
+            // The failed part's task is submitted again, and ends.
+            #expect(await eventually { daemon.running.contains(label) }, "\(fault) at \(failing)")
+            try await daemon.complete(label)
+            guard case .downloaded? = await end(of: next.library) else {
+                Issue.record("\(fault) at task \(failing): \(await next.library.state(of: "lesson"))")
+                continue
+            }
+            let file = try #require(await next.library.localFile(of: "lesson"))
+            #expect(try Data(contentsOf: file) == expected, "\(fault) at task \(failing)")
+            let all = scenario.transport.requests.compactMap(scenario.lesson.key(of:))
+            let twice = Set(Dictionary(grouping: all, by: { $0 }).filter { $0.value.count > 1 }.keys)
+                .filter { !scenario.lesson.isFetchedAgain($0) }
+            // The segment in flight at the hand-over, and the failed part when the server saw it.
+            #expect(twice.count <= 2 * scenario.lesson.renditions, "\(fault) at \(failing): \(twice)")
+        }
+    }
+
+    @Test(
+        "peak disk through a hand-over: while the run after the tasks reads what they staged, the folder never holds more than the final file and the staged bodies (and the journal)"
+    )
+    func peakDiskAfterTheTasks() async throws {
+        let (scenario, _, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+        scenario.daemon.killApp()
+        for label in labels { try await scenario.daemon.complete(label) }
+        // The bodies the daemon fetched, waiting for the relaunch to be landed and staged.
+        let stagedBytes = folderSize(scenario.folder.deletingLastPathComponent().appendingPathComponent("daemon"))
+        let next = scenario.launch()
+        let folder = scenario.folder
+        // Sampled at every turn of the executor while the run goes on.
+        let peak = LockedState<UInt64>(0)
+        let sampling = Task {
+            while !Task.isCancelled {
+                let size = folderSize(folder)
+                peak.withLock { $0 = max($0, size) }
+                await Task.yield()
+            }
+        }
+        _ = try await next.library.load()
+        let state = await end(of: next.library)
+        sampling.cancel()
+        _ = await sampling.value
+        guard case .downloaded? = state else {
+            Issue.record("the lesson did not finish: \(String(describing: state))")
+            return
+        }
+        #expect(stagedBytes > 0)
+        let final = UInt64(expected.count)
+        let observed = peak.withLock { $0 }
+        // The journal, the validators and the state file: a few kilobytes.
+        #expect(observed <= final + stagedBytes + (8 << 10), "peak \(observed), final \(final), staged \(stagedBytes)")
+    }
+}
+
+/// The bytes of every file under `folder`.
+func folderSize(_ folder: URL) -> UInt64 {
+    guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.fileSizeKey]) else {
+        return 0
+    }
+    var total: UInt64 = 0
+    for case let file as URL in walker {
+        total += UInt64((try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0)
+    }
+    return total
 }

@@ -78,6 +78,10 @@ final class SimulatedBackgroundDaemon: Sendable {
 
     /// The descriptions of the running tasks, in the order they were submitted.
     var running: [String] { state.withLock { $0.running.map(\.taskDescription) } }
+    /// The request of the running task `description`.
+    func request(of description: String) -> URLRequest? {
+        state.withLock { $0.running.first { $0.taskDescription == description }?.request }
+    }
     /// The resume data tasks were submitted with.
     var resumedWith: [Data] { state.withLock { $0.resumedWith } }
     /// Whether events wait for the app's next launch.
