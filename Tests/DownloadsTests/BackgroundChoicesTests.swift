@@ -432,3 +432,36 @@ func folderSize(_ folder: URL) -> UInt64 {
     }
     return total
 }
+
+extension BackgroundLibraryTests {
+    @Test(
+        "a wake-up whose state file cannot be read (protected until the first unlock) calls the system's handler at once; the next start that reads it records the events the session landed meanwhile"
+    )
+    func wakeUpBeforeTheStateCanBeRead() async throws {
+        let (scenario, _, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+        scenario.daemon.killApp()
+        for label in labels { try await scenario.daemon.complete(label) }
+        // The state file cannot be read: here a folder in its place.
+        let state = scenario.folder.appendingPathComponent("offline-library.json")
+        let saved = try Data(contentsOf: state)
+        try FileManager.default.removeItem(at: state)
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: false)
+        let woken = scenario.launch()
+        let library = woken.library
+        #expect(await withLivenessLimit(seconds: 300) { await library.handleBackgroundEvents() } != nil)
+        #expect(!files(in: scenario.landing).isEmpty)
+
+        // Unlocked: the next launch reads the state and what the session landed.
+        scenario.daemon.killApp()
+        try FileManager.default.removeItem(at: state)
+        try saved.write(to: state)
+        let next = scenario.launch()
+        _ = try await next.library.load()
+        guard case .downloaded? = await end(of: next.library) else {
+            Issue.record("the lesson did not finish: \(await next.library.state(of: "lesson"))")
+            return
+        }
+        #expect(try Data(contentsOf: try #require(await next.library.localFile(of: "lesson"))) == expected)
+        #expect(scenario.daemon.submitted == labels.count)
+    }
+}

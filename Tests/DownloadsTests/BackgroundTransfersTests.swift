@@ -251,6 +251,26 @@ struct BackgroundTransfersTests {
         #expect(files(in: folder).isEmpty)
     }
 
+    @Test(
+        "the free space is checked against every hand-over outstanding: a second download that fits alone but not beside the first's remaining bytes is refused"
+    )
+    func storageSharedAcrossHandovers() async throws {
+        let folder = temporaryFolder("background-space-shared")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let each = remaining.reduce(UInt64(0)) { $0 + ($1.expectedBytes ?? 0) }
+        let coordinator = transfers(daemon.launch(landing: folder), in: folder, free: 2 * each - 1)
+        try await coordinator.handOver(
+            "first", destination: folder.appendingPathComponent("first.mp4"), parts: remaining)
+        await #expect(
+            throws: BackgroundTransfers.HandoverError.insufficientStorage(needed: 2 * each, available: 2 * each - 1)
+        ) {
+            try await coordinator.handOver(
+                "second", destination: folder.appendingPathComponent("second.mp4"), parts: remaining)
+        }
+        #expect(daemon.submitted == daemon.running.count)
+        #expect(await coordinator.handovers.map(\.key) == ["first"])
+    }
+
     @Test("the system's completion handler is called once the wake-up's events are recorded, not before")
     func completionHandlerAfterEvents() async throws {
         let folder = temporaryFolder("background-handler")

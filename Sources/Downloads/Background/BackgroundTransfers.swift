@@ -171,7 +171,10 @@ actor BackgroundTransfers {
         guard !journal.handovers.contains(where: { $0.key == key }) else { throw .duplicate(key: key) }
         // An empty range has no bytes to fetch (and `bytes=o-o` would ask for one).
         let requests = BackgroundBatch.requests(download: key, parts: parts.filter { $0.part.byteRange?.length != 0 })
-        let needed = requests.reduce(UInt64(0)) { $0 &+ ($1.expectedBodyBytes ?? 0) } &+ reserveBytes
+        // Beside what the other hand-overs still have to bring: the free space is shared.
+        let outstanding = journal.handovers.flatMap(\.requests).filter { $0.failure == nil }
+            .reduce(UInt64(0)) { $0 &+ ($1.expectedBytes ?? 0) }
+        let needed = requests.reduce(UInt64(0)) { $0 &+ ($1.expectedBodyBytes ?? 0) } &+ outstanding &+ reserveBytes
         if let available = freeSpace(destination.deletingLastPathComponent()), available < needed {
             throw .insufficientStorage(needed: needed, available: available)
         }

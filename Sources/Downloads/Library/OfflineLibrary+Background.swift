@@ -135,10 +135,14 @@ extension OfflineLibrary {
     ///
     /// Call it from `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
     /// (or SwiftUI's `.backgroundTask(.urlSession(_:))`) when the identifier is the library's.
-    /// Without background transfers the handler is called at once.
+    /// Without background transfers the handler is called at once. So it is when the library's
+    /// state file cannot be read yet (on iOS, a file protected until the first unlock, read by
+    /// an app the system launched in the background): the session still lands each event, with
+    /// a record of it, in the library's folder, and the next start that can read the state
+    /// records them.
     public func handleBackgroundEvents(completion: @escaping @MainActor @Sendable () -> Void) async {
         loadIfNeeded()
-        guard let background else {
+        guard let background, isLoaded else {
             await completion()
             return
         }
