@@ -465,3 +465,29 @@ extension BackgroundLibraryTests {
         #expect(scenario.daemon.submitted == labels.count)
     }
 }
+
+extension BackgroundLibraryTests {
+    @Test(
+        "what background transfers staged for a download that is done (a kill kept the hand-over's end from removing it), or for no item of the library, is removed by the next launch's sweep of leftovers"
+    )
+    func stagedLeftoversSwept() async throws {
+        let (scenario, process, labels, _) = try await handedOver("ts-heaac")
+        for label in labels { try await scenario.daemon.complete(label) }
+        guard case .downloaded(let fileName, _)? = await end(of: process.library) else {
+            Issue.record("the lesson did not finish")
+            return
+        }
+        // A kill before the hand-over's end removed its staged bodies.
+        let leftover = scenario.folder.appendingPathComponent(".\(fileName).staged")
+        try FileManager.default.createDirectory(at: leftover, withIntermediateDirectories: true)
+        try Data("body".utf8).write(to: leftover.appendingPathComponent("0"))
+        let unknown = scenario.folder.appendingPathComponent(".removed-lesson.mp4.staged")
+        try FileManager.default.createDirectory(at: unknown, withIntermediateDirectories: true)
+        scenario.daemon.killApp()
+
+        let next = scenario.launch()
+        _ = try await next.library.load()
+        #expect(!FileManager.default.fileExists(atPath: leftover.path))
+        #expect(!FileManager.default.fileExists(atPath: unknown.path))
+    }
+}

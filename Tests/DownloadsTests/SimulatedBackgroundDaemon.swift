@@ -101,17 +101,19 @@ final class SimulatedBackgroundDaemon: Sendable {
     /// or at its next launch).
     func complete(_ description: String) async throws {
         guard let task = state.withLock({ $0.running.first { $0.taskDescription == description } }) else { return }
+        let (file, response) = try await fetch(task)
+        deliver(.finished(taskDescription: description, response: response, file: file))
+    }
+
+    /// Fetches `task`'s request whole into a file of the daemon's own.
+    private func fetch(_ task: BackgroundTransferTask) async throws -> (URL, BackgroundTransferResponse) {
         let (data, response) = try await transport.send(task.request)
         let http = response as? HTTPURLResponse
         let file = scratch.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         try data.write(to: file)
         let headers = (http?.allHeaderFields as? [String: String]) ?? [:]
-        deliver(
-            .finished(
-                taskDescription: description,
-                response: BackgroundTransferResponse(statusCode: http?.statusCode ?? 200, headers: headers), file: file)
-        )
+        return (file, BackgroundTransferResponse(statusCode: http?.statusCode ?? 200, headers: headers))
     }
 
     /// Ends the running task `description` with `failure`.
@@ -169,20 +171,13 @@ final class SimulatedBackgroundDaemon: Sendable {
     /// never records it.
     func completeAsTheAppDies(_ description: String) async throws {
         guard let task = state.withLock({ $0.running.first { $0.taskDescription == description } }) else { return }
-        let (data, response) = try await transport.send(task.request)
-        let http = response as? HTTPURLResponse
-        let file = scratch.appendingPathComponent(UUID().uuidString)
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        try data.write(to: file)
-        let headers = (http?.allHeaderFields as? [String: String]) ?? [:]
+        let (file, response) = try await fetch(task)
         let landing = state.withLock { state -> URL? in
             state.running.removeAll { $0.taskDescription == description }
             return state.app?.landing
         }
         guard let landing else { return }
-        _ = try BackgroundLanding.land(
-            file, in: landing, taskDescription: description,
-            response: BackgroundTransferResponse(statusCode: http?.statusCode ?? 200, headers: headers))
+        _ = try BackgroundLanding.land(file, in: landing, taskDescription: description, response: response)
         killApp()
     }
 }

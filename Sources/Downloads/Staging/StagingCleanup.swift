@@ -3,13 +3,14 @@ import Foundation
 /// The hidden files a download to a destination keeps beside it for a resume, found by name.
 ///
 /// A download to `lesson.mp4` keeps `.lesson.mp4.partial`, `.lesson.mp4.journal`,
-/// `.lesson.mp4.validators` and `.lesson.mp4.lock`; one whose media decides the extension
+/// `.lesson.mp4.validators` and `.lesson.mp4.lock`, and the folder `.lesson.mp4.staged` of what
+/// background transfers brought (``StagedBodies``); one whose media decides the extension
 /// (`downloadLesson` writes `lesson.m4a` for sound alone) keeps them under that name, so every
 /// one-word extension of the destination's stem is matched (`.lesson.m4a.journal`, not
 /// `.lesson.hd.mp4.journal`, which is another destination's).
 enum StagingCleanup {
     /// The suffixes of the files a download keeps for a resume.
-    static let suffixes = [".partial", ".journal", ".validators", ".lock"]
+    static let suffixes = [".partial", ".journal", ".validators", ".lock", ".staged"]
 
     /// Whether `name` is `.<stem>.<extension><suffix>` or `.<stem><suffix>`, with a one-word
     /// extension of letters and digits.
