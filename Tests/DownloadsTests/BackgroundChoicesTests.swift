@@ -491,3 +491,80 @@ extension BackgroundLibraryTests {
         #expect(!FileManager.default.fileExists(atPath: unknown.path))
     }
 }
+
+extension BackgroundLibraryTests {
+    @Test(
+        "a queue whose network goes away while its lesson is handed over leaves the background tasks running and shows the lesson waiting; the learner's pause through the queue takes it back"
+    )
+    func queueLeavesHandedOverLessonsAlone() async throws {
+        let lesson = try ServedLesson("cmaf")
+        let (_, order) = try await reference(lesson)
+        let media = order.filter { !lesson.isFetchedAgain($0) }
+        let scenario = Scenario(lesson, holding: media[media.count / 2])
+        let process = scenario.launch()
+        let library = process.library
+        let network = ManualNetwork(.unmetered)
+        let queue = DownloadQueue(
+            library: library, file: scenario.folder.appendingPathComponent("queue.json"),
+            requirements: DownloadRequirements(reserveBytes: 0), network: network, freeSpace: { _ in 1 << 40 })
+        try await queue.start()
+        try await queue.enqueue([QueuedLesson(id: "lesson", remoteURL: lesson.entry)])
+        await scenario.clock.waitForSleepers(count: 1)
+        #expect(await library.continueInBackground() == ["lesson"])
+        let labels = scenario.daemon.running
+        #expect(!labels.isEmpty)
+
+        // The device goes offline: the queue would stop a foreground download, not this one.
+        network.send(.offline)
+        #expect(await eventually { await queue.state(of: "lesson") == .waiting(.network(required: .any)) })
+        #expect(await library.isHandedOver("lesson"))
+        #expect(scenario.daemon.running == labels)
+
+        // The learner pauses it: the tasks are cancelled, what they staged kept.
+        try await queue.pause("lesson")
+        #expect(await eventually { await library.state(of: "lesson") == .paused })
+        #expect(scenario.daemon.running.isEmpty)
+        await queue.stop()
+    }
+}
+
+extension BackgroundLibraryTests {
+    @Test(
+        "with hand-over always, a download whose every task is given up (404) runs once in the foreground and fails as not found; it is not handed over again and again, and a Download tapped as the app leaves hands it over once"
+    )
+    func alwaysGivenUpIsNotHandedOverAgain() async throws {
+        let lesson = try ServedLesson("cmaf")
+        let (_, order) = try await reference(lesson, concurrency: 1)
+        var scenario = Scenario(lesson, holding: order.first { !lesson.isFetchedAgain($0) }, concurrency: 1)
+        scenario.options = BackgroundTransferOptions(identifier: "app.background", handOver: .always)
+        let process = scenario.launch()
+        let library = process.library
+        _ = try await library.load()
+        try await library.download("lesson", from: lesson.entry)
+        // The learner locks the phone as the download starts: one hand-over, not two.
+        let leaving = Task { await library.continueInBackground() }
+        let daemon = scenario.daemon
+        #expect(await eventually { !daemon.running.isEmpty })
+        _ = await leaving.value
+        let labels = daemon.running
+        #expect(Set(labels).count == labels.count)
+        #expect(await eventually { await library.isHandedOver("lesson") })
+
+        // Every media file is gone from the server.
+        for path in lesson.files.keys where !lesson.isFetchedAgain(path) && !path.hasSuffix(".m3u8") {
+            scenario.transport.stub(
+                lesson.base.appendingPathComponent(path), reply: .response(status: 404, body: Data("gone".utf8)))
+        }
+        let clock = scenario.clock
+        let passing = Task { await clock.advanceWhileSleeping() }
+        defer { passing.cancel() }
+        for label in labels { try await daemon.complete(label) }
+        guard case .failed(let failure)? = await end(of: library) else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        #expect(failure.category == .notFound)
+        #expect(daemon.submitted == labels.count)
+        #expect(daemon.running.isEmpty)
+    }
+}

@@ -80,6 +80,12 @@ actor BackgroundTransfers {
     /// Whether the last event was `eventsDelivered` with no handler yet to call.
     private var eventsDeliveredUnanswered = false
     private var reader: Task<Void, Never>?
+    /// The labels of tasks cancelled by ``withdraw(_:)`` whose events have not arrived yet (a
+    /// label may be given again to a later hand-over's task): each such event is dropped.
+    private var withdrawnLabels: [String: Int] = [:]
+    /// Cancellations under way, by download: a hand-over of the same download waits for them,
+    /// so that they never reach its new tasks.
+    private var withdrawals: [String: Task<Void, Never>] = [:]
     private let settledKeys = AsyncStream<String>.makeStream()
 
     /// The key of each download whose requests have all ended, staged or given up, as it
@@ -165,6 +171,10 @@ actor BackgroundTransfers {
     /// - Throws: ``HandoverError``, before anything is submitted.
     func handOver(_ key: String, destination: URL, parts: [BackgroundBatch.Part]) async throws(HandoverError) {
         loadIfNeeded()
+        while let pending = withdrawals[key] {
+            await pending.value
+            if withdrawals[key] == pending { withdrawals[key] = nil }
+        }
         // A hand-over whose requests have all ended (its run failed or was stopped since) is
         // replaced: what it staged stays beside the download for the runs to come.
         journal.handovers.removeAll { $0.key == key && Self.isSettled($0) }
@@ -252,7 +262,8 @@ actor BackgroundTransfers {
 
     /// Takes the download `key` back from the background session: cancels its tasks still
     /// running and forgets its hand-over, keeping what it staged for the download's next run.
-    /// The cancelled tasks' events, which name no hand-over then, are ignored.
+    /// The cancelled tasks' events are dropped as they arrive (in this process; a later
+    /// hand-over of the same download waits until the cancellations are made).
     ///
     /// - Returns: The download's destination, or `nil` if it was not handed over.
     @discardableResult
@@ -261,9 +272,34 @@ actor BackgroundTransfers {
         guard let handover = journal.handovers.first(where: { $0.key == key }) else { return nil }
         journal.handovers.removeAll { $0.key == key }
         try? save()
-        let outstanding = handover.requests.filter { $0.failure == nil }.map(\.label)
-        if !outstanding.isEmpty { await session.cancel(taskDescriptions: Set(outstanding)) }
+        // The tasks that will still report: submitted, and neither ended nor stopped.
+        let outstanding = handover.requests.filter { $0.failure == nil && $0.isSubmitted && !$0.isStopped }
+            .map(\.label)
+        guard !outstanding.isEmpty else { return handover.destination }
+        for label in outstanding { withdrawnLabels[label, default: 0] += 1 }
+        let session = session
+        let cancelling = Task { await session.cancel(taskDescriptions: Set(outstanding)) }
+        withdrawals[key] = cancelling
+        await cancelling.value
+        if withdrawals[key] == cancelling { withdrawals[key] = nil }
         return handover.destination
+    }
+
+    /// Whether `event` is the end of a task ``withdraw(_:)`` cancelled; if so, what it landed is
+    /// removed and it counts as received.
+    private func dropWithdrawn(_ event: BackgroundTransferEvent) -> Bool {
+        let label: String
+        switch event {
+        case .finished(let description, _, _), .failed(let description, _, _): label = description
+        case .eventsDelivered: return false
+        }
+        guard let count = withdrawnLabels[label] else { return false }
+        withdrawnLabels[label] = count > 1 ? count - 1 : nil
+        switch event {
+        case .finished(_, _, let file): BackgroundLanding.remove(file)
+        default: BackgroundLanding.removeFailure(of: label, in: session.landing)
+        }
+        return true
     }
 
     /// Whether every request of `handover` has ended: staged (and so no longer listed) or given up.
@@ -290,6 +326,7 @@ actor BackgroundTransfers {
     func handle(_ event: BackgroundTransferEvent) async {
         loadIfNeeded()
         if event != .eventsDelivered { eventsDeliveredUnanswered = false }
+        if dropWithdrawn(event) { return }
         switch event {
         case .finished(let label, let response, let file):
             // Recorded already (found left over at the start, then received again): its file is gone.

@@ -192,6 +192,9 @@ public final class DownloadJob: Sendable {
         for waiter in waiting { waiter.resume(returning: true) }
     }
 
+    /// Whether the run has published its plan.
+    var hasPlanned: Bool { published.withLock { $0.plan != nil } }
+
     /// Returns `true` once the run has published its plan, or `false` if the job ended first.
     func waitUntilPlanned() async -> Bool {
         await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in

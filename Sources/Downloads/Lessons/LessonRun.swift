@@ -122,6 +122,9 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             }
             throw error
         }
+        // Every media step is in the journal: a stop from here on (while subtitles are fetched)
+        // leaves only the keys for a hand-over, not the parts this run wrote.
+        for range in plan.steps { job.partsDone(range) }
         let skipped = try await addSubtitles(session: session)
         let summary = try await session.perform { try $0.finish() }
         let report = try await session.perform { $0.report }

@@ -17,31 +17,46 @@ extension OfflineLibrary {
     /// the downloads go on as they were.
     ///
     /// - Returns: The items handed over. An item whose download could not say what remains
-    ///   (it was still planning) is paused, as is one whose hand-over failed; one refused for
+    ///   (it was still planning) is paused (with ``BackgroundTransferOptions/HandOver/always``, it
+    ///   is handed over once planned), as is one whose hand-over failed; one refused for
     ///   want of space fails as ``DownloadError/Category/storageFull``, before anything was
     ///   submitted.
     /// - Complexity: O(*p*) for the *p* parts of the running downloads, plus one save per item.
     public func continueInBackground() async -> [String] {
         loadIfNeeded()
         guard background != nil else { return [] }
-        // A job the learner is pausing or cancelling stops as asked, not in the background.
-        let running = jobs.filter { !stopping.contains($0.key) && !cancelling.contains($0.key) }
-            .sorted { $0.key < $1.key }
+        // A job the learner is pausing or cancelling stops as asked, not in the background; one
+        // being handed over is on its way, as is, with ``BackgroundTransferOptions/HandOver/always``,
+        // one still reading its playlists (handed over once it has).
+        let always = backgroundOptions?.handOver == .always
+        let running = jobs.filter {
+            !stopping.contains($0.key) && !cancelling.contains($0.key) && !handingOver.contains($0.key)
+                && (!always || $0.value.hasPlanned)
+        }
+        .sorted { $0.key < $1.key }
         return await handOver(running)
     }
 
     /// With ``BackgroundTransferOptions/HandOver/always``: hands item `id`'s download over as
-    /// soon as `job` has planned its parts, unless the job is the run that reads what an earlier
-    /// hand-over staged (handing it over again would fetch those parts twice).
+    /// soon as `job` has planned its parts. (The run that reads what an earlier hand-over brought
+    /// is never started with this: handing it over again would fetch those parts twice.)
     func handOverOncePlanned(_ id: String, job: DownloadJob) {
         Task {
-            guard await job.waitUntilPlanned(), let destination = job.remaining?.destination else { return }
-            // Still this job, and nobody is stopping it.
-            guard jobs[id] === job, !stopping.contains(id), !cancelling.contains(id) else { return }
-            let staged = BackgroundTransfers.stagedBodies(for: destination).folder
-            guard !FileManager.default.fileExists(atPath: staged.path) else { return }
+            guard await job.waitUntilPlanned() else { return }
+            // Still this job, and nobody is stopping or handing it over.
+            guard jobs[id] === job, !stopping.contains(id), !cancelling.contains(id), !handingOver.contains(id)
+            else { return }
             _ = await handOver([(id, job)])
         }
+    }
+
+    /// Whether item `id` waits for background transfers (handed over, with no run of its own).
+    func isHandedOver(_ id: String) -> Bool {
+        loadIfNeeded()
+        guard jobs[id] == nil, entries[id]?.inBackground == true, case .downloading? = entries[id]?.state else {
+            return false
+        }
+        return true
     }
 
     /// Pauses each of `running` and hands what it has not written to the background transfers.
@@ -136,10 +151,10 @@ extension OfflineLibrary {
     /// Call it from `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
     /// (or SwiftUI's `.backgroundTask(.urlSession(_:))`) when the identifier is the library's.
     /// Without background transfers the handler is called at once. So it is when the library's
-    /// state file cannot be read yet (on iOS, a file protected until the first unlock, read by
-    /// an app the system launched in the background): the session still lands each event, with
-    /// a record of it, in the library's folder, and the next start that can read the state
-    /// records them.
+    /// state file cannot be read yet (a damaged folder, or on iOS a file protected until the
+    /// first unlock): the events the session could land in the library's folder, each with its
+    /// record, are recorded at the next start that reads the state. One it could not land there
+    /// (that folder protected too) is lost, and its part waits for a later hand-over.
     public func handleBackgroundEvents(completion: @escaping @MainActor @Sendable () -> Void) async {
         loadIfNeeded()
         guard let background, isLoaded else {
@@ -202,6 +217,8 @@ extension OfflineLibrary {
         guard let entry = entries[id], jobs[id] == nil, case .downloading = entry.state else { return }
         // Announced by the download below, which starts from the fraction kept.
         entries[id]?.state = .paused
+        runsAfterBackground.insert(id)
+        defer { runsAfterBackground.remove(id) }
         do {
             try download(id, from: entry.remoteURL)
             // Still marked, so that a process ending during the run leaves it to run again.
@@ -305,7 +322,7 @@ extension OfflineLibrary {
                 DownloadFailure(
                     category: .storageFull,
                     message:
-                        "The download needs \(needed) bytes of free space to go on in the background; \(available) are free."
+                        "The download needs \(needed) bytes of free space to go on in the background, with the downloads handed over before it; \(available) are free."
                 ))
         case .saveFailed, .duplicate:
             .paused

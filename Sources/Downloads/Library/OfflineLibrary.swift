@@ -142,6 +142,9 @@ public actor OfflineLibrary {
     private var removingItems: Set<String> = []
     /// Items asked to download again while their job was stopping: started once it has ended.
     private var restarts: [String: URL] = [:]
+    /// Items whose next run reads what background transfers brought: never handed over at its
+    /// start (``BackgroundTransferOptions/HandOver/always``), which would fetch it all again.
+    var runsAfterBackground: Set<String> = []
     private nonisolated let broadcast = Broadcast<(id: String, state: ItemState)>(key: { $0.id })
     /// Every change of any item's state, as it happens.
     ///
@@ -541,7 +544,9 @@ public actor OfflineLibrary {
         let fileName = Self.fileName(for: id, remote: remote)
         let job = start(remote, file(named: fileName))
         jobs[id] = job
-        if backgroundOptions?.handOver == .always { handOverOncePlanned(id, job: job) }
+        if runsAfterBackground.remove(id) == nil, backgroundOptions?.handOver == .always {
+            handOverOncePlanned(id, job: job)
+        }
         Task {
             for await progress in job.progress { self.progressed(id, job: job, progress: progress) }
         }

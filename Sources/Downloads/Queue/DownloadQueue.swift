@@ -568,6 +568,10 @@ public actor DownloadQueue {
         // none since (any await of this pass lets reports in, not only the ask itself).
         let seen = reports
         for id in decision.stop {
+            // A download handed to background transfers waits for its network there: only the
+            // learner's pause takes it back.
+            let byLearner = lessons.first { $0.id == id }?.isPausedByLearner ?? false
+            if !byLearner, await library.isHandedOver(id) { continue }
             await library.pause(id)
             // Until the library's own report arrives, the lesson counts as paused.
             if reports[id] == seen[id] { libraryStates[id] = .paused }
