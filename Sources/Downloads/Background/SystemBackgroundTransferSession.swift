@@ -131,10 +131,7 @@ extension BackgroundTransfers {
             let description = downloadTask.taskDescription ?? ""
             guard let http = downloadTask.response as? HTTPURLResponse else {
                 // No HTTP response: nothing says what the file holds.
-                continuation.yield(
-                    .failed(
-                        taskDescription: description,
-                        failure: .network(code: URLError.Code.badServerResponse.rawValue), resumeData: nil))
+                fail(description, code: URLError.Code.badServerResponse.rawValue)
                 return
             }
             var headers: [String: String] = [:]
@@ -148,11 +145,17 @@ extension BackgroundTransfers {
                 continuation.yield(
                     try BackgroundLanding.land(location, in: landing, taskDescription: description, response: response))
             } catch {
-                continuation.yield(
-                    .failed(
-                        taskDescription: description, failure: .network(code: URLError.Code.cannotMoveFile.rawValue),
-                        resumeData: nil))
+                fail(description, code: URLError.Code.cannotMoveFile.rawValue)
             }
+        }
+
+        /// Reports task `description` failed with `code`, its record written first (as
+        /// `didCompleteWithError`'s failures are), so that a process that dies before recording
+        /// it finds it at its next start.
+        private func fail(_ description: String, code: Int) {
+            let failure = BackgroundTransferFailure.network(code: code)
+            try? BackgroundLanding.landFailure(of: description, failure, resumeData: nil, in: landing)
+            continuation.yield(.failed(taskDescription: description, failure: failure, resumeData: nil))
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
