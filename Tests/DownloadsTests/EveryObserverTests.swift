@@ -114,48 +114,65 @@ struct EveryObserverTests {
     }
 
     /// A cancelled reader's stream runs its termination handler under the reader task's status
-    /// lock, while a send resumes that reader under the same status lock: had the broadcast held
-    /// one lock for both its subscribers and its sends, a cancel during a send would deadlock
-    /// (it did, once in a few full test runs). Two threads here send and cancel as fast as they
-    /// can; the wait's limit only turns a deadlock into a failure instead of a hang.
+    /// lock, while a send resumes that reader under its stream's lock: had the broadcast held one
+    /// lock for both its subscribers and its sends, a cancel during a send would deadlock (it
+    /// did, once in a few full test runs). Its two locks leave no cycle (a send takes `delivery`,
+    /// then each stream's lock; a cancel takes the task's status lock, then the stream's, then
+    /// `state`), and this test keeps it so.
+    ///
+    /// Each of its rounds starts a reader, lets it read the current state, then cancels it
+    /// while a burst of values is sent, on two threads at once: a bounded number of steps, with
+    /// no thread spinning while it waits. The wait's verdict counts progress: it fails only when
+    /// no value is sent and no reader cancelled for two minutes, a standstill, however slow a
+    /// loaded run is.
     @Test("readers cancelled while values are sent never deadlock the broadcast")
     func cancelDuringSend() async {
         let broadcast = Broadcast<Int>(key: { "\($0 % 8)" })
-        let stopSending = LockedState(false)
+        // A current state to start every reader from, so that each has a value to read at once.
+        for value in 0..<8 { broadcast.yield(value) }
+        let rounds = 300
+        let burst = 64
+        let progress = ProgressCounter()
+        let send = DispatchSemaphore(value: 0)
+        let sent = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            var value = 0
-            while !stopSending.withLock({ $0 }) {
-                broadcast.yield(value)
-                value += 1
+            var value = 8
+            for _ in 0..<rounds {
+                send.wait()
+                for _ in 0..<burst {
+                    broadcast.yield(value)
+                    value += 1
+                    progress.step()
+                }
+                sent.signal()
             }
             finished.signal()
         }
         Thread.detachNewThread {
-            for _ in 0..<300 {
+            for _ in 0..<rounds {
                 let stream = broadcast.subscribe()
                 let reading = DispatchSemaphore(value: 0)
                 let reader = Task {
                     var first = true
-                    for await _ in stream where first {
-                        first = false
-                        reading.signal()
+                    for await _ in stream {
+                        progress.step()
+                        if first {
+                            first = false
+                            reading.signal()
+                        }
                     }
                 }
                 reading.wait()
+                // The burst and the cancel race each other.
+                send.signal()
                 reader.cancel()
+                progress.step()
+                sent.wait()
             }
-            stopSending.withLock { $0 = true }
             finished.signal()
         }
-        // Waited for on a thread of its own: a deadlock may hold the cooperative pool.
-        let ended = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            Thread.detachNewThread {
-                let deadline = DispatchTime.now() + .seconds(300)
-                let both = finished.wait(timeout: deadline) == .success && finished.wait(timeout: deadline) == .success
-                continuation.resume(returning: both)
-            }
-        }
-        #expect(ended, "sending and cancelling readers did not finish: a deadlock")
+        let ended = await waitForSignals(finished, count: 2, while: progress)
+        #expect(ended, "sending and cancelling readers stood still for two minutes: a deadlock")
     }
 }

@@ -29,6 +29,35 @@ struct ServedLesson: Sendable {
             files[relative] = try Data(contentsOf: file)
         }
         self.files = files
+        initializationKeys = Self.initializationKeys(in: files)
+    }
+
+    /// The request keys (see ``key(of:)``) of every `EXT-X-MAP` of the lesson's playlists: a
+    /// path, with its byte range when the section is part of a larger file (RFC 8216 §4.3.2.5).
+    let initializationKeys: Set<String>
+
+    private static func initializationKeys(in files: [String: Data]) -> Set<String> {
+        var keys: Set<String> = []
+        for (path, data) in files where path.hasSuffix(".m3u8") {
+            let folder = (path as NSString).deletingLastPathComponent
+            for line in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+            where line.hasPrefix("#EXT-X-MAP:") {
+                func quoted(_ name: String) -> String? {
+                    guard let start = line.range(of: "\(name)=\"") else { return nil }
+                    return line[start.upperBound...].split(separator: "\"", maxSplits: 1).first.map(String.init)
+                }
+                guard let uri = quoted("URI") else { continue }
+                let relative = folder.isEmpty ? uri : "\(folder)/\(uri)"
+                if let range = quoted("BYTERANGE"), let at = range.firstIndex(of: "@"),
+                    let length = Int(range[..<at]), let offset = Int(range[range.index(after: at)...])
+                {
+                    keys.insert("\(relative) bytes=\(offset)-\(offset + length - 1)")
+                } else {
+                    keys.insert(relative)
+                }
+            }
+        }
+        return keys
     }
 
     /// The URL a download starts from: the multivariant playlist, or the only media playlist.
@@ -54,7 +83,7 @@ struct ServedLesson: Sendable {
     /// key, which is never written to disk, or a WebVTT segment (subtitles are fetched after the
     /// media and checkpointed together, once all are in).
     func isFetchedAgain(_ key: String) -> Bool {
-        key.contains("init") || key.hasSuffix(".key") || key.hasSuffix(".vtt")
+        initializationKeys.contains(key) || key.contains("init") || key.hasSuffix(".key") || key.hasSuffix(".vtt")
     }
 
     /// The media segments a resume must not fetch again after an interruption while segment

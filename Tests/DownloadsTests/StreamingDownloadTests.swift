@@ -38,7 +38,10 @@ struct StreamingDownloadTests {
         var updates = job.progress.makeAsyncIterator()
         #expect(await updates.next()?.bytesReceived == 0)
         for index in 1...4 {
-            await clock.waitForSleepers(count: 2)
+            // The transport's wait for this chunk, not any two sleepers: a watchdog that wakes
+            // and sleeps again, or a headers timeout not yet cancelled, would let the advance
+            // come before the transport sleeps, and no chunk would ever arrive.
+            await clock.waitForSleeper(until: ManualClock.Instant(offset: .seconds(index)))
             clock.advance(by: .seconds(1))
             let progress = try #require(await updates.next())
             // The bytes arrive while the part is still incomplete.
@@ -58,9 +61,13 @@ struct StreamingDownloadTests {
     func slowButSteady() async throws {
         transport.stub(url, reply: .chunked(status: 200, chunks: Self.chunks(10), gap: .seconds(20)))
         let job = engine().start([DownloadPart(url: url)], to: temporaryFolder().appendingPathComponent("b.mp4"))
-        for _ in 0..<10 {
-            await clock.waitForSleepers(count: 2)
+        var updates = job.progress.makeAsyncIterator()
+        for index in 1...10 {
+            // The transport's wait for chunk `index` (see `byteProgress`), then its bytes read:
+            // the idle watchdog then counts from this chunk's arrival, not the one before.
+            await clock.waitForSleeper(until: ManualClock.Instant(offset: .seconds(20 * index)))
             clock.advance(by: .seconds(20))
+            while let progress = await updates.next(), progress.bytesReceived < UInt64(index * 1_000) {}
         }
         let result = try await job.result()
         #expect(result.byteCount == 10_000)
