@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target against MediaCore, instrumented with AddressSanitizer, and runs it.
 #   Fuzz/run.sh TARGET SECONDS        e.g. Fuzz/run.sh hls 600
-#   Fuzz/run.sh all SECONDS           every target in turn
+#   Fuzz/run.sh all SECONDS           every target, as many at once as the machine has cores
 # Targets: hls attribute-list csv catalog-json uri-template slider-body played-segments progress-state
 #          catalog-store offline-library ts-demuxer adts id3 uri-resolver
 #          range-response journal hls-download fmp4-reader segments-to-mp4 webvtt.
@@ -32,13 +32,28 @@ build_modules() {
     done
 }
 if [[ "$target" == all ]]; then
-    # The modules are built once; each target then only links against them.
+    # The modules are built once; each target then only links against them. Linking a target
+    # and fuzzing it each use one core, so MEDIACORE_FUZZ_JOBS targets (the machine's cores by
+    # default) go at once: each still fuzzes for SECONDS on a core of its own. Their logs are
+    # printed in the list's order once all have ended, and any failure fails the run.
     build_modules
+    jobs="${MEDIACORE_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}"
+    mkdir -p out
+    running=0
+    for each in "${all_targets[@]}"; do
+        if (( running >= jobs )); then wait -n || true; running=$((running - 1)); fi
+        ( MEDIACORE_FUZZ_MODULES_BUILT=1 "$script" "$each" "$seconds" >"out/$each.log" 2>&1
+          echo $? >"out/$each.status" ) &
+        running=$((running + 1))
+    done
+    wait
+    status=0
     for each in "${all_targets[@]}"; do
         echo "=== $each"
-        MEDIACORE_FUZZ_MODULES_BUILT=1 "$script" "$each" "$seconds"
+        cat "out/$each.log"
+        [[ "$(cat "out/$each.status" 2>/dev/null)" == 0 ]] || { echo "=== $each FAILED" >&2; status=1; }
     done
-    exit 0
+    exit $status
 fi
 if [[ -z "${MEDIACORE_FUZZ_MODULES_BUILT:-}" ]]; then build_modules; fi
 objects=()

@@ -16,7 +16,12 @@ public struct Sampler: Sendable {
     /// The warm-up run also calibrates how many runs a sample needs to last at least
     /// ``minimumSampleDuration``.
     public func measure(_ body: () -> Void) -> [Double] {
-        let clock = ContinuousClock()
+        measure(on: ContinuousClock(), body)
+    }
+
+    /// Warms `body` up, then returns its time per run on `clock` for each sample, in seconds:
+    /// ``measure(_:)`` on the continuous clock, or on a clock a test moves itself.
+    public func measure<C: Clock>(on clock: C, _ body: () -> Void) -> [Double] where C.Duration == Duration {
         let warmUp = clock.measure(body)
         let perRun = max(warmUp.seconds, 1e-9)
         let runsPerSample = max(1, Int((minimumSampleDuration.seconds / perRun).rounded(.up)))

@@ -66,16 +66,22 @@ struct HarnessTests {
         #expect(Benchmark.Target.itemsPerSecond(30e6).description == "≥30.0 M items/s")
     }
 
+    /// On a clock that only the body moves, 10 µs per run: the warm-up calibrates five runs
+    /// per 50 µs sample, and each sample's time per run is exactly 10 µs.
     @Test("the sampler runs the body repeatedly and reports a time per run")
     func sampler() {
+        let clock = StepClock()
         let counter = Counter()
-        let samples = Sampler(sampleCount: 4, minimumSampleDuration: .microseconds(50)).measure {
+        let samples = Sampler(sampleCount: 4, minimumSampleDuration: .microseconds(50)).measure(on: clock) {
             counter.increment()
+            clock.step(by: .microseconds(10))
         }
         #expect(samples.count == 4)
-        #expect(samples.allSatisfy { $0 > 0 && $0 < 0.01 })
-        // The warm-up run plus at least one run per sample.
-        #expect(counter.value >= 5)
+        #expect(samples.allSatisfy { abs($0 - 10e-6) < 1e-12 }, "\(samples)")
+        // The warm-up run, then five runs per sample.
+        #expect(counter.value == 1 + 4 * 5)
+        // The continuous clock's samples are times too.
+        #expect(Sampler(sampleCount: 2, minimumSampleDuration: .microseconds(1)).measure {}.allSatisfy { $0 >= 0 })
     }
 
     @Test(
@@ -137,4 +143,19 @@ final class Counter: @unchecked Sendable {
     private(set) var value = 0
 
     func increment() { value += 1 }
+}
+
+/// A clock whose time moves only when ``step(by:)`` is called: what a timed body does.
+private final class StepClock: Clock, @unchecked Sendable {
+    // `@unchecked`: a test uses it from one thread only.
+    private(set) var now = ContinuousClock.Instant.now
+    var minimumResolution: Duration { .zero }
+
+    func step(by duration: Duration) {
+        now = now.advanced(by: duration)
+    }
+
+    func sleep(until deadline: ContinuousClock.Instant, tolerance: Duration?) async throws {
+        now = max(now, deadline)
+    }
 }

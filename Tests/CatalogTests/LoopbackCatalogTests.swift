@@ -78,12 +78,11 @@ struct LoopbackCatalogTests {
         let store = CatalogStore(directory: temporaryFolder("back"))
         let repository = repository(store)
         let screen = Task { try await repository.value(.videos(at: server.url("/videos"))) }
-        while server.requests.isEmpty { await Task.yield() }
+        await server.waitForRequests()
         screen.cancel()
         _ = await screen.result
-        // The server notices within its 5 ms poll; give it up to two seconds of real time.
-        let deadline = ContinuousClock.now.advanced(by: .seconds(2))
-        while server.stalledRequestsClosedByClient == 0, ContinuousClock.now < deadline { await Task.yield() }
+        // The server sees the connection close once URLSession cancels the transfer.
+        await server.waitForStalledRequestsClosedByClient()
         #expect(server.stalledRequestsClosedByClient == 1)
         #expect(await store.entry(for: "videos:" + server.url("/videos").absoluteString) == nil)
     }

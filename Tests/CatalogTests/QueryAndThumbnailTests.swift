@@ -137,7 +137,8 @@ struct ThumbnailCacheTests {
         await #expect(throws: ThumbnailError(.unusableBody(bytes: (8 << 20) + 1), url: image)) {
             try await cache.data(for: image)
         }
-        #expect(await eventually { transport.abandonedStreams == 1 })
+        await transport.waitForAbandonedStreams()
+        #expect(transport.abandonedStreams == 1)
     }
 
     @Test("a failure is reported for its URL and not cached")

@@ -269,7 +269,8 @@ struct CatalogRepositoryTests {
         } catch {
             #expect(error.kind == .transport(HTTPTransportError(.bodyTooLarge(limit: 32 << 20), url: url)))
         }
-        #expect(await eventually { transport.abandonedStreams == 1 })
+        await transport.waitForAbandonedStreams()
+        #expect(transport.abandonedStreams == 1)
     }
 
     @Test("a server that drips slower than the request timeout is a typed timeout; the cache still serves")
@@ -333,9 +334,8 @@ struct CatalogRepositoryTests {
             return
         }
         #expect(failure.kind == .cancelled)
-        // The request itself stops: soon nothing sleeps on the clock any more, well before 8 s.
-        for _ in 0..<10_000 where clock.sleeperCount > 0 { await Task.yield() }
-        #expect(clock.sleeperCount == 0)
+        // The request itself stops: nothing sleeps on the clock any more, well before 8 s.
+        await clock.waitForNoSleepers()
         #expect(clock.now.offset < .seconds(1))
         #expect(await store.entry(for: "videos:" + url.absoluteString) == nil)
         #expect(await repository.lastError == nil)
@@ -352,9 +352,8 @@ struct CatalogRepositoryTests {
         let staying = Task { try await repository.value(.videos(at: url)) }
         await clock.waitForSleepers(count: 2)
         let leaving = Task { try await repository.value(.videos(at: url)) }
-        // Let the second caller join the request in flight.
-        while await repository.networkRequestCount < 1 { await Task.yield() }
-        for _ in 0..<50 { await Task.yield() }
+        // The second caller has joined the request in flight.
+        while await repository.waitingCallerCount < 2 { await Task.yield() }
         leaving.cancel()
         _ = await leaving.result
         clock.advance(by: .seconds(2))

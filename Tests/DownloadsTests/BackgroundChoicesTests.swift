@@ -213,7 +213,7 @@ extension BackgroundLibraryTests {
         _ = try await woken.library.load()
         await woken.library.handleBackgroundEvents()
         let clock = scenario.clock
-        #expect(await withLivenessLimit(seconds: 300) { await clock.waitForSleepers(count: 1) } != nil)
+        #expect(await withLivenessCheck { await clock.waitForSleepers(count: 1) } != nil)
         #expect(await woken.library.state(of: "lesson").isDownloading)
         // The wake-up's time is up: the system ends the process.
         scenario.daemon.killApp()
@@ -449,7 +449,7 @@ extension BackgroundLibraryTests {
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: false)
         let woken = scenario.launch()
         let library = woken.library
-        #expect(await withLivenessLimit(seconds: 300) { await library.handleBackgroundEvents() } != nil)
+        #expect(await withLivenessCheck { await library.handleBackgroundEvents() } != nil)
         #expect(!files(in: scenario.landing).isEmpty)
 
         // Unlocked: the next launch reads the state and what the session landed.

@@ -84,10 +84,10 @@ struct BackgroundLibraryTests {
         return (try Data(contentsOf: result.file), transport.requests.compactMap(lesson.key(of:)))
     }
 
-    /// The state item `lesson` ends in once it is no longer downloading, or `nil` when it is
-    /// still downloading after the liveness limit.
+    /// The state item `lesson` ends in once it is no longer downloading, or `nil` when the
+    /// process stood still before that (``withLivenessCheck(_:)``).
     func end(of library: OfflineLibrary) async -> OfflineLibrary.ItemState? {
-        await withLivenessLimit(seconds: 300) {
+        await withLivenessCheck {
             for await (id, state) in library.updates where id == "lesson" {
                 if case .downloading = state { continue }
                 return state
@@ -120,21 +120,15 @@ struct BackgroundLibraryTests {
         try await process.library.download("lesson", from: lesson.entry)
         // The held segment's transfer is in flight (a download that failed first never gets there).
         let clock = scenario.clock
-        try #require(await withLivenessLimit(seconds: 300) { await clock.waitForSleepers(count: 1) } != nil)
+        try #require(await withLivenessCheck { await clock.waitForSleepers(count: 1) } != nil)
         _ = await process.library.continueInBackground()
         return (scenario, process, scenario.daemon.running, expected)
     }
 
-    /// Whether `condition` holds before the liveness limit, checked at every turn of the
-    /// executor (the waits it serves are short: an event recorded, a task submitted).
+    /// Whether `condition` holds within a million turns of the cooperative pool (see
+    /// ``withinPoolTurns(_:_:)``; the library has no settle signal to await yet).
     func eventually(_ condition: @escaping @Sendable () async -> Bool) async -> Bool {
-        await withLivenessLimit(seconds: 300) {
-            while !Task.isCancelled {
-                if await condition() { return true }
-                await Task.yield()
-            }
-            return false
-        } ?? false
+        await withinPoolTurns(1_000_000, condition)
     }
 
     /// Whether the process's background transfers recorded the event of task `label`.

@@ -440,7 +440,7 @@ struct DownloadQueueTests {
                 network: network, freeSpace: { _ in 100 << 30 })
             let lessons = ids.compactMap { id in urls[id].map { QueuedLesson(id: id, remoteURL: $0) } }
             let paused = ids[round % ids.count]
-            let states = await withLivenessLimit(seconds: 600) {
+            let states = await withLivenessCheck {
                 do {
                     try await queue.start()
                     try await queue.enqueue(lessons)

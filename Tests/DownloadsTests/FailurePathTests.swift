@@ -391,30 +391,22 @@ struct FilePauseTests {
         server = try LoopbackHTTPServer()
     }
 
-    /// The staging file that appears in `folder`, once it does.
+    /// The staging file that appears in `folder`, once it does (within ``withinPoolTurns(_:_:)``).
     func waitForPartialFile(in folder: URL) async -> URL? {
-        let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline {
-            if let name = files(in: folder).first(where: { $0.hasSuffix(".partial") }) {
-                return folder.appendingPathComponent(name)
-            }
-            await Task.yield()
+        let found = LockedState<String?>(nil)
+        _ = await withinPoolTurns {
+            found.withLock { $0 = files(in: folder).first { $0.hasSuffix(".partial") } }
+            return found.withLock { $0 != nil }
         }
-        return nil
+        return found.withLock { $0 }.map { folder.appendingPathComponent($0) }
     }
 
-    /// Waits until `url` holds at least `bytes` bytes (the transfer wrote them).
-    /// Whether it did: `false` only after five minutes, a bound that keeps a broken download
-    /// from hanging the run (a sanitizer's run under load takes seconds where a plain one takes
-    /// milliseconds).
+    /// Whether `url` comes to hold at least `bytes` bytes (the transfer wrote them) within
+    /// ``withinPoolTurns(_:_:)``: the file sends no event, so the wait counts turns, not time.
     func waitForFile(_ url: URL, toHold bytes: Int) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline {
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int ?? 0
-            if size >= bytes { return true }
-            await Task.yield()
+        await withinPoolTurns {
+            ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int ?? 0) >= bytes
         }
-        return false
     }
 
     @Test(
@@ -648,12 +640,7 @@ struct LeftBehindTests {
         case .model: await model.download()
         }
         // Wait until the held part is being answered, then cancel.
-        let deadline = ContinuousClock.now + .seconds(300)
-        while server.requests.filter({ $0.path == held }).count < (entry == .fileJob ? 3 : 1),
-            ContinuousClock.now < deadline
-        {
-            await Task.yield()
-        }
+        await server.waitForRequests(count: entry == .fileJob ? 3 : 1, path: held)
         switch entry {
         case .fileJob, .lessonJob:
             job?.cancel()

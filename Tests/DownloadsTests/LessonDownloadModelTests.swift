@@ -36,7 +36,7 @@ struct LessonDownloadModelTests {
         let following = Task { await model.observe() }  // a view's `.task { await model.observe() }`
         await model.download()  // starts it: .downloading(fraction:bytesReceived:bytesExpected:), then .downloaded
         // example: end lesson-download-model
-        #expect(await eventually { if case .downloaded = model.phase { true } else { false } })
+        #expect(await waitUntilObserved { if case .downloaded = model.phase { true } else { false } })
         following.cancel()
         guard case .downloaded(let local, let byteCount) = model.phase else {
             Issue.record("\(model.phase)")
@@ -68,14 +68,15 @@ struct LessonDownloadModelTests {
         let (library, model, following) = await downloadHeldAtThirdPart()
         defer { following.cancel() }
         #expect(
-            await eventually {
+            await waitUntilObserved {
                 model.phase == .downloading(fraction: 0.4, bytesReceived: 4_000, bytesExpected: 10_000)
             },
             "\(model.phase)")
         clock.advance(by: .seconds(1))
         await library.waitForDownload("1")
         #expect(
-            await eventually { if case .downloaded(_, 10_000) = model.phase { true } else { false } }, "\(model.phase)")
+            await waitUntilObserved { if case .downloaded(_, 10_000) = model.phase { true } else { false } },
+            "\(model.phase)")
     }
 
     @Test("pause keeps what was downloaded, download resumes; a failure offers retry; delete forgets")
@@ -84,18 +85,19 @@ struct LessonDownloadModelTests {
         defer { following.cancel() }
         await model.pause()
         await library.waitForDownload("1")
-        #expect(await eventually { model.phase == .paused }, "\(model.phase)")
+        #expect(await waitUntilObserved { model.phase == .paused }, "\(model.phase)")
 
         transport.stub(mediaURL, reply: .response(status: 404))
         await model.download()
         await library.waitForDownload("1")
-        #expect(await eventually { if case .failed = model.phase { true } else { false } }, "\(model.phase)")
+        #expect(await waitUntilObserved { if case .failed = model.phase { true } else { false } }, "\(model.phase)")
 
         transport.stub(mediaURL, reply: .resource(file))
         await model.retry()
         await library.waitForDownload("1")
         #expect(
-            await eventually { if case .downloaded(_, 10_000) = model.phase { true } else { false } }, "\(model.phase)")
+            await waitUntilObserved { if case .downloaded(_, 10_000) = model.phase { true } else { false } },
+            "\(model.phase)")
         // The resume asked only for the bytes the pause had not kept.
         let ranges = transport.requests.compactMap { $0.value(forHTTPHeaderField: "Range") }
         #expect(ranges.filter { $0 == "bytes=0-1999" }.count == 1)
@@ -120,7 +122,8 @@ struct LessonDownloadModelTests {
         let local = try #require(await library.localFile(of: "1"))
         #expect(try Data(contentsOf: local) == file)
         #expect(
-            await eventually { if case .downloaded(_, 10_000) = model.phase { true } else { false } }, "\(model.phase)")
+            await waitUntilObserved { if case .downloaded(_, 10_000) = model.phase { true } else { false } },
+            "\(model.phase)")
         // A pause kept the first two parts, so they were not asked for again; a cancel did not.
         let firstPart = transport.requests.compactMap { $0.value(forHTTPHeaderField: "Range") }.filter {
             $0 == "bytes=0-1999"
@@ -163,8 +166,8 @@ struct LessonDownloadModelTests {
         }
         await detail.download()
         await library.waitForDownload("1")
-        #expect(await eventually { if case .downloaded = row.phase { true } else { false } }, "\(row.phase)")
-        #expect(await eventually { row.phase == detail.phase }, "\(detail.phase)")
+        #expect(await waitUntilObserved { if case .downloaded = row.phase { true } else { false } }, "\(row.phase)")
+        #expect(await waitUntilObserved { row.phase == detail.phase }, "\(detail.phase)")
     }
 
     @Test("cancel discards what was downloaded: not downloaded, no partial file, and the next download starts over")

@@ -239,7 +239,9 @@ struct LessonResumeTests {
                     pause: { await model.pause() },
                     file: { @MainActor in
                         let file = try await self.libraryFile()
-                        let shown = await eventually { if case .downloaded = model.phase { true } else { false } }
+                        let shown = await waitUntilObserved {
+                            if case .downloaded = model.phase { true } else { false }
+                        }
                         guard shown else { throw Unexpected(state: "the model shows \(model.phase)") }
                         return file
                     })

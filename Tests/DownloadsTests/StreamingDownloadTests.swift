@@ -85,7 +85,8 @@ struct StreamingDownloadTests {
             [part], to: temporaryFolder().appendingPathComponent("c.mp4"))
         let whole = Self.chunks(5).reduce(Data(), +)
         #expect(try Data(contentsOf: result.file) == whole[1_200..<2_700])
-        #expect(await eventually { transport.abandonedStreams == 1 })
+        await transport.waitForAbandonedStreams()
+        #expect(transport.abandonedStreams == 1)
     }
 
     @Test("a part longer than maximumPartByteCount stops at the cap with tooLarge")
@@ -96,7 +97,8 @@ struct StreamingDownloadTests {
             try await engine(idleTimeout: nil, maximumPartByteCount: 2_500).download(
                 [DownloadPart(url: url)], to: destination)
         }
-        #expect(await eventually { transport.abandonedStreams == 1 })
+        await transport.waitForAbandonedStreams()
+        #expect(transport.abandonedStreams == 1)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
@@ -107,7 +109,8 @@ struct StreamingDownloadTests {
         await #expect(throws: DownloadError(.httpStatus(status), part: 0, url: url)) {
             try await engine().download([DownloadPart(url: url)], to: temporaryFolder().appendingPathComponent("e.mp4"))
         }
-        #expect(await eventually { transport.abandonedStreams == 1 })
+        await transport.waitForAbandonedStreams()
+        #expect(transport.abandonedStreams == 1)
         #expect(clock.now.offset == .zero)
     }
 }

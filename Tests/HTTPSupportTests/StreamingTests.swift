@@ -48,7 +48,7 @@ struct StreamingTests {
         #expect(try await iterator.next() == nil)
         // Twenty seconds in all, four times the idle timeout; the watchdog stopped with the body.
         #expect(clock.now.offset == .seconds(20))
-        #expect(await eventually { clock.sleeperCount == 0 })
+        await clock.waitForNoSleepers()
     }
 
     @Test("a body that stops arriving fails as stalled after the idle timeout, and its transfer is cancelled")
@@ -64,8 +64,9 @@ struct StreamingTests {
         await clock.waitForSleepers(count: 2)
         clock.advance(by: .seconds(5))
         await #expect(throws: HTTPTransportError(.stalled(after: .seconds(5)), url: url)) { try await iterator.next() }
-        #expect(await eventually { transport.abandonedStreams == 1 })
-        #expect(await eventually { clock.sleeperCount == 0 })
+        await transport.waitForAbandonedStreams()
+        #expect(transport.abandonedStreams == 1)
+        await clock.waitForNoSleepers()
     }
 
     @Test("headers that do not arrive within the idle timeout fail as stalled")
@@ -96,14 +97,16 @@ struct StreamingTests {
             await #expect(throws: HTTPTransportError(.bodyTooLarge(limit: limit), url: url)) {
                 try await streamed.body.collect(upTo: limit)
             }
-            #expect(await eventually { transport.abandonedStreams == 1 })
+            await transport.waitForAbandonedStreams()
+            #expect(transport.abandonedStreams == 1)
         } else {
             // Under the limit, the stall at the end is what stops it: cancel the reader.
             let reader = Task { try await streamed.body.collect(upTo: limit) }
             await clock.waitForSleepers(count: 1)
             reader.cancel()
             await #expect(throws: HTTPTransportError(.cancelled, url: url)) { try await reader.value }
-            #expect(await eventually { transport.abandonedStreams == 1 })
+            await transport.waitForAbandonedStreams()
+            #expect(transport.abandonedStreams == 1)
         }
     }
 
@@ -117,8 +120,9 @@ struct StreamingTests {
         await clock.waitForSleepers(count: 2)
         reader.cancel()
         await #expect(throws: HTTPTransportError(.cancelled, url: url)) { try await reader.value }
-        #expect(await eventually { transport.abandonedStreams == 1 })
-        #expect(await eventually { clock.sleeperCount == 0 })
+        await transport.waitForAbandonedStreams()
+        #expect(transport.abandonedStreams == 1)
+        await clock.waitForNoSleepers()
     }
 
     @Test("a disallowed scheme is refused before anything is sent")
@@ -141,7 +145,7 @@ struct URLSessionStreamingTests {
         let body = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         server.route("/big.bin", .file(body))
         let streamed = try await URLSessionTransport().stream(
-            URLRequest(url: server.url("/big.bin")), idleTimeout: .seconds(30), on: ContinuousClock())
+            URLRequest(url: server.url("/big.bin")), idleTimeout: nil, on: ContinuousClock())
         #expect(streamed.statusCode == 200)
         var received = Data()
         var count = 0
@@ -167,8 +171,7 @@ struct URLSessionStreamingTests {
             if received >= 50_000 { break }
         }
         #expect(received == 50_000)
-        let deadline = ContinuousClock.now + .seconds(300)
-        while server.stalledRequestsClosedByClient == 0, ContinuousClock.now < deadline { await Task.yield() }
+        await server.waitForStalledRequestsClosedByClient()
         #expect(server.stalledRequestsClosedByClient == 1)
     }
 
@@ -180,11 +183,10 @@ struct URLSessionStreamingTests {
         server.script("/never.bin", [.stall])
         let transport = URLSessionTransport()
         let sending = Task { try await transport.send(URLRequest(url: server.url("/never.bin"))) }
-        let deadline = ContinuousClock.now + .seconds(300)
-        while server.requests.isEmpty, ContinuousClock.now < deadline { await Task.yield() }
+        await server.waitForRequests()
         sending.cancel()
         await #expect(throws: CancellationError.self) { try await sending.value }
-        while server.stalledRequestsClosedByClient == 0, ContinuousClock.now < deadline { await Task.yield() }
+        await server.waitForStalledRequestsClosedByClient()
         #expect(server.stalledRequestsClosedByClient == 1)
     }
 
@@ -198,11 +200,10 @@ struct URLSessionStreamingTests {
         let streaming = Task {
             _ = try await transport.stream(URLRequest(url: server.url("/never.bin")))
         }
-        let deadline = ContinuousClock.now + .seconds(300)
-        while server.requests.isEmpty, ContinuousClock.now < deadline { await Task.yield() }
+        await server.waitForRequests()
         streaming.cancel()
         await #expect(throws: CancellationError.self) { try await streaming.value }
-        while server.stalledRequestsClosedByClient == 0, ContinuousClock.now < deadline { await Task.yield() }
+        await server.waitForStalledRequestsClosedByClient()
         #expect(server.stalledRequestsClosedByClient == 1)
     }
 }

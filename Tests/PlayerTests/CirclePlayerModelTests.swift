@@ -121,12 +121,13 @@ struct CirclePlayerModelTests {
     let clock = ManualClock()
     let file = URL(fileURLWithPath: "/tmp/cache/audio.ts")
 
-    /// Lets the fetch task run until it sleeps again (or ends), without real waiting.
-    func advanceFetch(by seconds: Int = 1) async {
+    /// Moves the fetch one step (it sleeps a second per step), then waits until the circle
+    /// shows that step: the model's machine has taken what the fetch sent.
+    func advanceFetch(of model: CirclePlayerModel) async {
         await clock.waitForSleepers(count: 1)
-        clock.advance(by: .seconds(seconds))
-        // Give the woken task its turn on the main actor.
-        for _ in 0..<20 { await Task.yield() }
+        let before = model.state
+        clock.advance(by: .seconds(1))
+        #expect(await waitUntilObserved { model.state != before }, "the circle never took the step")
     }
 
     @Test("the brief's flow: fetch with a filling circle, play, pause, resume, end, clean up")
@@ -139,7 +140,7 @@ struct CirclePlayerModelTests {
         #expect(model.presentation.icon == .spinner)
         var fills: [Double] = []
         for _ in 0..<3 {
-            await advanceFetch()
+            await advanceFetch(of: model)
             fills.append(model.presentation.fillFraction ?? -1)
         }
         #expect(fills == [0.25, 0.5, 0.75])
@@ -175,12 +176,12 @@ struct CirclePlayerModelTests {
             clock: clock, steps: 1, outcomes: [.failure(.notConnectedToInternet), .file(file)])
         let model = CirclePlayerModel(fetcher: fetcher, output: FakeAudioOutput(), cache: FakeAudioCache())
         model.tap()
-        await advanceFetch()
+        await advanceFetch(of: model)
         await model.waitUntilSettled()
         #expect(model.presentation.errorMessage != nil)
         #expect(model.presentation.icon == .play)
         model.tap()
-        await advanceFetch()
+        await advanceFetch(of: model)
         await model.waitUntilSettled()
         #expect(model.state == .playing(file: file))
     }
@@ -193,7 +194,7 @@ struct CirclePlayerModelTests {
         let model = CirclePlayerModel(
             fetcher: ScriptedFetcher(clock: clock, steps: 1, outcomes: [.file(file)]), output: output, cache: cache)
         model.tap()
-        await advanceFetch()
+        await advanceFetch(of: model)
         await model.waitUntilSettled()
         #expect(cache.deleted == [file])
         guard case .uninitialized(let error?) = model.state, case .unplayable = error.kind else {
@@ -209,7 +210,7 @@ struct CirclePlayerModelTests {
         let cache = FakeAudioCache()
         let model = CirclePlayerModel(fetcher: fetcher, output: output, cache: cache)
         model.tap()
-        await advanceFetch()
+        await advanceFetch(of: model)
         model.exit()
         await model.waitUntilSettled()
         #expect(fetcher.cancelled == 1)
@@ -218,7 +219,7 @@ struct CirclePlayerModelTests {
         let playing = CirclePlayerModel(
             fetcher: ScriptedFetcher(clock: clock, steps: 1, outcomes: [.file(file)]), output: output, cache: cache)
         playing.tap()
-        await advanceFetch()
+        await advanceFetch(of: playing)
         await playing.waitUntilSettled()
         playing.exit()
         await playing.waitUntilSettled()
@@ -235,7 +236,7 @@ struct CirclePlayerModelTests {
         let model = CirclePlayerModel(
             fetcher: ScriptedFetcher(clock: clock, steps: 1, outcomes: [.file(file)]), output: output, cache: cache)
         model.tap()
-        await advanceFetch()
+        await advanceFetch(of: model)
         await model.waitUntilSettled()
         output.finish()
         await model.waitUntilSettled()

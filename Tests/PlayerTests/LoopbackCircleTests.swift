@@ -41,7 +41,7 @@ struct LoopbackCircleTests {
                 masterURL: server.url("/master.m3u8"), destination: destination, downloader: downloader),
             output: output)
         model.tap()
-        while case .fetching = model.state { await Task.yield() }
+        #expect(await waitUntilObserved { if case .fetching = model.state { false } else { true } })
         #expect(model.state == .playing(file: destination))
         #expect(output.calls == ["play lesson.m4a"])
         let head = try Data(contentsOf: destination).prefix(8)

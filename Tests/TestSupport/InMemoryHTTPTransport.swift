@@ -60,6 +60,7 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
         var inFlight = 0
         var maximumInFlight = 0
         var abandonedStreams = 0
+        var abandonWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let clock: C
@@ -97,6 +98,19 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
     /// before their last chunk: transfers the client cancelled.
     public var abandonedStreams: Int {
         state.withLock { $0.abandonedStreams }
+    }
+
+    /// Suspends until `count` streamed bodies have been abandoned (see ``abandonedStreams``):
+    /// an event, not a poll; a test waiting for a cancel that never comes has found a hang.
+    public func waitForAbandonedStreams(count: Int = 1) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.abandonedStreams < count else { return true }
+                state.abandonWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
     }
 
     /// The number of requests in progress now.
@@ -152,7 +166,15 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
             }
         }
         continuation.onTermination = { termination in
-            if case .cancelled = termination { state.withLock { $0.abandonedStreams += 1 } }
+            if case .cancelled = termination {
+                let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                    state.abandonedStreams += 1
+                    let count = state.abandonedStreams
+                    defer { state.abandonWaiters.removeAll { $0.count <= count } }
+                    return state.abandonWaiters.filter { $0.count <= count }.map(\.continuation)
+                }
+                for waiter in ready { waiter.resume() }
+            }
             producer.cancel()
         }
         return (response, body)

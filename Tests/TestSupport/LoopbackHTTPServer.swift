@@ -164,6 +164,36 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// cancelled `URLSession` task does on the wire.
     public var stalledRequestsClosedByClient: Int { locked { closedByClient } }
 
+    /// Suspends until `count` requests have arrived (at `path`, when given) or the server has
+    /// stopped.
+    ///
+    /// The wait blocks a thread of its own on the server's condition, signalled at every
+    /// request: no polling, and no limit of time (a test that is waiting for a request that
+    /// never comes has found a hang, which the CI run's limit reports).
+    public func waitForRequests(count: Int = 1, path: String? = nil) async {
+        await waitUntil { [self] in log.lazy.filter { path == nil || $0.path == path }.count >= count }
+    }
+
+    /// Suspends until `count` stalled requests have been given up by the client closing the
+    /// connection, or the server has stopped; see ``waitForRequests(count:path:)``.
+    public func waitForStalledRequestsClosedByClient(count: Int = 1) async {
+        await waitUntil { [self] in closedByClient >= count }
+    }
+
+    /// Suspends until `condition` holds under the lock or the server has stopped, waiting on a
+    /// thread of its own (the cooperative pool's threads are never blocked).
+    private func waitUntil(_ condition: @escaping () -> Bool) async {
+        let box = UncheckedSendableCondition(condition)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread { [self] in
+                locked {
+                    while !box.condition(), !stopped { lock.wait() }
+                }
+                continuation.resume()
+            }
+        }
+    }
+
     /// Stops listening and closes every connection.
     public func stop() {
         // Under the lock, so that no connection thread closes a socket (and frees its number for
@@ -371,7 +401,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             let count = recv(client, &byte, 1, 0)
             if count == 0 {
                 // `stop()` sets `stopped` before shutting sockets down: that is not the client.
-                locked { if !stopped { closedByClient += 1 } }
+                locked {
+                    if !stopped { closedByClient += 1 }
+                    lock.broadcast()
+                }
                 return
             }
             // Bytes the client sent are dropped; only the socket's read timeout goes round.
@@ -431,4 +464,11 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 /// semaphore before reading it.
 private final class AnswerBox: @unchecked Sendable {
     var value: (status: Int, headers: [String: String], body: Data)?
+}
+
+/// A condition read only under the server's lock, carried to the thread that waits on it.
+private struct UncheckedSendableCondition: @unchecked Sendable {
+    // `@unchecked`: it is called only under `LoopbackHTTPServer.lock`, like the state it reads.
+    let condition: () -> Bool
+    init(_ condition: @escaping () -> Bool) { self.condition = condition }
 }

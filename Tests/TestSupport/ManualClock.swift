@@ -114,15 +114,17 @@ public final class ManualClock: Clock, Sendable {
                 }
             }
         } onCancel: {
-            let sleeper = state.withLock { state -> Sleeper? in
+            let (sleeper, waiters) = state.withLock { state -> (Sleeper?, [SleeperWaiter]) in
                 guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else {
                     // Cancelled before the continuation was stored: let `sleep` see it.
                     state.cancelledBeforeSuspending.insert(id)
-                    return nil
+                    return (nil, [])
                 }
-                return state.sleepers.remove(at: index)
+                let sleeper = state.sleepers.remove(at: index)
+                return (sleeper, Self.takeSatisfiedWaiters(from: &state))
             }
             sleeper?.continuation.resume(throwing: CancellationError())
+            for waiter in waiters { waiter.continuation.resume() }
         }
         // A cancellation that raced a normal wake-up leaves a marker nobody will consume.
         state.withLock { _ = $0.cancelledBeforeSuspending.remove(id) }
@@ -140,7 +142,7 @@ public final class ManualClock: Clock, Sendable {
 
     /// Moves time forward to `instant` (if it is later than now) and wakes the sleepers due by then.
     public func advance(to instant: Instant) {
-        let due = state.withLock { state -> [Sleeper] in
+        let (due, waiters) = state.withLock { state -> ([Sleeper], [SleeperWaiter]) in
             if instant > state.now {
                 state.now = instant
             }
@@ -152,11 +154,12 @@ public final class ManualClock: Clock, Sendable {
                 return true
             }
             // `sleepers` is in registration order and the sort is stable, so ties keep it.
-            return due.sorted { $0.deadline < $1.deadline }
+            return (due.sorted { $0.deadline < $1.deadline }, Self.takeSatisfiedWaiters(from: &state))
         }
         for sleeper in due {
             sleeper.continuation.resume()
         }
+        for waiter in waiters { waiter.continuation.resume() }
     }
 
     /// Moves time to the earliest pending deadline, waking the sleepers due then.
@@ -185,8 +188,14 @@ public final class ManualClock: Clock, Sendable {
         await waitUntilSleepers { $0.contains(deadline) }
     }
 
+    /// Suspends until no task sleeps on this clock: each sleeper has woken or been cancelled.
+    public func waitForNoSleepers() async {
+        await waitUntilSleepers { $0.isEmpty }
+    }
+
     /// Suspends until `condition` holds for the deadlines of the sleeping tasks; it is checked
-    /// now and whenever a task goes to sleep. A cancelled caller returns at once.
+    /// now and whenever a task goes to sleep, wakes or is cancelled. A cancelled caller returns
+    /// at once.
     public func waitUntilSleepers(_ condition: @escaping @Sendable (_ deadlines: [Instant]) -> Bool) async {
         let id = state.withLock { state -> UInt64 in
             defer { state.nextID += 1 }
@@ -235,16 +244,4 @@ public final class ManualClock: Clock, Sendable {
         }
         return satisfied
     }
-}
-
-/// Waits, by yielding (never sleeping), until `condition` holds, for at most 100,000 turns of
-/// the caller's executor; returns whether it held.
-public func eventually(
-    isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
-) async -> Bool {
-    for _ in 0..<100_000 {
-        if condition() { return true }
-        await Task.yield()
-    }
-    return condition()
 }

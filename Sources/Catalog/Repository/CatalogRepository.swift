@@ -216,6 +216,9 @@ public actor CatalogRepository<C: Clock> where C.Duration == Duration {
     /// How many requests the repository has sent; tests in the package read it.
     package private(set) var networkRequestCount = 0
 
+    /// How many callers wait for a shared request now, for tests of coalescing.
+    package var waitingCallerCount: Int { waiting.values.reduce(0) { $0 + $1.count } }
+
     private let clock: C
     private let transport: any HTTPTransport
     private let now: @Sendable () -> Date
