@@ -38,7 +38,7 @@ if [ -n "$from_build" ]; then
     for catalog in Sources/*/*.docc; do
         module=$(basename "$catalog" .docc)
         swift-symbolgraph-extract -module-name "$module" -I "$modules_dir" -target "$triple" \
-            -minimum-access-level public -output-dir "$graphs" >>"$scratch/extract.log" 2>&1 ||
+            -minimum-access-level public -skip-inherited-docs -output-dir "$graphs" >>"$scratch/extract.log" 2>&1 ||
             { echo "Docs/build.sh: no symbol graph for $module from $modules_dir:" >&2
               tail -n 20 "$scratch/extract.log" >&2; exit 1; }
     done
