@@ -261,6 +261,8 @@ extension BackgroundLibraryTests {
         #expect(!after.contains(stagedPath), "fetched again: \(after)")
         #expect(after.contains { !scenario.lesson.isFetchedAgain($0) })
         #expect(scenario.daemon.submitted == labels.count)
+        // Nothing of the hand-over is left beside the file: the staged bodies went with it.
+        #expect(files(in: scenario.folder).filter { $0.hasSuffix(".staged") }.isEmpty, "\(files(in: scenario.folder))")
     }
 
     @Test(
@@ -567,5 +569,186 @@ extension BackgroundLibraryTests {
         #expect(failure.category == .notFound)
         #expect(daemon.submitted == labels.count)
         #expect(daemon.running.isEmpty)
+    }
+}
+
+/// The system's responses as they really come: a task made from resume data asks only for the
+/// rest of its part, and its file may hold the whole part under a `206` for the rest.
+extension BackgroundLibraryTests {
+    /// The media requests `scenario`'s network received from index `start` on.
+    func mediaRequests(of scenario: Scenario, from start: Int) -> [String] {
+        scenario.transport.requests[start...].compactMap(scenario.lesson.key(of:))
+    }
+
+    @Test(
+        "a force-quit's resume data is used (RFC 9110 §14.2, §15.3.7): each task submitted again asks only for the rest of its part, its 206 for the rest with the whole part is staged, and the relaunched run fetches no media",
+        arguments: ["cmaf", "ts-heaac", "audio-renditions"])
+    func forceQuitGoesOnFromResumeData(name: String) async throws {
+        let (scenario, _, labels, expected) = try await handedOver(name, fromMiddle: true)
+        try #require(!labels.isEmpty)
+        let daemon = scenario.daemon
+        try await daemon.forceQuit()
+        let beforeRest = scenario.transport.requests.count
+        let next = scenario.launch()
+        _ = try await next.library.load()
+        #expect(await eventually { Set(daemon.running) == Set(labels) }, "\(daemon.running)")
+        #expect(Set(daemon.resumedWith) == Set(labels.map { Data("resume \($0)".utf8) }))
+        for label in labels { try await daemon.complete(label) }
+        guard case .downloaded? = await end(of: next.library) else {
+            Issue.record("\(name): \(await next.library.state(of: "lesson"))")
+            return
+        }
+        #expect(try Data(contentsOf: try #require(await next.library.localFile(of: "lesson"))) == expected)
+        // One request per task, for the rest of its part, and none by the run that read them.
+        let rest = mediaRequests(of: scenario, from: beforeRest)
+        #expect(rest.count == labels.count, "\(name): \(rest)")
+        #expect(rest.allSatisfy { $0.contains(" bytes=") }, "\(name): \(rest)")
+    }
+
+    @Test(
+        "a lost connection's retry goes on from its resume data (Apple's Pausing and resuming downloads): the rest only, and the lesson ends byte-identical"
+    )
+    func lostConnectionGoesOnFromResumeData() async throws {
+        let (scenario, first, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+        let label = try #require(labels.first)
+        let daemon = scenario.daemon
+        try await daemon.loseConnection(label)
+        let token = Data("resume \(label)".utf8)
+        #expect(await eventually { daemon.resumedWith.contains(token) && daemon.running.contains(label) })
+        let beforeRest = scenario.transport.requests.count
+        try await daemon.complete(label)
+        for other in labels.dropFirst() { try await daemon.complete(other) }
+        guard case .downloaded? = await end(of: first.library) else {
+            Issue.record("\(await first.library.state(of: "lesson"))")
+            return
+        }
+        #expect(try Data(contentsOf: try #require(await first.library.localFile(of: "lesson"))) == expected)
+        let rest = mediaRequests(of: scenario, from: beforeRest)
+        #expect(rest.count == labels.count, "\(rest)")
+        #expect(rest.first?.contains(" bytes=") == true, "\(rest)")
+    }
+}
+
+/// What the learner does while the system is slow to take a hand-over's tasks.
+extension BackgroundLibraryTests {
+    @Test(
+        "a pause while the hand-over's tasks are being submitted wins: the lesson is paused, its tasks are cancelled once submitted, and downloading again ends byte-identical"
+    )
+    func pauseWhileSubmitting() async throws {
+        let lesson = try ServedLesson("cmaf")
+        let (expected, order) = try await reference(lesson, concurrency: 1)
+        let media = order.filter { !$0.hasSuffix(".vtt") }
+        let scenario = Scenario(lesson, holding: media[media.count / 2], concurrency: 1)
+        let process = scenario.launch()
+        let library = process.library
+        try await library.download("lesson", from: lesson.entry)
+        await scenario.clock.waitForSleepers(count: 1)
+        let daemon = scenario.daemon
+        daemon.holdSubmissions()
+        let leaving = Task { await library.continueInBackground() }
+        await daemon.waitForHeldSubmission()
+        await library.pause("lesson")
+        #expect(await library.state(of: "lesson") == .paused)
+        daemon.releaseSubmissions()
+        #expect(await leaving.value.isEmpty)
+        #expect(await library.state(of: "lesson") == .paused)
+        #expect(daemon.running.isEmpty, "\(daemon.running)")
+        let transfers = try #require(library.background)
+        #expect(await transfers.handovers.isEmpty)
+        try await library.download("lesson", from: lesson.entry)
+        guard case .downloaded? = await end(of: library) else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        #expect(try Data(contentsOf: try #require(await library.localFile(of: "lesson"))) == expected)
+    }
+
+    @Test(
+        "back in the foreground while a task is submitted again after a 503: no trap, the new task is cancelled once submitted, and the lesson ends byte-identical in the foreground"
+    )
+    func foregroundWhileRetrying() async throws {
+        let (scenario, process, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+        let library = process.library
+        let label = try #require(labels.first)
+        let daemon = scenario.daemon
+        // The task's request answers 503 once: the transfers submit it again.
+        let request = try #require(daemon.request(of: label))
+        let url = try #require(request.url)
+        let body = try #require(scenario.lesson.files[scenario.lesson.key(of: request) ?? ""])
+        scenario.transport.stub(url, replies: [.response(status: 503, body: Data("busy".utf8)), .resource(body)])
+        daemon.holdSubmissions()
+        try await daemon.complete(label)
+        await daemon.waitForHeldSubmission()
+        #expect(await library.continueInForeground() == ["lesson"])
+        daemon.releaseSubmissions()
+        guard case .downloaded? = await end(of: library) else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        #expect(try Data(contentsOf: try #require(await library.localFile(of: "lesson"))) == expected)
+        #expect(await eventually { daemon.running.isEmpty }, "left running: \(daemon.running)")
+    }
+}
+
+extension BackgroundLibraryTests {
+    @Test(
+        "a Wi-Fi-only queue's rule reaches its lesson's background tasks: each is made for networks that are not expensive, and on cellular the library's wait reason says what the queue's does"
+    )
+    func wifiOnlyReachesTheSystem() async throws {
+        let lesson = try ServedLesson("cmaf")
+        let (_, order) = try await reference(lesson)
+        let media = order.filter { !lesson.isFetchedAgain($0) }
+        let network = ManualNetwork(.unmetered)
+        var scenario = Scenario(lesson, holding: media[media.count / 2])
+        scenario.options = BackgroundTransferOptions(identifier: "app.background")
+        scenario.network = network
+        let process = scenario.launch()
+        let library = process.library
+        let queue = DownloadQueue(
+            library: library, file: scenario.folder.appendingPathComponent("queue.json"),
+            requirements: DownloadRequirements(network: .notExpensive, reserveBytes: 0), network: network,
+            freeSpace: { _ in 1 << 40 })
+        try await queue.start()
+        try await queue.enqueue([QueuedLesson(id: "lesson", remoteURL: lesson.entry)])
+        await scenario.clock.waitForSleepers(count: 1)
+        #expect(await library.continueInBackground() == ["lesson"])
+        let daemon = scenario.daemon
+        let labels = daemon.running
+        try #require(!labels.isEmpty)
+        #expect(labels.allSatisfy { daemon.network(of: $0) == .notExpensive }, "\(labels.map(daemon.network(of:)))")
+
+        network.send(.cellular)
+        #expect(await eventually { await queue.state(of: "lesson") == .waiting(.network(required: .notExpensive)) })
+        #expect(await eventually { await library.waitReason(of: "lesson") == .network(required: .notExpensive) })
+        network.send(.unmetered)
+        #expect(await eventually { await library.waitReason(of: "lesson") == nil })
+        await queue.stop()
+    }
+}
+
+extension BackgroundLibraryTests {
+    @Test(
+        "killed after a delete was saved and before the transfers forgot its hand-over: the next launch gives the hand-over up, submits none of its tasks again and removes what they staged"
+    )
+    func deletedBeforeTheTransfersForgot() async throws {
+        let (scenario, _, labels, _) = try await handedOver("cmaf", fromMiddle: true)
+        try #require(!labels.isEmpty)
+        let daemon = scenario.daemon
+        try await daemon.complete(labels[0])
+        try await daemon.forceQuit()
+        // What the delete saved before the kill: the library no longer has the item.
+        try Data(#"{"items":{},"version":1}"#.utf8).write(
+            to: scenario.folder.appendingPathComponent("offline-library.json"))
+
+        let next = scenario.launch()
+        _ = try await next.library.load()
+        let transfers = try #require(next.library.background)
+        #expect(await eventually { await transfers.handovers.isEmpty })
+        #expect(await eventually { !daemon.hasWaitingEvents })
+        let folder = scenario.folder
+        #expect(
+            await eventually { files(in: folder).filter { $0.hasSuffix(".staged") }.isEmpty }, "\(files(in: folder))")
+        #expect(daemon.running.isEmpty, "submitted again: \(daemon.running)")
+        #expect(daemon.submitted == labels.count)
     }
 }

@@ -202,7 +202,7 @@ struct BackgroundLibraryTests {
         try #require(labels.count >= 2)
         try await scenario.daemon.complete(labels[0])
         #expect(await recorded(labels[0], by: first))
-        scenario.daemon.forceQuit()
+        try await scenario.daemon.forceQuit()
         // The learner opens the app again: the cancels arrive, and each task goes on.
         let second = scenario.launch()
         _ = try await second.library.load()

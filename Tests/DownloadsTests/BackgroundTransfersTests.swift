@@ -152,7 +152,7 @@ struct BackgroundTransfersTests {
             try await daemon.complete(label)
             await deliver(1, from: &events, to: coordinator)
         }
-        daemon.forceQuit()
+        try await daemon.forceQuit()
         #expect(daemon.running.isEmpty)
         session = daemon.launch(landing: landing)
         coordinator = transfers(session, in: folder)
@@ -191,7 +191,7 @@ struct BackgroundTransfersTests {
         let coordinator = transfers(session, in: folder)
         try await coordinator.handOver("lesson", destination: destination, parts: remaining)
         var events = session.events.makeAsyncIterator()
-        let label = try #require(daemon.running.first { $0.hasPrefix("mediacore/1 3 ") })
+        let label = try #require(daemon.running.first { BackgroundTaskLabel(parsing: $0)?.parts == [3] })
         try await daemon.complete(label)
         await deliver(1, from: &events, to: coordinator)
         // The 503's body (the server's page) is never staged: the request went out again.
@@ -387,5 +387,41 @@ struct BackgroundTransfersTests {
             await coordinator.handle(event)
             if event == .eventsDelivered { return }
         }
+    }
+}
+
+extension BackgroundTransfersTests {
+    /// A hand-over withdrawn in one process (its tasks cancelled), the process gone before the
+    /// cancellations are told, and the same parts handed over again in the next: the old tasks'
+    /// events must not stop the new tasks, which carry another generation.
+    @Test(
+        "an earlier hand-over's cancel events, arriving after the same parts were handed over again in the next process, leave the new tasks alone"
+    )
+    func staleCancelsAcrossProcesses() async throws {
+        let folder = temporaryFolder("background-stale-cancels")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let landing = folder.appendingPathComponent("landing")
+        let first = transfers(daemon.launch(landing: landing), in: folder)
+        try await first.handOver("lesson", destination: destination, parts: remaining)
+        let earlier = daemon.running
+        daemon.holdEvents()
+        await first.withdraw("lesson")
+        #expect(daemon.running.isEmpty)
+        daemon.killApp()
+
+        let session = daemon.launch(landing: landing)
+        let second = transfers(session, in: folder)
+        try await second.handOver("lesson", destination: destination, parts: remaining)
+        let later = daemon.running
+        #expect(later.count == earlier.count)
+        #expect(Set(later).isDisjoint(with: earlier), "\(later) and \(earlier)")
+        var events = session.events.makeAsyncIterator()
+        await deliver(earlier.count + 1, from: &events, to: second)
+        // The new tasks run once each, none stopped or submitted again.
+        #expect(daemon.running == later)
+        #expect(daemon.submitted == earlier.count + later.count)
+        let requests = try #require(await second.handovers.first).requests
+        #expect(requests.allSatisfy { $0.isSubmitted && !$0.isStopped && $0.attempts == 1 })
     }
 }

@@ -241,3 +241,42 @@ struct LaunchReconcileTests {
         #expect(!files(in: folder).contains { $0.hasSuffix(".saving") }, "\(files(in: folder))")
     }
 }
+
+extension LibraryFilesTests {
+    /// The kill between the download's file appearing (one rename, when it is complete) and the
+    /// library writing its record and state: the state file still says downloading, and no
+    /// record names the file.
+    @Test(
+        "killed as a lesson ends, after its file is in place and before its record and state are saved: the relaunch finds it downloaded and fetches nothing",
+        arguments: ["webvtt", "cmaf", "packed-aac"])
+    func killedAsTheLessonEnds(name: String) async throws {
+        let folder = temporaryFolder("library-killed-at-end")
+        let lesson = try ServedLesson(name)
+        lesson.serve(on: transport)
+        let first = library(in: folder)
+        try await first.download("lesson", from: lesson.entry)
+        await first.waitForDownload("lesson")
+        guard case .downloaded(let fileName, let byteCount) = await first.state(of: "lesson") else {
+            Issue.record("\(await first.state(of: "lesson"))")
+            return
+        }
+        // What the kill leaves: the record not written, the state file's entry still downloading.
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(".\(fileName).item"))
+        let stateFile = folder.appendingPathComponent("offline-library.json")
+        let saved = try String(contentsOf: stateFile, encoding: .utf8)
+        let downloading = saved.replacingOccurrences(
+            of: #"{"downloaded":{"byteCount":\#(byteCount),"fileName":"\#(fileName)"}}"#,
+            with: #"{"downloading":{"fraction":0.92}}"#)
+        try #require(downloading != saved, "\(saved)")
+        try Data(downloading.utf8).write(to: stateFile)
+
+        let before = transport.requests.count
+        let relaunched = library(in: folder)
+        #expect(await relaunched.state(of: "lesson") == .downloaded(fileName: fileName, byteCount: byteCount))
+        try await relaunched.download("lesson", from: lesson.entry)
+        await relaunched.waitForDownload("lesson")
+        #expect(transport.requests.count == before, "fetched again: \(transport.requests[before...].map(\.url))")
+        // Its record is written now, so a damaged state file later still finds it.
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(".\(fileName).item").path))
+    }
+}

@@ -25,6 +25,25 @@ final class SimulatedBackgroundDaemon: Sendable {
         var app: (continuation: AsyncStream<BackgroundTransferEvent>.Continuation, landing: URL)?
         var resumedWith: [Data] = []
         var submitted = 0
+        /// What each resume data stands for: the request its task was made from, the bytes
+        /// received before it stopped, and the validator they came with.
+        var partials: [Data: Partial] = [:]
+        /// Whether submissions wait for ``releaseSubmissions()``, and those waiting.
+        /// Whether events wait for the app's next launch even while it runs (``holdEvents()``).
+        var holdsEvents = false
+        var holdsSubmissions = false
+        var heldSubmissions: [CheckedContinuation<Void, Never>] = []
+        var submissionWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The bytes a stopped task had received, which its resume data lets the next task go on from.
+    private struct Partial {
+        var request: URLRequest
+        /// The first and last byte of what `request` asks for.
+        var first: UInt64
+        var last: UInt64
+        var received: Data
+        var validator: String?
     }
 
     private let state = Locked(State())
@@ -44,6 +63,7 @@ final class SimulatedBackgroundDaemon: Sendable {
         let (events, continuation) = AsyncStream<BackgroundTransferEvent>.makeStream()
         let waiting = state.withLock { state in
             state.app = (continuation, landing)
+            state.holdsEvents = false
             defer { state.waiting = [] }
             return state.waiting
         }
@@ -62,17 +82,118 @@ final class SimulatedBackgroundDaemon: Sendable {
     }
 
     /// The learner force-quits the app: every task is cancelled, each with resume data, and the
-    /// app hears of it at its next launch.
-    func forceQuit() {
+    /// app hears of it at its next launch. Each had received the first half of its body, which
+    /// a task made from its resume data does not fetch again.
+    func forceQuit() async throws {
         killApp()
+        let running = state.withLock { $0.running }
+        var stopped: [(BackgroundTransferTask, Data)] = []
+        for task in running { stopped.append((task, try await receiveHalf(of: task))) }
         state.withLock { state in
-            for task in state.running {
+            for (task, resumeData) in stopped {
                 state.waiting.append(
-                    .failed(
-                        taskDescription: task.taskDescription, failure: .forceQuit,
-                        resumeData: Data("resume \(task.taskDescription)".utf8)))
+                    .failed(taskDescription: task.taskDescription, failure: .forceQuit, resumeData: resumeData))
             }
-            state.running = []
+            state.running.removeAll { task in stopped.contains { $0.0.taskDescription == task.taskDescription } }
+        }
+    }
+
+    /// The running task `description` loses its connection after the first half of its body
+    /// (`NSURLErrorNetworkConnectionLost`), with resume data to go on from there.
+    func loseConnection(_ description: String) async throws {
+        guard let task = state.withLock({ $0.running.first { $0.taskDescription == description } }) else { return }
+        let resumeData = try await receiveHalf(of: task)
+        deliver(
+            .failed(
+                taskDescription: description, failure: .network(code: URLError.Code.networkConnectionLost.rawValue),
+                resumeData: resumeData))
+    }
+
+    /// Fetches the first half of `task`'s body, as a transfer cut short would have received it,
+    /// and returns the resume data that stands for it (`resume <description>`).
+    private func receiveHalf(of task: BackgroundTransferTask) async throws -> Data {
+        let resumeData = Data("resume \(task.taskDescription)".utf8)
+        var request = task.request
+        let (first, last) = try await bounds(of: request)
+        let half = (last - first + 1) / 2
+        guard half > 0 else { return resumeData }
+        request.setValue("bytes=\(first)-\(first + half - 1)", forHTTPHeaderField: "Range")
+        let (data, response) = try await transport.send(request)
+        let validator = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "ETag")
+        state.withLock {
+            $0.partials[resumeData] = Partial(
+                request: task.request, first: first, last: last, received: data, validator: validator)
+        }
+        return resumeData
+    }
+
+    /// The first and last byte `request` asks for: its range, or the whole resource (its size
+    /// read with a one-byte request).
+    private func bounds(of request: URLRequest) async throws -> (UInt64, UInt64) {
+        if let range = request.value(forHTTPHeaderField: "Range").flatMap(StagedBodies.parseRange) {
+            return (range.first, range.last)
+        }
+        var probe = request
+        probe.setValue("bytes=0-0", forHTTPHeaderField: "Range")
+        let (_, response) = try await transport.send(probe)
+        let total =
+            (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range")
+            .flatMap { $0.split(separator: "/").last }.flatMap { UInt64($0) } ?? 1
+        return (0, total - 1)
+    }
+
+    private func partial(of resumeData: Data?) -> Partial? {
+        resumeData.flatMap { data in state.withLock { $0.partials[data] } }
+    }
+
+    /// Keeps every later event from the app until its next launch, as if its process were
+    /// suspended and then killed before the system told it.
+    func holdEvents() {
+        state.withLock { $0.holdsEvents = true }
+    }
+
+    /// Makes every later submission wait, as if the system were slow to take it, until
+    /// ``releaseSubmissions()``.
+    func holdSubmissions() {
+        state.withLock { $0.holdsSubmissions = true }
+    }
+
+    /// Lets the held submissions (and every later one) through.
+    func releaseSubmissions() {
+        let held = state.withLock { state in
+            state.holdsSubmissions = false
+            defer { state.heldSubmissions = [] }
+            return state.heldSubmissions
+        }
+        for submission in held { submission.resume() }
+    }
+
+    /// Suspends until a submission waits at the hold.
+    func waitForHeldSubmission() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.heldSubmissions.isEmpty else { return true }
+                state.submissionWaiters.append(waiter)
+                return false
+            }
+            if ready { waiter.resume() }
+        }
+    }
+
+    /// Waits at the hold, when submissions are held.
+    fileprivate func waitIfHeld() async {
+        await withCheckedContinuation { (submission: CheckedContinuation<Void, Never>) in
+            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
+                guard state.holdsSubmissions else { return nil }
+                state.heldSubmissions.append(submission)
+                defer { state.submissionWaiters = [] }
+                return state.submissionWaiters
+            }
+            guard let waiters else {
+                submission.resume()
+                return
+            }
+            for waiter in waiters { waiter.resume() }
         }
     }
 
@@ -81,6 +202,10 @@ final class SimulatedBackgroundDaemon: Sendable {
     /// The request of the running task `description`.
     func request(of description: String) -> URLRequest? {
         state.withLock { $0.running.first { $0.taskDescription == description }?.request }
+    }
+    /// The networks the running task `description` may use.
+    func network(of description: String) -> DownloadRequirements.Network? {
+        state.withLock { $0.running.first { $0.taskDescription == description }?.network }
     }
     /// The resume data tasks were submitted with.
     var resumedWith: [Data] { state.withLock { $0.resumedWith } }
@@ -105,9 +230,20 @@ final class SimulatedBackgroundDaemon: Sendable {
         deliver(.finished(taskDescription: description, response: response, file: file))
     }
 
-    /// Fetches `task`'s request whole into a file of the daemon's own.
+    /// Fetches `task`'s request into a file of the daemon's own. A task made from resume data
+    /// asks only for the rest (`Range` from the first byte not received, with `If-Range`), as
+    /// `URLSession` does, and its file holds the bytes received before and the rest; its
+    /// response is the resumed request's: a `206` whose `Content-Range` is the rest.
     private func fetch(_ task: BackgroundTransferTask) async throws -> (URL, BackgroundTransferResponse) {
-        let (data, response) = try await transport.send(task.request)
+        var request = task.request
+        let earlier = partial(of: task.resumeData)
+        if let earlier {
+            let next = earlier.first + UInt64(earlier.received.count)
+            request.setValue("bytes=\(next)-\(earlier.last)", forHTTPHeaderField: "Range")
+            if let validator = earlier.validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+        }
+        var (data, response) = try await transport.send(request)
+        if let earlier, (response as? HTTPURLResponse)?.statusCode == 206 { data = earlier.received + data }
         let http = response as? HTTPURLResponse
         let file = scratch.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -131,7 +267,7 @@ final class SimulatedBackgroundDaemon: Sendable {
             if let index = state.running.firstIndex(where: { $0.taskDescription == label }) {
                 state.running.remove(at: index)
             }
-            guard let app = state.app else {
+            guard let app = state.app, !state.holdsEvents else {
                 state.waiting.append(event)
                 return nil
             }
@@ -190,6 +326,7 @@ struct SimulatedBackgroundSession: BackgroundTransferSession {
     let landing: URL
 
     func submit(_ tasks: [BackgroundTransferTask]) async {
+        await daemon.waitIfHeld()
         daemon.submit(tasks)
     }
 

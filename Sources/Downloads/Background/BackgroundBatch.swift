@@ -5,17 +5,24 @@ import Foundation
 /// key, the one its journal is named by) and the parts of that download's plan its body holds,
 /// in the order they lie in the body.
 ///
-/// The text is `mediacore/1 <parts> <download>`: the parts as comma-separated indices or
-/// `first-last` runs, and the download's key percent-encoded (RFC 3986 §2.1) so that no space
-/// or control character of the key breaks the format. A description in another format (another
-/// library's task in the same session) reads as `nil`, never as a wrong label.
+/// The text is `mediacore/2 <generation> <parts> <download>`: the hand-over's generation (a
+/// number the journal never gives twice), the parts as comma-separated indices or `first-last`
+/// runs, and the download's key percent-encoded (RFC 3986 §2.1) so that no space or control
+/// character of the key breaks the format. The generation tells a later hand-over's tasks from
+/// an earlier one's with the same parts, whose events may still come, even in another process.
+/// The labels of earlier versions, `mediacore/1 <parts> <download>`, are still read (with no
+/// generation). A description in another format (another library's task in the same session)
+/// reads as `nil`, never as a wrong label.
 struct BackgroundTaskLabel: Hashable, Sendable, CustomStringConvertible {
     /// The download's key.
     var download: String
     /// The plan's parts the task's body holds, in their order in the body (non-empty).
     var parts: [Int]
+    /// The hand-over's generation; `nil` in a label of an earlier version.
+    var generation: UInt64?
 
     private static let prefix = "mediacore/1"
+    private static let generationPrefix = "mediacore/2"
 
     /// The label's text, for `taskDescription`.
     ///
@@ -30,7 +37,8 @@ struct BackgroundTaskLabel: Hashable, Sendable, CustomStringConvertible {
             index = last + 1
         }
         let key = download.addingPercentEncoding(withAllowedCharacters: Self.keyCharacters) ?? ""
-        return "\(Self.prefix) \(runs.joined(separator: ",")) \(key)"
+        guard let generation else { return "\(Self.prefix) \(runs.joined(separator: ",")) \(key)" }
+        return "\(Self.generationPrefix) \(generation) \(runs.joined(separator: ",")) \(key)"
     }
 
     /// Unreserved characters (RFC 3986 §2.3): everything else in a key is percent-encoded.
@@ -40,10 +48,11 @@ struct BackgroundTaskLabel: Hashable, Sendable, CustomStringConvertible {
     /// The most parts a label may name: a description is a few kilobytes at most.
     static let maximumParts = 100_000
 
-    /// A label for `parts` of `download`.
-    init(download: String, parts: [Int]) {
+    /// A label for `parts` of `download`, handed over in `generation`.
+    init(download: String, parts: [Int], generation: UInt64? = nil) {
         self.download = download
         self.parts = parts
+        self.generation = generation
     }
 
     /// Reads a task's description; `nil` for a description that is not a label of this format
@@ -52,9 +61,18 @@ struct BackgroundTaskLabel: Hashable, Sendable, CustomStringConvertible {
     /// - Complexity: O(*n*) in the description's length and the parts it names.
     init?(parsing text: String?) {
         guard let text else { return nil }
-        let fields = text.split(separator: " ", omittingEmptySubsequences: false)
-        guard fields.count == 3, fields[0] == Self.prefix, !fields[2].isEmpty,
-            let key = String(fields[2]).removingPercentEncoding
+        var fields = text.split(separator: " ", omittingEmptySubsequences: false)
+        var generation: UInt64?
+        if fields.count == 4, fields[0] == Self.generationPrefix {
+            guard fields[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = UInt64(fields[1]) else {
+                return nil
+            }
+            generation = number
+            fields.remove(at: 1)
+        } else if fields.first != Substring(Self.prefix) {
+            return nil
+        }
+        guard fields.count == 3, !fields[2].isEmpty, let key = String(fields[2]).removingPercentEncoding
         else { return nil }
         var parts: [Int] = []
         for run in fields[1].split(separator: ",", omittingEmptySubsequences: false) {
@@ -66,7 +84,7 @@ struct BackgroundTaskLabel: Hashable, Sendable, CustomStringConvertible {
             parts.append(contentsOf: first...last)
         }
         guard !parts.isEmpty else { return nil }
-        self.init(download: key, parts: parts)
+        self.init(download: key, parts: parts, generation: generation)
     }
 }
 
@@ -114,7 +132,8 @@ enum BackgroundBatch {
         var expectedBytes: UInt64?
     }
 
-    /// The requests that fetch `parts` of `download`, adjacent ranges of one resource merged.
+    /// The requests that fetch `parts` of `download` in hand-over `generation`, adjacent ranges
+    /// of one resource merged.
     ///
     /// Parts of the same URL whose ranges touch (one's end is the next one's offset, in offset
     /// order) form one request; a part without a range (the whole resource) is a request of its
@@ -122,7 +141,7 @@ enum BackgroundBatch {
     /// that would fetch a byte twice or leave a gap).
     ///
     /// - Complexity: O(*p* log *p*) for *p* parts.
-    static func requests(download: String, parts: [Part]) -> [BackgroundTransferRequest] {
+    static func requests(download: String, parts: [Part], generation: UInt64? = nil) -> [BackgroundTransferRequest] {
         var singles: [BackgroundTransferRequest] = []
         var byResource: [URL: [Part]] = [:]
         for part in parts {
@@ -130,7 +149,7 @@ enum BackgroundBatch {
                 singles.append(
                     BackgroundTransferRequest(
                         url: part.part.url, byteRange: part.part.byteRange,
-                        label: BackgroundTaskLabel(download: download, parts: [part.index]),
+                        label: BackgroundTaskLabel(download: download, parts: [part.index], generation: generation),
                         partRanges: [part.part.byteRange], expectedBodyBytes: part.expectedBytes))
                 continue
             }
@@ -149,7 +168,8 @@ enum BackgroundBatch {
                 merged.append(
                     BackgroundTransferRequest(
                         url: url, byteRange: ByteRange(length: length, offset: first.offset),
-                        label: BackgroundTaskLabel(download: download, parts: run.map(\.index)),
+                        label: BackgroundTaskLabel(
+                            download: download, parts: run.map(\.index), generation: generation),
                         partRanges: run.map(\.part.byteRange), expectedBodyBytes: length))
                 run = []
             }
@@ -178,12 +198,75 @@ enum BackgroundBatch {
         case unrepresentableRange
     }
 
-    /// Where each part's bytes lie in the body a finished task wrote, in the label's order.
+    /// The bytes of the resource that the body a finished task wrote holds: `nil` for the whole
+    /// resource.
     ///
-    /// A 206 (Partial Content) body is the requested range: each part lies at its offset from
-    /// the range's start. A 200 body is the whole resource (a server may ignore `Range`, RFC 9110
-    /// §14.2): each part lies at its own offset in it. For a part without a range the body is
-    /// the part.
+    /// The body is judged by what the request asked and the length received, whatever the
+    /// status: Apple does not document the response of a task resumed from resume data, and a
+    /// resumed task asks for the rest (`Range` with `If-Range`), so its `206` may name only the
+    /// remainder while the file it delivers holds the whole part.
+    ///
+    /// - A `200` is the whole resource (a server may ignore `Range`, RFC 9110 §14.2), at least
+    ///   as long as the range asked.
+    /// - A `206` (RFC 9110 §15.3.7, §14.4) whose `Content-Range` is the range asked (or absent,
+    ///   for a ranged request) holds that range. One whose `Content-Range` is a remainder of it
+    ///   (the same last byte, a later first one) holds the whole range asked when the body is
+    ///   its length, the system having joined what it had with the rest; or only the remainder
+    ///   when the body is the remainder's length. For a request of the whole resource, a
+    ///   remainder to its end holds the whole resource when the body is the complete length,
+    ///   or the remainder when it is the remainder's.
+    ///
+    /// - Throws: ``SplitError`` when the body cannot be told apart so.
+    /// - Complexity: O(*p*) for the request's *p* parts.
+    static func heldRange(
+        of request: BackgroundTransferRequest, status: Int, contentRange: String?, bodyLength: UInt64
+    ) throws(SplitError) -> ByteRange? {
+        guard status == 200 || status == 206 else { throw .unexpectedStatus(status) }
+        guard let asked = request.byteRange else {
+            guard status == 206 else { return nil }
+            // A resumed task of the whole resource: the rest, "bytes N-(total-1)/total".
+            guard let header = contentRange, let range = ContentRange(header), let total = range.total,
+                range.last == total - 1
+            else { throw .otherRange(contentRange ?? "") }
+            if bodyLength == total { return nil }
+            let remainder = range.last - range.first + 1
+            guard bodyLength == remainder else { throw .wrongLength(expected: total, received: bodyLength) }
+            return ByteRange(length: remainder, offset: range.first)
+        }
+        guard asked.isRepresentable, request.partRanges.allSatisfy({ $0?.isRepresentable ?? true }) else {
+            throw .unrepresentableRange
+        }
+        if status == 200 {
+            guard bodyLength >= asked.end else { throw .wrongLength(expected: asked.end, received: bodyLength) }
+            return nil
+        }
+        guard asked.length > 0, let header = contentRange else {
+            // A 206 without a Content-Range, or for an empty range: the body is the range asked.
+            if let contentRange {
+                let expected = "bytes \(asked.offset)-\(asked.offset)/"
+                guard contentRange.lowercased().hasPrefix(expected) else { throw .otherRange(contentRange) }
+            }
+            guard bodyLength == asked.length else { throw .wrongLength(expected: asked.length, received: bodyLength) }
+            return asked
+        }
+        guard let range = ContentRange(header), range.last == asked.end - 1, range.first >= asked.offset else {
+            throw .otherRange(header)
+        }
+        if range.first == asked.offset || bodyLength == asked.length {
+            guard bodyLength == asked.length else { throw .wrongLength(expected: asked.length, received: bodyLength) }
+            return asked
+        }
+        let remainder = range.last - range.first + 1
+        guard bodyLength == remainder else { throw .wrongLength(expected: asked.length, received: bodyLength) }
+        return ByteRange(length: remainder, offset: range.first)
+    }
+
+    /// Where each part's bytes lie in the body a finished task wrote, in the label's order:
+    /// `nil` for a part the body does not hold (a resumed task that delivered only the rest).
+    ///
+    /// A body of a range (``heldRange(of:status:contentRange:bodyLength:)``) holds each part of
+    /// it at its offset from the range's start; a body of the whole resource (a 200) at its own
+    /// offset. For a part without a range the body is the part.
     ///
     /// - Parameters:
     ///   - request: The request the task was made from.
@@ -194,33 +277,13 @@ enum BackgroundBatch {
     /// - Complexity: O(*p*) for the request's *p* parts.
     static func split(
         _ request: BackgroundTransferRequest, status: Int, contentRange: String?, bodyLength: UInt64
-    ) throws(SplitError) -> [Range<UInt64>] {
-        guard let asked = request.byteRange else {
-            guard status == 200 else { throw .unexpectedStatus(status) }
-            return [0..<bodyLength]
-        }
-        guard asked.isRepresentable, request.partRanges.allSatisfy({ $0?.isRepresentable ?? true }) else {
-            throw .unrepresentableRange
-        }
-        let base: UInt64
-        switch status {
-        case 206:
-            // "bytes first-last/complete" (or "/*"): the first and last bytes must be the ones asked.
-            let expected = "bytes \(asked.offset)-\(asked.length == 0 ? asked.offset : asked.end - 1)/"
-            if let contentRange, !contentRange.lowercased().hasPrefix(expected) { throw .otherRange(contentRange) }
-            guard bodyLength == asked.length else {
-                throw .wrongLength(expected: asked.length, received: bodyLength)
-            }
-            base = asked.offset
-        case 200:
-            guard bodyLength >= asked.end else { throw .wrongLength(expected: asked.end, received: bodyLength) }
-            base = 0
-        default:
-            throw .unexpectedStatus(status)
-        }
-        return request.partRanges.map { range in
-            guard let range else { return 0..<bodyLength }
-            return (range.offset - base)..<(range.end - base)
+    ) throws(SplitError) -> [Range<UInt64>?] {
+        let held = try heldRange(of: request, status: status, contentRange: contentRange, bodyLength: bodyLength)
+        return request.partRanges.map { range -> Range<UInt64>? in
+            guard let range else { return held == nil ? 0..<bodyLength : nil }
+            guard let held else { return range.offset..<range.end }
+            guard range.offset >= held.offset, range.end <= held.end else { return nil }
+            return (range.offset - held.offset)..<(range.end - held.offset)
         }
     }
 }

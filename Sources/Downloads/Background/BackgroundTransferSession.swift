@@ -15,6 +15,10 @@ struct BackgroundTransferTask: Hashable, Sendable {
     var expectedBytesToReceive: Int64?
     /// What a cancelled or failed earlier task left to go on from, when there is any.
     var resumeData: Data?
+    /// The networks the task may use (a download queue's rule): the system session sets the
+    /// request's own `allowsExpensiveNetworkAccess` and `allowsConstrainedNetworkAccess` from it,
+    /// which narrow the session's.
+    var network: DownloadRequirements.Network = .any
 }
 
 /// The status and headers of a background task's response.

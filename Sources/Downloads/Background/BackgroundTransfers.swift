@@ -49,12 +49,17 @@ actor BackgroundTransfers {
         /// the next launch. A task submitted and not reported is the system's, running or
         /// finished with its events still to come, and is never submitted twice.
         var isStopped = false
+        /// The networks its task may use (absent: any, as in files of earlier versions).
+        var network: DownloadRequirements.Network?
     }
 
     /// One download handed over.
     struct Handover: Codable, Hashable, Sendable {
         /// The download's key (its tasks' labels name it).
         var key: String
+        /// The hand-over's generation, in its tasks' labels (absent in journals of earlier
+        /// versions, whose labels have none).
+        var generation: UInt64?
         /// The download's destination: its staged bodies are kept beside it.
         var destination: URL
         /// The requests not staged yet.
@@ -64,6 +69,10 @@ actor BackgroundTransfers {
     private struct Journal: Codable {
         var version = 1
         var handovers: [Handover] = []
+        /// The generation the next hand-over gets (absent in journals of earlier versions): the
+        /// journal never gives one twice, so a task of an earlier hand-over, whose events may
+        /// come after a later one of the same parts, is never taken for the later one's.
+        var nextGeneration: UInt64?
     }
 
     /// The session the parts go to.
@@ -131,6 +140,16 @@ actor BackgroundTransfers {
     /// It first removes what a kill left half-staged, then records the events an earlier
     /// process received and did not record (``BackgroundLanding``) and calls ``resubmit()``.
     func start() {
+        start(reconciling: nil)
+    }
+
+    /// Starts reading the session's events as ``start()`` does, first giving up the hand-overs
+    /// of downloads the library no longer waits for (a kill between its forgetting one and
+    /// this journal's: a deleted, cancelled or finished item, whose tasks must not be submitted
+    /// again). `owners` says, for each download key, whether it still waits for its tasks
+    /// (`.waiting`), was paused (`.paused`: its tasks are cancelled, what they staged kept for
+    /// the resume) or is gone (absent: its tasks are cancelled and what they staged removed).
+    func start(reconciling owners: [String: HandoverOwner]?) {
         loadIfNeeded()
         guard reader == nil else { return }
         for handover in journal.handovers { Self.stagedBodies(for: handover.destination).removeIncomplete() }
@@ -144,9 +163,30 @@ actor BackgroundTransfers {
         let leftovers = session.leftovers
         let events = session.events
         reader = Task { [weak self] in
+            if let owners { await self?.reconcile(with: owners) }
             await self?.handleLeftovers(leftovers)
             await self?.resubmit()
             for await event in events { await self?.handle(event) }
+        }
+    }
+
+    /// What the library says of a download handed over, at a launch.
+    enum HandoverOwner: Hashable, Sendable {
+        /// The item still waits for its tasks.
+        case waiting
+        /// The item was paused: its tasks are cancelled and what they staged is kept.
+        case paused
+    }
+
+    /// Gives up the hand-overs whose downloads `owners` no longer waits for (see
+    /// ``start(reconciling:)``).
+    private func reconcile(with owners: [String: HandoverOwner]) async {
+        for handover in journal.handovers where owners[handover.key] != .waiting {
+            if owners[handover.key] == .paused {
+                await withdraw(handover.key)
+            } else {
+                await finish(handover.key)
+            }
         }
     }
 
@@ -169,7 +209,9 @@ actor BackgroundTransfers {
     /// session as one batch, adjacent ranges of one resource merged into one task.
     ///
     /// - Throws: ``HandoverError``, before anything is submitted.
-    func handOver(_ key: String, destination: URL, parts: [BackgroundBatch.Part]) async throws(HandoverError) {
+    func handOver(
+        _ key: String, destination: URL, parts: [BackgroundBatch.Part], network: DownloadRequirements.Network = .any
+    ) async throws(HandoverError) {
         loadIfNeeded()
         while let pending = withdrawals[key] {
             await pending.value
@@ -180,7 +222,11 @@ actor BackgroundTransfers {
         journal.handovers.removeAll { $0.key == key && Self.isSettled($0) }
         guard !journal.handovers.contains(where: { $0.key == key }) else { throw .duplicate(key: key) }
         // An empty range has no bytes to fetch (and `bytes=o-o` would ask for one).
-        let requests = BackgroundBatch.requests(download: key, parts: parts.filter { $0.part.byteRange?.length != 0 })
+        // A journal of an earlier version, or a lost one, starts from a random number: tasks of
+        // a journal that was lost may still report, and must not match the new ones.
+        let generation = journal.nextGeneration ?? UInt64.random(in: 1...(1 << 32))
+        let requests = BackgroundBatch.requests(
+            download: key, parts: parts.filter { $0.part.byteRange?.length != 0 }, generation: generation)
         // Beside what the other hand-overs still have to bring: the free space is shared.
         let outstanding = journal.handovers.flatMap(\.requests).filter { $0.failure == nil }
             .reduce(UInt64(0)) { $0 &+ ($1.expectedBytes ?? 0) }
@@ -191,26 +237,45 @@ actor BackgroundTransfers {
         let handed = requests.map { request in
             Handed(
                 label: request.label.description, url: request.url, range: request.byteRange,
-                expectedBytes: request.expectedBodyBytes, attempts: 1)
+                expectedBytes: request.expectedBodyBytes, attempts: 1, network: network == .any ? nil : network)
         }
-        journal.handovers.append(Handover(key: key, destination: destination, requests: handed))
+        journal.handovers.append(Handover(key: key, generation: generation, destination: destination, requests: handed))
+        journal.nextGeneration = generation + 1
         do {
             try save()
         } catch {
             journal.handovers.removeAll { $0.key == key }
             throw .saveFailed(reason: error.localizedDescription)
         }
-        await session.submit(handed.map(task(for:)))
-        markSubmitted(key, labels: Set(handed.map(\.label)))
+        await submit(handed.map(task(for:)), of: key)
     }
 
-    private func markSubmitted(_ key: String, labels: Set<String>) {
-        guard let handover = journal.handovers.firstIndex(where: { $0.key == key }) else { return }
-        for index in journal.handovers[handover].requests.indices
-        where labels.contains(journal.handovers[handover].requests[index].label) {
+    /// Submits `tasks` of the download `key` and marks their requests submitted, their resume
+    /// data used. A request withdrawn while the submission was awaited (the download paused,
+    /// cancelled or taken back meanwhile) has its new task cancelled at once: nothing else
+    /// would, and it would run on in the system for a download no longer handed over.
+    private func submit(_ tasks: [BackgroundTransferTask], of key: String) async {
+        guard !tasks.isEmpty else { return }
+        await session.submit(tasks)
+        var orphaned: Set<String> = []
+        let handover = journal.handovers.firstIndex { $0.key == key }
+        for task in tasks {
+            guard let handover,
+                let index = journal.handovers[handover].requests.firstIndex(where: {
+                    $0.label == task.taskDescription && $0.failure == nil && !$0.isSubmitted
+                })
+            else {
+                orphaned.insert(task.taskDescription)
+                continue
+            }
             journal.handovers[handover].requests[index].isSubmitted = true
+            journal.handovers[handover].requests[index].isStopped = false
+            journal.handovers[handover].requests[index].resumeData = nil
         }
         try? save()
+        guard !orphaned.isEmpty else { return }
+        for label in orphaned { withdrawnLabels[label, default: 0] += 1 }
+        await session.cancel(taskDescriptions: orphaned)
     }
 
     /// Submits again what the system stopped (the tasks a force-quit cancelled, with their
@@ -220,24 +285,22 @@ actor BackgroundTransfers {
     func resubmit() async {
         loadIfNeeded()
         let running = Set(await session.runningTaskDescriptions())
-        var tasks: [BackgroundTransferTask] = []
-        var labels: [String: Set<String>] = [:]
+        var tasks: [String: [BackgroundTransferTask]] = [:]
         for handover in journal.handovers.indices {
             for index in journal.handovers[handover].requests.indices {
                 let handed = journal.handovers[handover].requests[index]
                 guard handed.failure == nil, handed.isStopped || !handed.isSubmitted, !running.contains(handed.label)
                 else { continue }
                 // Not an attempt more: a force-quit or a kill is no failure of the request.
-                tasks.append(task(for: handed))
-                labels[journal.handovers[handover].key, default: []].insert(handed.label)
-                journal.handovers[handover].requests[index].resumeData = nil
-                journal.handovers[handover].requests[index].isStopped = false
+                tasks[journal.handovers[handover].key, default: []].append(task(for: handed))
+                // Saved as not submitted: a kill before the submission leaves it for the next
+                // launch, which submits it again.
+                journal.handovers[handover].requests[index].isSubmitted = false
             }
         }
         guard !tasks.isEmpty else { return }
         try? save()
-        await session.submit(tasks)
-        for (key, submitted) in labels { markSubmitted(key, labels: submitted) }
+        for (key, tasks) in tasks.sorted(by: { $0.key < $1.key }) { await submit(tasks, of: key) }
     }
 
     /// Keeps the completion handler the system gave the app for this session's events
@@ -319,7 +382,7 @@ actor BackgroundTransfers {
         let expected = handed.expectedBytes.map { Int64(clamping: $0 &+ BackgroundTransferRequest.headerAllowance) }
         return BackgroundTransferTask(
             request: request, taskDescription: handed.label, expectedBytesToReceive: expected,
-            resumeData: handed.resumeData)
+            resumeData: handed.resumeData, network: handed.network ?? .any)
     }
 
     /// Records one event: a body staged beside its download, a failure retried or given up.
@@ -340,9 +403,12 @@ actor BackgroundTransfers {
                 partRanges: [handed.range], expectedBodyBytes: handed.expectedBytes)
             let size =
                 ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.uint64Value ?? 0
+            // What the body holds, judged by what was asked and the length received: a task
+            // resumed from its resume data may answer a 206 for the rest with the whole part.
+            let range: ByteRange?
             do throws(BackgroundBatch.SplitError) {
-                _ = try BackgroundBatch.split(
-                    request, status: response.statusCode, contentRange: response.value(of: "Content-Range"),
+                range = try BackgroundBatch.heldRange(
+                    of: request, status: response.statusCode, contentRange: response.value(of: "Content-Range"),
                     bodyLength: size)
             } catch {
                 if case .unexpectedStatus(let status) = error {
@@ -354,8 +420,9 @@ actor BackgroundTransfers {
                 }
                 return
             }
-            // A 200 to a range request is the whole resource (RFC 9110 §14.2): staged as such.
-            let range = response.statusCode == 206 ? handed.range : nil
+            // A 200 to a range request is the whole resource (RFC 9110 §14.2): staged as such;
+            // a remainder is staged as the bytes it holds, and the download's next run fetches
+            // the parts before it.
             let staged = Self.stagedBodies(for: journal.handovers[handover].destination)
             var headers: [String: String] = [:]
             for name in StagedBodies.keptHeaders + ["Content-Range"] { headers[name] = response.value(of: name) }
@@ -394,9 +461,10 @@ actor BackgroundTransfers {
                     try? save()
                     announceIfSettled(handover)
                 }
-            case .network:
+            case .network(let code):
                 journal.handovers[handover].requests[index].resumeData = resumeData
-                await failed(handover, index, category: .offline, transient: true)
+                let (category, transient) = Self.failure(ofNetworkCode: code)
+                await failed(handover, index, category: category, transient: transient)
             }
         case .eventsDelivered:
             if !completionHandlers.isEmpty {
@@ -411,37 +479,53 @@ actor BackgroundTransfers {
     }
 
     /// Submits the stopped request at `index` of `handover` again, with its resume data (saved
-    /// as stopped first: a kill before the submission leaves it for ``resubmit()``).
+    /// as stopped and not submitted first: a kill before the submission leaves it for
+    /// ``resubmit()``).
     private func submitStopped(_ handover: Int, _ index: Int) async {
-        let handed = journal.handovers[handover].requests[index]
-        let key = journal.handovers[handover].key
-        await session.submit([task(for: handed)])
-        // Located again: the journal may have changed while the submission was awaited.
-        if let (handover, index) = locate(handed.label) {
-            journal.handovers[handover].requests[index].resumeData = nil
-            journal.handovers[handover].requests[index].isStopped = false
-        }
-        markSubmitted(key, labels: [handed.label])
+        journal.handovers[handover].requests[index].isSubmitted = false
+        try? save()
+        await submit([task(for: journal.handovers[handover].requests[index])], of: journal.handovers[handover].key)
     }
 
-    /// Submits the request again while it has attempts left; otherwise gives it up with
-    /// `category` (its parts are then the download's next run's to fetch).
+    /// Submits the request again while it has attempts left, from its resume data when the
+    /// failure left some (Apple's *Pausing and resuming downloads*: a transfer that failed for
+    /// lost connectivity goes on from there); otherwise gives it up with `category` (its parts
+    /// are then the download's next run's to fetch).
     private func failed(_ handover: Int, _ index: Int, category: DownloadError.Category, transient: Bool) async {
         let handed = journal.handovers[handover].requests[index]
         if transient, handed.attempts < retry.maximumAttempts {
             journal.handovers[handover].requests[index].attempts += 1
-            journal.handovers[handover].requests[index].resumeData = nil
             // Saved as not submitted first: a kill before the submission leaves it for the
             // next launch's ``resubmit()``.
             journal.handovers[handover].requests[index].isSubmitted = false
             try? save()
-            await session.submit([task(for: journal.handovers[handover].requests[index])])
-            markSubmitted(journal.handovers[handover].key, labels: [handed.label])
+            // The key is read now: the journal may change while the submission is awaited.
+            await submit([task(for: journal.handovers[handover].requests[index])], of: journal.handovers[handover].key)
             return
         }
+        journal.handovers[handover].requests[index].resumeData = nil
         journal.handovers[handover].requests[index].failure = category
         try? save()
         announceIfSettled(handover)
+    }
+
+    /// What a task that failed with `URLError` code `code` stands for, and whether submitting
+    /// it again can mend it: a lost connection is offline and goes on later; a file the
+    /// delegate could not move (a full or protected volume) cannot be written and is left to
+    /// the download's next run; a certificate refused, a TLS failure or a request the system
+    /// will not make again is the server's or the access's, for good; a bad answer is the
+    /// server's, for now.
+    static func failure(ofNetworkCode code: Int) -> (category: DownloadError.Category, transient: Bool) {
+        // Failable on Linux, not on Apple platforms: typed so that both read it the same way.
+        let known: URLError.Code? = URLError.Code(rawValue: code)
+        let error = URLError(known ?? .unknown)
+        let localFileCodes: Set<URLError.Code> = [
+            .cannotMoveFile, .cannotCreateFile, .cannotWriteToFile, .cannotOpenFile, .cannotCloseFile,
+            .cannotRemoveFile,
+        ]
+        if localFileCodes.contains(error.code) { return (.notWritable, false) }
+        let transport = HTTPTransportError(.network(error), url: nil)
+        return (DownloadError(.transport(transport)).category, transport.isTransient)
     }
 
     private static func category(ofStatus status: Int) -> DownloadError.Category {

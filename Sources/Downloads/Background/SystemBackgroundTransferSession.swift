@@ -103,9 +103,15 @@ extension BackgroundTransfers {
         func submit(_ tasks: [BackgroundTransferTask]) async {
             guard let session = session.withLock({ $0 }) else { return }
             for task in tasks {
+                var request = task.request
+                // The queue's rule on the request itself: it narrows the session's settings.
+                // (A task made from resume data is made from the request that data holds: the
+                // first task's, with the same rule.)
+                if task.network != .any { request.allowsExpensiveNetworkAccess = false }
+                if task.network == .notConstrained { request.allowsConstrainedNetworkAccess = false }
                 let download =
                     task.resumeData.map { session.downloadTask(withResumeData: $0) }
-                    ?? session.downloadTask(with: task.request)
+                    ?? session.downloadTask(with: request)
                 download.taskDescription = task.taskDescription
                 if let expected = task.expectedBytesToReceive { download.countOfBytesClientExpectsToReceive = expected }
                 download.resume()

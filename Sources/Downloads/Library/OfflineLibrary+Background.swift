@@ -87,18 +87,26 @@ extension OfflineLibrary {
                 continue
             }
             do {
+                submittingHandOver.insert(id)
+                defer { submittingHandOver.remove(id) }
                 // An earlier hand-over of this item (settled, or taken back) gives way.
                 await background.withdraw(id)
-                try await background.handOver(id, destination: remainder.destination, parts: parts)
-                // Cancelled, deleted or started again while it was handed over: not waited for.
-                guard case .downloading? = entries[id]?.state, jobs[id] == nil else {
+                try await background.handOver(
+                    id, destination: remainder.destination, parts: parts, network: entries[id]?.network ?? .any)
+                switch entries[id]?.state {
+                case .downloading? where jobs[id] == nil:
+                    entries[id]?.inBackground = true
+                    try? save()
+                    handed.append(id)
+                    announceWaits()
+                case .paused?, .downloading?:
+                    // Paused while its tasks were being submitted (``pause(_:)``), or started
+                    // again: its tasks are cancelled, and what they staged is kept to resume.
+                    await background.withdraw(id)
+                default:
+                    // Cancelled or deleted meanwhile: nothing of the hand-over is kept.
                     await background.finish(id)
-                    continue
                 }
-                entries[id]?.inBackground = true
-                try? save()
-                handed.append(id)
-                announceWaits()
             } catch {
                 set(id, Self.state(refusedBy: error))
                 try? save()
@@ -188,8 +196,18 @@ extension OfflineLibrary {
                 }
             }
         }
+        // Both ways: a hand-over of an item the library no longer waits for (a kill between
+        // forgetting it here and there) is given up before its tasks can be submitted again.
+        var owners: [String: BackgroundTransfers.HandoverOwner] = [:]
+        for (id, entry) in entries {
+            switch entry.state {
+            case .downloading: owners[id] = .waiting
+            case .paused, .failed: owners[id] = .paused
+            default: break
+            }
+        }
         Task {
-            await background.start()
+            await background.start(reconciling: owners)
             // An item waiting for a hand-over the transfers no longer know (their journal was
             // lost) runs again: nothing else would ever start it.
             let known = Set(await background.handovers.map(\.key))
@@ -220,7 +238,7 @@ extension OfflineLibrary {
         runsAfterBackground.insert(id)
         defer { runsAfterBackground.remove(id) }
         do {
-            try download(id, from: entry.remoteURL)
+            try download(id, from: entry.remoteURL, network: nil)
             // Still marked, so that a process ending during the run leaves it to run again.
             if jobs[id] != nil {
                 entries[id]?.inBackground = true
@@ -265,6 +283,25 @@ extension OfflineLibrary {
         waitBroadcast.subscribe(keepingEvery: true)
     }
 
+    /// Why transfers under `options`, made with a download queue's `rule`, wait on `path`, or
+    /// `nil` if they may run: the stricter of the two decides, as the system applies the
+    /// session's settings and each request's own (`allowsExpensiveNetworkAccess`,
+    /// `allowsConstrainedNetworkAccess`).
+    static func waitReason(
+        on path: NetworkPath, options: BackgroundTransferOptions, rule: DownloadRequirements.Network
+    ) -> WaitReason? {
+        let session = waitReason(on: path, options: options)
+        guard path.isAvailable else { return session }
+        let strictness: [DownloadRequirements.Network] = [.any, .notExpensive, .notConstrained]
+        let sessionRule: DownloadRequirements.Network
+        if case .network(let required)? = session { sessionRule = required } else { sessionRule = .any }
+        let required = max(
+            strictness.firstIndex(of: sessionRule) ?? 0, strictness.firstIndex(of: rule) ?? 0)
+        let combined = strictness[required]
+        if session == nil, combined.allows(path) { return nil }
+        return .network(required: combined)
+    }
+
     /// Why transfers under `options` wait on `path`, or `nil` if they may run (as the system
     /// applies `allowsCellularAccess`, `allowsExpensiveNetworkAccess` and
     /// `allowsConstrainedNetworkAccess`).
@@ -300,13 +337,13 @@ extension OfflineLibrary {
     /// - Complexity: O(*n*) for the library's *n* items.
     func announceWaits() {
         guard let options = backgroundOptions, let path = networkPath else { return }
-        let reason = Self.waitReason(on: path, options: options)
         var now: [String: WaitReason] = [:]
-        if let reason {
-            // Those whose transfers are the background session's: no run of their own.
-            for (id, entry) in entries where entry.inBackground == true && jobs[id] == nil {
-                if case .downloading = entry.state { now[id] = reason }
-            }
+        // Those whose transfers are the background session's: no run of their own.
+        for (id, entry) in entries where entry.inBackground == true && jobs[id] == nil {
+            guard case .downloading = entry.state,
+                let reason = Self.waitReason(on: path, options: options, rule: entry.network ?? .any)
+            else { continue }
+            now[id] = reason
         }
         for id in Set(waits.keys).union(now.keys).sorted() where waits[id] != now[id] {
             waitBroadcast.yield((id, now[id]))

@@ -94,6 +94,9 @@ public actor OfflineLibrary {
         /// Whether its remaining parts were handed to background transfers, which it waits for
         /// (absent in files of earlier versions).
         var inBackground: Bool?
+        /// The networks its download may use, when a download queue's rule narrowed them (absent:
+        /// any): its background transfers are made with the same rule.
+        var network: DownloadRequirements.Network?
     }
 
     private struct StateFile: Codable {
@@ -103,7 +106,7 @@ public actor OfflineLibrary {
 
     /// What a downloaded file's hidden record beside it (`.NAME.item`) says: whose download it
     /// is, so that a library whose state file was damaged finds its downloads again.
-    private struct ItemRecord: Codable {
+    struct ItemRecord: Codable {
         static let suffix = ".item"
         var id: String
         var remoteURL: URL
@@ -122,6 +125,9 @@ public actor OfflineLibrary {
     /// Items whose job is pausing to be handed to background transfers: the pause keeps them
     /// downloading.
     var handingOver: Set<String> = []
+    /// Items whose remaining parts are being submitted to background transfers: a pause
+    /// meanwhile is kept, and the hand-over then cancels them.
+    var submittingHandOver: Set<String> = []
     /// Whether the background transfers' events are read.
     var isBackgroundStarted = false
     /// The app's choices for the background transfers: when downloads go there, and the
@@ -173,7 +179,7 @@ public actor OfflineLibrary {
     public nonisolated let fileOptions: OfflineFileOptions
     /// When this library was created: an atomic save's temporary file older than this was left
     /// by an earlier process.
-    private nonisolated let createdAt = Date()
+    nonisolated let createdAt = Date()
     /// Whether the file options were applied to the folder.
     private var isFolderPrepared = false
     /// The file system the state file, the records and the downloads are written in.
@@ -246,7 +252,7 @@ public actor OfflineLibrary {
         }
     }
 
-    private var stateFile: URL { directory.appendingPathComponent("offline-library.json") }
+    var stateFile: URL { directory.appendingPathComponent("offline-library.json") }
 
     /// Whether the saved states were read (or there were none).
     var isLoaded = false
@@ -351,26 +357,6 @@ public actor OfflineLibrary {
         }
     }
 
-    /// The downloads the records beside the files name, by item: the file's name and size, and
-    /// the item's URL. Only records whose file is there count.
-    ///
-    /// - Complexity: O(*n*) for the *n* entries of the folder.
-    private func recordedDownloads() -> [String: (fileName: String, byteCount: UInt64, remoteURL: URL)] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        var found: [String: (fileName: String, byteCount: UInt64, remoteURL: URL)] = [:]
-        for name in names where name.hasPrefix(".") && name.hasSuffix(ItemRecord.suffix) {
-            let fileName = String(name.dropFirst().dropLast(ItemRecord.suffix.count))
-            guard Self.isPlainFileName(fileName),
-                let data = try? Data(contentsOf: directory.appendingPathComponent(name)),
-                let record = try? JSONDecoder().decode(ItemRecord.self, from: data),
-                let size = (try? FileManager.default.attributesOfItem(atPath: file(named: fileName).path))?[.size]
-                    as? NSNumber
-            else { continue }
-            found[record.id] = (fileName, size.uint64Value, record.remoteURL)
-        }
-        return found
-    }
-
     /// Takes in saved entries, reconciling them with the files: items this launch already
     /// changed win, a missing file is not downloaded, an interrupted download is paused.
     private func adopt(_ items: [String: Entry]) {
@@ -382,6 +368,15 @@ public actor OfflineLibrary {
         for (id, entry) in items where jobs[id] == nil {
             if case .downloading = entry.state, let found = recorded[id], found.remoteURL == entry.remoteURL {
                 set(id, .downloaded(fileName: found.fileName, byteCount: found.byteCount))
+                continue
+            }
+            if case .downloading = entry.state, let found = completedFile(of: id, remote: entry.remoteURL) {
+                // A kill after the download's file appeared (one rename, once complete) and
+                // before its record: it is downloaded, not to be fetched again.
+                entries[id]?.inBackground = nil
+                entries[id]?.fractionDone = nil
+                set(id, .downloaded(fileName: found.fileName, byteCount: found.byteCount))
+                writeRecord(of: id, fileName: found.fileName, remote: entry.remoteURL)
                 continue
             }
             switch entry.state {
@@ -521,6 +516,13 @@ public actor OfflineLibrary {
     ///   ``LibraryError/Kind/corruptedStateFile(reason:)`` when a damaged state file could not be
     ///   moved aside.
     public func download(_ id: String, from remote: URL) throws(LibraryError) {
+        try download(id, from: remote, network: .any)
+    }
+
+    /// Starts (or resumes) downloading item `id` from `remote`, as ``download(_:from:)`` does,
+    /// on the networks `network` allows (a download queue's rule), which its background
+    /// transfers then keep to; `nil` keeps the rule the item had.
+    func download(_ id: String, from remote: URL, network: DownloadRequirements.Network?) throws(LibraryError) {
         loadIfNeeded()
         checkFile(of: id)
         switch entries[id]?.state {
@@ -533,7 +535,10 @@ public actor OfflineLibrary {
         let before = entries[id]
         // A paused or failed download resumes from what it kept: its fraction starts there.
         let kept = before?.remoteURL == remote ? before?.fractionDone ?? 0 : 0
-        entries[id] = Entry(remoteURL: remote, state: .downloading(fraction: kept), fractionDone: kept)
+        let rule = network ?? before?.network
+        entries[id] = Entry(
+            remoteURL: remote, state: .downloading(fraction: kept), fractionDone: kept,
+            network: rule == .any ? nil : rule)
         do {
             try save()
         } catch {
@@ -600,11 +605,17 @@ public actor OfflineLibrary {
     /// A download handed to background transfers is taken back from them: their tasks are
     /// cancelled, and what they staged is kept for the resume.
     public func pause(_ id: String) async {
+        loadIfNeeded()
         markStopping(id)
         if let job = jobs[id] {
             job.pause()
         } else if case .downloading? = entries[id]?.state, entries[id]?.inBackground == true {
             await takeBackFromBackground(id)
+        } else if case .downloading? = entries[id]?.state, submittingHandOver.contains(id) {
+            // Its tasks are being submitted: paused now, and the hand-over, once submitted,
+            // cancels them and keeps what they staged.
+            set(id, .paused)
+            try? save()
         }
     }
 
@@ -675,20 +686,6 @@ public actor OfflineLibrary {
         await waitForDownload(id)
     }
 
-    /// Removes the files a download of item `id` made beside its file: the hidden ones
-    /// (`.<name>.<ext>.partial`, `.journal`, `.validators`, `.lock`) and sidecar subtitles
-    /// (`<name>.<language>.vtt`).
-    private func removeFiles(of id: String) {
-        guard let remote = entries[id]?.remoteURL else { return }
-        forgetBackground(id)
-        let base = (Self.fileName(for: id, remote: remote) as NSString).deletingPathExtension
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names
-        where name.hasPrefix(".\(base).") || (name.hasPrefix("\(base).") && name.hasSuffix(".vtt")) {
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
-    }
-
     /// What the library is waiting for, for a test that stalls: each job's state and the
     /// items stopping, cancelling, restarting or being removed.
     package var diagnosis: String {
@@ -740,14 +737,12 @@ public actor OfflineLibrary {
         }
         if case .downloaded(let fileName, _) = state {
             forgetBackground(id)
+            // What background transfers staged for it, even when their hand-over was withdrawn
+            // before this run (``continueInForeground()``): the run has read it all.
+            removeStagedBodies(of: id)
             fileOptions.apply(to: file(named: fileName))
             // The record that finds this download again should the state file be damaged.
-            let record = directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)")
-            if fileSystem.allows(.write, on: record) {
-                if let data = try? JSONEncoder().encode(ItemRecord(id: id, remoteURL: remote)) {
-                    try? StateFileWriting.write(data, to: record)
-                }
-            }
+            writeRecord(of: id, fileName: fileName, remote: remote)
         }
         set(id, state)
         try? save()
@@ -760,61 +755,12 @@ public actor OfflineLibrary {
         }
     }
 
-    /// The start of the name Foundation gives the temporary file of an atomic write
-    /// (`Data.write(to:options: .atomic)`), in the folder written to, before it renames it.
-    static let atomicSavePrefix = ".dat.nosync"
-    /// How much older than the library such a temporary file must be to be another process's:
-    /// file times come from a coarse clock, and a save under way may have begun a little before.
-    static let atomicSaveMargin: TimeInterval = 10
-
-    /// Removes the hidden files of downloads that cannot resume: those of no item, or of an item
-    /// that is downloaded, cancelled or not downloaded (a partial file an interruption left, a
-    /// lock, a journal). Those of paused, failed and interrupted items are kept for the resume.
-    /// The temporary file of a save that a kill interrupted goes too: the library's own at
-    /// once, a download's (Foundation's atomic writes) when it is older than the library by
-    /// `atomicSaveMargin`.
-    ///
-    /// - Complexity: O(*n* × *m*) for *n* folder entries and *m* resumable items.
-    private func removeOrphanedStagingFiles() {
-        let resumable = entries.compactMap { id, entry -> String? in
-            switch entry.state {
-            case .paused, .failed, .downloading:
-                return (Self.fileName(for: id, remote: entry.remoteURL) as NSString).deletingPathExtension
-            default:
-                return nil
-            }
-        }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where name.hasPrefix(".") {
-            let file = directory.appendingPathComponent(name)
-            if name == StateFileWriting.temporaryFile(of: stateFile).lastPathComponent
-                || name.hasSuffix("\(ItemRecord.suffix).saving")
-            {
-                // The library's own save that a kill stopped before its rename.
-                try? FileManager.default.removeItem(at: file)
-            } else if name.hasPrefix(Self.atomicSavePrefix) {
-                // A download's atomic save (validators, a journal rewritten, subtitles) that a
-                // kill stopped; one under way in this process is younger than the margin.
-                let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
-                if let modified = attributes?[.modificationDate] as? Date,
-                    modified < createdAt.addingTimeInterval(-Self.atomicSaveMargin)
-                {
-                    try? FileManager.default.removeItem(at: file)
-                }
-            }
-        }
-        for name in names where name.hasPrefix(".") && StagingCleanup.suffixes.contains(where: name.hasSuffix) {
-            guard !resumable.contains(where: { StagingCleanup.isStaging(name, stem: $0) }) else { continue }
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
-    }
-
     func set(_ id: String, _ state: ItemState) {
         entries[id]?.state = state
         broadcast.yield((id, state))
     }
 
-    private func file(named name: String) -> URL {
+    func file(named name: String) -> URL {
         directory.appendingPathComponent(name)
     }
 
@@ -840,35 +786,4 @@ public actor OfflineLibrary {
         }
     }
 
-    /// Whether `name` names a file directly inside the library's folder: one non-empty path
-    /// component, not `.` or `..`, without separators or NUL.
-    static func isPlainFileName(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\\")
-            && !name.contains("\u{0}")
-    }
-
-    /// A file name for an item: a readable prefix of its id, 128 bits of the SHA-256 of all of
-    /// it (ids that differ only in case stay apart on case-insensitive volumes, and a catalog
-    /// cannot craft two ids that share a file, as it could with a 64-bit FNV hash), and the
-    /// remote extension when it is short and plain (`bin` otherwise): every character is from
-    /// `[a-z0-9_.-]`.
-    package static func fileName(for id: String, remote: URL) -> String {
-        let readable = String(
-            id.unicodeScalars.prefix(40).map { scalar -> Character in
-                switch scalar {
-                case "a"..."z", "0"..."9", "-": Character(scalar)
-                case "A"..."Z": Character(String(scalar).lowercased())
-                default: "_"
-                }
-            })
-        let hash = SHA256.hexDigest(id.utf8).prefix(32)
-        // The remote's extension only when it is 1–8 ASCII letters or digits: a URL can carry a
-        // NUL, a separator or a bidirectional override there, none of which belongs in a file name.
-        let remoteExtension = remote.pathExtension.lowercased()
-        let isPlain =
-            (1...8).contains(remoteExtension.utf8.count)
-            && remoteExtension.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) }
-        let pathExtension = isPlain ? remoteExtension : "bin"
-        return "\(readable)-\(hash).\(pathExtension)"
-    }
 }

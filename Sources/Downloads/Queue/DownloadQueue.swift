@@ -585,7 +585,7 @@ public actor DownloadQueue {
                 continue
             }
             do {
-                try await library.download(id, from: lesson.remoteURL)
+                try await library.download(id, from: lesson.remoteURL, network: requirements.network)
                 // Until the library's own report arrives, the lesson counts as downloading.
                 if reports[id] == seen[id] { libraryStates[id] = .downloading(fraction: 0) }
             } catch {
