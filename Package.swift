@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "SliderFlow", targets: ["SliderFlow"]),
         .library(name: "HLS", targets: ["HLS"]),
         .library(name: "Downloads", targets: ["Downloads"]),
+        .library(name: "OfflineLessons", targets: ["OfflineLessons"]),
         .library(name: "MediaContainers", targets: ["MediaContainers"]),
         .library(name: "HTTPSupport", targets: ["HTTPSupport"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
@@ -32,16 +33,22 @@ let package = Package(
         // MARK: Libraries
         .target(name: "Catalog", dependencies: ["HTTPSupport", "Locking"], swiftSettings: upcomingFeatures),
         .target(name: "Progress", dependencies: ["DecimalFormatting"], swiftSettings: upcomingFeatures),
-        .target(name: "Player", dependencies: ["Downloads", "Progress"], swiftSettings: upcomingFeatures),
+        .target(
+            name: "Player", dependencies: ["Downloads", "OfflineLessons", "Progress"], swiftSettings: upcomingFeatures),
         .target(name: "Gestures", swiftSettings: upcomingFeatures),
         .target(name: "SliderFlow", dependencies: ["HTTPSupport"], swiftSettings: upcomingFeatures),
         // HLS playlists: parse, write, resolve URIs, choose renditions. Imports only Foundation
         // (and the package-internal decimal formatting it shares with Progress).
         .target(name: "HLS", dependencies: ["DecimalFormatting"], swiftSettings: upcomingFeatures),
         // The download engine, its jobs, staging files and journal, HLS download planning and
-        // the offline library.
+        // the lesson pipeline: this URL or HLS lesson, into one file, resumable.
         .target(
             name: "Downloads", dependencies: ["HLS", "HTTPSupport", "Locking", "MediaContainers"],
+            swiftSettings: upcomingFeatures),
+        // Lessons kept offline for an app: the offline library, the course queue, background
+        // transfers and their screen models, over the Downloads engine.
+        .target(
+            name: "OfflineLessons", dependencies: ["Downloads", "HTTPSupport", "Locking"],
             swiftSettings: upcomingFeatures),
         // Media containers in pure Swift: MPEG-TS demuxing, ADTS and ID3 reading, MP4 writing.
         .target(name: "MediaContainers", swiftSettings: upcomingFeatures),
@@ -82,7 +89,10 @@ let package = Package(
         .testTarget(
             name: "PlayerTests",
             // AppleExamples: the documentation's screens, tested where SwiftUI exists.
-            dependencies: ["Player", "Downloads", "HLS", "Progress", "HTTPSupport", "TestSupport", "AppleExamples"],
+            dependencies: [
+                "Player", "Downloads", "OfflineLessons", "HLS", "Progress", "HTTPSupport", "TestSupport",
+                "AppleExamples",
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),
@@ -100,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DownloadsTests",
-            dependencies: ["Downloads", "HLS", "HTTPSupport", "MediaContainers", "TestSupport"],
+            dependencies: ["Downloads", "OfflineLessons", "HLS", "HTTPSupport", "MediaContainers", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),
@@ -133,7 +143,8 @@ let package = Package(
         // AVFoundation wiring), each file under `#if canImport(…)`: the Apple check type-checks
         // them for iOS and macOS, and on Linux the target is empty. No product exports it.
         .target(
-            name: "AppleExamples", dependencies: ["Downloads", "Gestures", "Player", "Progress", "SliderFlow"],
+            name: "AppleExamples",
+            dependencies: ["Downloads", "Gestures", "OfflineLessons", "Player", "Progress", "SliderFlow"],
             swiftSettings: upcomingFeatures),
 
         // MARK: Benchmarks
@@ -141,7 +152,8 @@ let package = Package(
         .executableTarget(
             name: "benchmarks",
             dependencies: [
-                "BenchmarkHarness", "Progress", "Gestures", "Player", "HLS", "Downloads", "MediaContainers", "Catalog",
+                "BenchmarkHarness", "Progress", "Gestures", "Player", "HLS", "Downloads", "OfflineLessons",
+                "MediaContainers", "Catalog",
                 "SliderFlow",
                 "HTTPSupport", "TestSupport",
             ],

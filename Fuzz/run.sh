@@ -39,11 +39,15 @@ if [[ "$target" == all ]]; then
     build_modules
     jobs="${MEDIACORE_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}"
     mkdir -p out
+    # A status left by an earlier run must never stand for this one's.
+    for each in "${all_targets[@]}"; do rm -f "out/$each.status"; done
     running=0
     for each in "${all_targets[@]}"; do
         if (( running >= jobs )); then wait -n || true; running=$((running - 1)); fi
-        ( MEDIACORE_FUZZ_MODULES_BUILT=1 "$script" "$each" "$seconds" >"out/$each.log" 2>&1
-          echo $? >"out/$each.status" ) &
+        # The status is written whatever the target's (the subshell inherits `set -e`).
+        ( status=0
+          MEDIACORE_FUZZ_MODULES_BUILT=1 "$script" "$each" "$seconds" >"out/$each.log" 2>&1 || status=$?
+          echo "$status" >"out/$each.status" ) &
         running=$((running + 1))
     done
     wait

@@ -1,6 +1,7 @@
 import BenchmarkHarness
 import Downloads
 import Foundation
+import OfflineLessons
 import Player
 import Progress
 

@@ -6,6 +6,7 @@
 
 #if canImport(UIKit) && canImport(SwiftUI)
     import Downloads
+    import OfflineLessons
     import Foundation
     import SwiftUI
     import UIKit

@@ -5,6 +5,7 @@
 
 #if canImport(SwiftUI) && canImport(Network)
     import Downloads
+    import OfflineLessons
     import Foundation
     import Player
     import Progress

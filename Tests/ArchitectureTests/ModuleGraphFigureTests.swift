@@ -117,7 +117,7 @@ struct ModuleGraphFigureTests {
             var route = [edge.from]
             for level in stride(from: from - 1, to: to, by: -1) {
                 let name = "\(edge.from)→\(edge.to)@\(level)"
-                rows[top - level].append(Slot(name: name, isModule: false, width: 8))
+                rows[top - level].append(Slot(name: name, isModule: false, width: 2))
                 route.append(name)
             }
             routes["\(edge.from)→\(edge.to)"] = route + [edge.to]

@@ -14,10 +14,11 @@ struct ModuleGraphTests {
         "Progress": ["DecimalFormatting"],
         "Gestures": [],
         "MediaContainers": [],
-        // Not Progress: smart downloads read what was watched through Downloads' own
-        // WatchedLessons protocol, which Player (above both) adapts to a ProgressStore.
         "Downloads": ["HLS", "HTTPSupport", "Locking", "MediaContainers"],
-        "Player": ["Downloads", "Progress"],
+        // Not Progress: smart downloads read what was watched through OfflineLessons' own
+        // WatchedLessons protocol, which Player (above both) adapts to a ProgressStore.
+        "OfflineLessons": ["Downloads", "HTTPSupport", "Locking"],
+        "Player": ["Downloads", "OfflineLessons", "Progress"],
         "Catalog": ["HTTPSupport", "Locking"],
         "SliderFlow": ["HTTPSupport"],
     ]
@@ -30,7 +31,7 @@ struct ModuleGraphTests {
     /// Apple-only frameworks a module may import for its adapters, only in a file that guards
     /// the import with `#if canImport(…)`, so that Linux builds skip it. No UI framework.
     static let appleAdapters: [String: Set<String>] = [
-        "Player": ["AVFoundation"], "Gestures": ["CoreGraphics"], "Downloads": ["Network"],
+        "Player": ["AVFoundation"], "Gestures": ["CoreGraphics"], "OfflineLessons": ["Network"],
     ]
 
     /// The package-internal target that holds the Apple-only examples of the documentation. It
@@ -91,11 +92,13 @@ struct ModuleGraphTests {
     }
 
     @Test(
-        "watched progress reaches smart downloads without an import: Downloads declares WatchedLessons, Player adapts Progress to it"
+        "watched progress reaches smart downloads without an import: OfflineLessons declares WatchedLessons, Player adapts Progress to it"
     )
     func watchedProgressLink() throws {
+        #expect(try Self.imports(of: "OfflineLessons")["Progress"] == nil)
         #expect(try Self.imports(of: "Downloads")["Progress"] == nil)
         #expect(try Self.imports(of: "Progress")["Downloads"] == nil)
+        #expect(try Self.imports(of: "Progress")["OfflineLessons"] == nil)
         let adapter = try String(
             contentsOf: Self.sources.appendingPathComponent("Player/Offline/ProgressWatchedLessons.swift"),
             encoding: .utf8)

@@ -1,6 +1,7 @@
 import Downloads
 import Foundation
 import HTTPSupport
+import OfflineLessons
 import TestSupport
 import Testing
 

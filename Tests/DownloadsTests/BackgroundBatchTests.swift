@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import Downloads
+@testable import OfflineLessons
 
 /// The hand-over of a download's remaining parts to a background session: its tasks' labels,
 /// which a relaunched process reads back, and the merging of adjacent byte ranges into one

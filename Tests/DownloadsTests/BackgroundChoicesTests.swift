@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import Downloads
+@testable import OfflineLessons
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -399,18 +400,20 @@ extension BackgroundLibraryTests {
         let stagedBytes = folderSize(scenario.folder.deletingLastPathComponent().appendingPathComponent("daemon"))
         let next = scenario.launch()
         let folder = scenario.folder
-        // Sampled at every turn of the executor while the run goes on.
+        // Sampled at every change of a file in the folder while the run goes on (the final
+        // file growing, a journal written), not by spinning.
         let peak = LockedState<UInt64>(0)
+        let ended = LockedState(false)
         let sampling = Task {
-            while !Task.isCancelled {
+            await waitUntil(changesIn: folder) {
                 let size = folderSize(folder)
                 peak.withLock { $0 = max($0, size) }
-                await Task.yield()
+                return ended.withLock { $0 }
             }
         }
         _ = try await next.library.load()
         let state = await end(of: next.library)
-        sampling.cancel()
+        ended.withLock { $0 = true }
         _ = await sampling.value
         guard case .downloaded? = state else {
             Issue.record("the lesson did not finish: \(String(describing: state))")

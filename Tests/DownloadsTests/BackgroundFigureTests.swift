@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Downloads
+@testable import OfflineLessons
 
 /// The article *Downloading in the background* shows one lesson's download from a simulated
 /// run: the foreground part, the hand-over, the tasks that end while no process of the app
@@ -119,8 +120,8 @@ struct BackgroundFigureTests {
         #expect(counts.identical)
         #expect(counts.handlerAfterEvents)
         let problems = CommittedFigure.problems(
-            Self.figure(counts), name: "background-run", module: "Downloads",
-            article: "Sources/Downloads/Downloads.docc/DownloadingInTheBackground.md")
+            Self.figure(counts), name: "background-run", module: "OfflineLessons",
+            article: "Sources/OfflineLessons/OfflineLessons.docc/DownloadingInTheBackground.md")
         #expect(problems.isEmpty, "\(problems)")
     }
 }

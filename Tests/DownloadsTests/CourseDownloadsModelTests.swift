@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Downloads
+@testable import OfflineLessons
 
 /// The course screen's model: rows per section and lesson, the course's bytes and progress,
 /// the time left, the storage, and its actions.

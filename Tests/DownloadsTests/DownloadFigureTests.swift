@@ -424,8 +424,8 @@ extension DownloadFigureTests {
     func downloadFigure() throws {
         let figure = Self.figure(try Self.recording())
         let problems = CommittedFigure.problems(
-            figure, name: "download-run", module: "Downloads",
-            article: "Sources/Downloads/Downloads.docc/DownloadingForOfflineUse.md")
+            figure, name: "download-run", module: "OfflineLessons",
+            article: "Sources/OfflineLessons/OfflineLessons.docc/DownloadingForOfflineUse.md")
         #expect(problems.isEmpty, "\(problems)")
     }
 }

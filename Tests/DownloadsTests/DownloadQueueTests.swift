@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Downloads
+@testable import OfflineLessons
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -2,6 +2,7 @@ import Downloads
 import Foundation
 import HTTPSupport
 import MediaContainers
+import OfflineLessons
 import TestSupport
 import Testing
 
@@ -391,20 +392,20 @@ struct FilePauseTests {
         server = try LoopbackHTTPServer()
     }
 
-    /// The staging file that appears in `folder`, once it does (within ``withinPoolTurns(_:_:)``).
+    /// The staging file that appears in `folder`, once it does (``waitUntil(changesIn:satisfy:)``:
+    /// at each change of the folder, never by polling the pool).
     func waitForPartialFile(in folder: URL) async -> URL? {
-        let found = LockedState<String?>(nil)
-        _ = await withinPoolTurns {
-            found.withLock { $0 = files(in: folder).first { $0.hasSuffix(".partial") } }
-            return found.withLock { $0 != nil }
+        let partial: @Sendable () -> String? = { files(in: folder).first { $0.hasSuffix(".partial") } }
+        guard await waitUntil(changesIn: folder, satisfy: { partial() != nil }), let name = partial() else {
+            return nil
         }
-        return found.withLock { $0 }.map { folder.appendingPathComponent($0) }
+        return folder.appendingPathComponent(name)
     }
 
-    /// Whether `url` comes to hold at least `bytes` bytes (the transfer wrote them) within
-    /// ``withinPoolTurns(_:_:)``: the file sends no event, so the wait counts turns, not time.
+    /// Whether `url` comes to hold at least `bytes` bytes (the transfer wrote them): read again
+    /// at each change of its folder.
     func waitForFile(_ url: URL, toHold bytes: Int) async -> Bool {
-        await withinPoolTurns {
+        await waitUntil(changesIn: url.deletingLastPathComponent()) {
             ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int ?? 0) >= bytes
         }
     }

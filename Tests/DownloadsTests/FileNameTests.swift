@@ -1,5 +1,6 @@
 import Downloads
 import Foundation
+import OfflineLessons
 import Testing
 
 @Suite("Offline file names")

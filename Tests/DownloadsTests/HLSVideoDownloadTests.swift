@@ -3,6 +3,7 @@ import Foundation
 import HLS
 import HTTPSupport
 import MediaContainers
+import OfflineLessons
 import TestSupport
 import Testing
 

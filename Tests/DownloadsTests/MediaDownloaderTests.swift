@@ -2,6 +2,7 @@ import Downloads
 import Foundation
 import HLS
 import HTTPSupport
+import OfflineLessons
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Downloads
 import Foundation
 import HTTPSupport
+import OfflineLessons
 import TestSupport
 import Testing
 
@@ -174,8 +175,8 @@ struct OfflineStatesFigureTests {
     @Test("offline-states.svg (light and dark) is what the library does in each state")
     func statesFigure() async throws {
         let problems = CommittedFigure.problems(
-            try await Self.diagram().figure(), name: "offline-states", module: "Downloads",
-            article: "Sources/Downloads/Downloads.docc/DownloadingForOfflineUse.md")
+            try await Self.diagram().figure(), name: "offline-states", module: "OfflineLessons",
+            article: "Sources/OfflineLessons/OfflineLessons.docc/DownloadingForOfflineUse.md")
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 }

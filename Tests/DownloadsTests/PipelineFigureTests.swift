@@ -1,4 +1,5 @@
 import Foundation
+import OfflineLessons
 import TestSupport
 import Testing
 
@@ -88,7 +89,7 @@ struct PipelineFigureTests {
     func pipelineFigure() {
         let problems = CommittedFigure.problems(
             Self.figure(), name: "lesson-pipeline", module: "Downloads",
-            article: "Sources/Downloads/Downloads.docc/DownloadingForOfflineUse.md")
+            article: "Sources/Downloads/Downloads.docc/DownloadingALesson.md")
         #expect(problems.isEmpty, "\(problems)")
     }
 }

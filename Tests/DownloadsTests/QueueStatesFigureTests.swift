@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Downloads
+@testable import OfflineLessons
 
 /// The article *Keeping a course offline* shows a queued lesson's states as a figure drawn from
 /// the queue's own decisions: a lesson is brought into each state by the planner's inputs, every
@@ -199,8 +200,8 @@ struct QueueStatesFigureTests {
     @Test("queue-states.svg (light and dark) is what the queue decides in each state")
     func statesFigure() throws {
         let problems = CommittedFigure.problems(
-            try Self.diagram().figure(), name: "queue-states", module: "Downloads",
-            article: "Sources/Downloads/Downloads.docc/KeepingACourseOffline.md")
+            try Self.diagram().figure(), name: "queue-states", module: "OfflineLessons",
+            article: "Sources/OfflineLessons/OfflineLessons.docc/KeepingACourseOffline.md")
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 }

@@ -4,6 +4,7 @@ import Locking
 import TestSupport
 
 @testable import Downloads
+@testable import OfflineLessons
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Downloads
+@testable import OfflineLessons
 
 /// What was watched, as a test says.
 struct FakeWatched: WatchedLessons {

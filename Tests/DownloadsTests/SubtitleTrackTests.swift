@@ -2,6 +2,7 @@ import Downloads
 import Foundation
 import HTTPSupport
 import MediaContainers
+import OfflineLessons
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Downloads
 import Foundation
+import OfflineLessons
 import Player
 import Progress
 import TestSupport

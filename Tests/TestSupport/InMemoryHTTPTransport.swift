@@ -60,7 +60,7 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
         var inFlight = 0
         var maximumInFlight = 0
         var abandonedStreams = 0
-        var abandonWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var abandonWaiters: [(id: UUID, count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
     }
 
     private let clock: C
@@ -101,15 +101,29 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
     }
 
     /// Suspends until `count` streamed bodies have been abandoned (see ``abandonedStreams``):
-    /// an event, not a poll; a test waiting for a cancel that never comes has found a hang.
-    public func waitForAbandonedStreams(count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// an event, not a poll.
+    ///
+    /// - Returns: `false` only when the whole test process stood still first
+    ///   (``ProcessStandstill``): a cancel that never comes fails the test instead of hanging
+    ///   the run.
+    @discardableResult
+    public func waitForAbandonedStreams(count: Int = 1) async -> Bool {
+        let id = UUID()
+        let watch = ProcessStandstill.shared.watch { [state] in
+            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard let index = state.abandonWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.abandonWaiters.remove(at: index).continuation
+            }
+            waiter?.resume(returning: false)
+        }
+        defer { ProcessStandstill.shared.end(watch) }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let ready = state.withLock { state -> Bool in
                 guard state.abandonedStreams < count else { return true }
-                state.abandonWaiters.append((count, continuation))
+                state.abandonWaiters.append((id, count, continuation))
                 return false
             }
-            if ready { continuation.resume() }
+            if ready { continuation.resume(returning: true) }
         }
     }
 
@@ -167,13 +181,13 @@ public final class InMemoryHTTPTransport<C: Clock>: HTTPTransport where C.Durati
         }
         continuation.onTermination = { termination in
             if case .cancelled = termination {
-                let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
                     state.abandonedStreams += 1
                     let count = state.abandonedStreams
                     defer { state.abandonWaiters.removeAll { $0.count <= count } }
                     return state.abandonWaiters.filter { $0.count <= count }.map(\.continuation)
                 }
-                for waiter in ready { waiter.resume() }
+                for waiter in ready { waiter.resume(returning: true) }
             }
             producer.cancel()
         }

@@ -30,7 +30,9 @@ public func withLivenessCheck<Value: Sendable>(
 /// second while some wait is watching. A process that spends under 2% of one core in a second
 /// has nothing to run but its idle threads; ``standstill`` such seconds in a row make a
 /// standstill, and every wait watching then is told. A slow run is never one: it is slow
-/// because it works. The thread's own sampling costs microseconds.
+/// because it works. The thread's own sampling costs microseconds. (A process stopped by a
+/// signal, or blocked on a disk for that long, would look idle too: no test run here does
+/// either.)
 public final class ProcessStandstill: Sendable {
     /// The one watcher of the test process.
     public static let shared = ProcessStandstill()
@@ -42,6 +44,8 @@ public final class ProcessStandstill: Sendable {
         var watches: [UInt64: @Sendable () -> Void] = [:]
         var nextWatch: UInt64 = 0
         var isSampling = false
+        /// Whether a watch began since the last sample: the idle seconds count from then.
+        var isNewWatch = false
     }
 
     private let state = LockedState(State())
@@ -52,6 +56,7 @@ public final class ProcessStandstill: Sendable {
         let (id, start) = state.withLock { state -> (UInt64, Bool) in
             defer { state.nextWatch += 1 }
             state.watches[state.nextWatch] = stoodStill
+            state.isNewWatch = true
             let start = !state.isSampling
             state.isSampling = true
             return (state.nextWatch, start)
@@ -77,6 +82,11 @@ public final class ProcessStandstill: Sendable {
                 if state.watches.isEmpty {
                     state.isSampling = false
                     return nil
+                }
+                // A watch that began during an idle stretch gets its own whole standstill.
+                if state.isNewWatch {
+                    state.isNewWatch = false
+                    idleSeconds = 0
                 }
                 guard idleSeconds >= Self.standstill else { return [] }
                 defer { state.watches = [:] }

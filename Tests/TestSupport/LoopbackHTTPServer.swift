@@ -168,28 +168,39 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// stopped.
     ///
     /// The wait blocks a thread of its own on the server's condition, signalled at every
-    /// request: no polling, and no limit of time (a test that is waiting for a request that
-    /// never comes has found a hang, which the CI run's limit reports).
-    public func waitForRequests(count: Int = 1, path: String? = nil) async {
+    /// request: no polling, and no limit of time. It returns `false` only when the whole test
+    /// process stood still first (``ProcessStandstill``): a request that never comes fails the
+    /// test instead of hanging the run.
+    @discardableResult
+    public func waitForRequests(count: Int = 1, path: String? = nil) async -> Bool {
         await waitUntil { [self] in log.lazy.filter { path == nil || $0.path == path }.count >= count }
     }
 
     /// Suspends until `count` stalled requests have been given up by the client closing the
     /// connection, or the server has stopped; see ``waitForRequests(count:path:)``.
-    public func waitForStalledRequestsClosedByClient(count: Int = 1) async {
+    @discardableResult
+    public func waitForStalledRequestsClosedByClient(count: Int = 1) async -> Bool {
         await waitUntil { [self] in closedByClient >= count }
     }
 
-    /// Suspends until `condition` holds under the lock or the server has stopped, waiting on a
-    /// thread of its own (the cooperative pool's threads are never blocked).
-    private func waitUntil(_ condition: @escaping () -> Bool) async {
+    /// Suspends until `condition` holds under the lock or the server has stopped (`true`), or
+    /// the process stood still first (`false`), waiting on a thread of its own (the cooperative
+    /// pool's threads are never blocked).
+    private func waitUntil(_ condition: @escaping () -> Bool) async -> Bool {
         let box = UncheckedSendableCondition(condition)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let stoodStill = LockedState(false)
+        let watch = ProcessStandstill.shared.watch { [self] in
+            stoodStill.withLock { $0 = true }
+            locked { lock.broadcast() }
+        }
+        defer { ProcessStandstill.shared.end(watch) }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             Thread.detachNewThread { [self] in
-                locked {
-                    while !box.condition(), !stopped { lock.wait() }
+                let held = locked { () -> Bool in
+                    while !box.condition(), !stopped, !stoodStill.withLock({ $0 }) { lock.wait() }
+                    return box.condition() || stopped
                 }
-                continuation.resume()
+                continuation.resume(returning: held)
             }
         }
     }
@@ -401,6 +412,14 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             let count = recv(client, &byte, 1, 0)
             if count == 0 {
                 // `stop()` sets `stopped` before shutting sockets down: that is not the client.
+                locked {
+                    if !stopped { closedByClient += 1 }
+                    lock.broadcast()
+                }
+                return
+            }
+            // A reset is the client closing too (a cancelled transfer may end with one).
+            if count < 0 && errno == ECONNRESET {
                 locked {
                     if !stopped { closedByClient += 1 }
                     lock.broadcast()

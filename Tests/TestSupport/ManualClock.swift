@@ -189,8 +189,13 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Suspends until no task sleeps on this clock: each sleeper has woken or been cancelled.
-    public func waitForNoSleepers() async {
-        await waitUntilSleepers { $0.isEmpty }
+    ///
+    /// - Returns: `false` only when the whole test process stood still first
+    ///   (``withLivenessCheck(_:)``): a sleeper that never goes fails the test instead of
+    ///   hanging the run.
+    @discardableResult
+    public func waitForNoSleepers() async -> Bool {
+        await withLivenessCheck { await self.waitUntilSleepers { $0.isEmpty } } != nil
     }
 
     /// Suspends until `condition` holds for the deadlines of the sleeping tasks; it is checked

@@ -2,12 +2,12 @@ import Foundation
 
 /// A `Content-Range: bytes first-last/total` header (RFC 9110 §14.4): digits only, `first` ≤
 /// `last`, and a complete length, when given (not `*`), past `last`.
-struct ContentRange: Equatable {
-    var first: UInt64
-    var last: UInt64
-    var total: UInt64?
+package struct ContentRange: Equatable {
+    package var first: UInt64
+    package var last: UInt64
+    package var total: UInt64?
 
-    init?(_ header: String) {
+    package init?(_ header: String) {
         let trimmed = header.trimmingCharacters(in: .whitespaces)
         // The range unit is case-insensitive (§14.1).
         guard trimmed.utf8.count > 6, trimmed.prefix(6).lowercased() == "bytes " else { return nil }
@@ -28,7 +28,7 @@ struct ContentRange: Equatable {
     }
 
     /// A decimal number of digits only (`UInt64.init` would also take a sign).
-    static func digits(_ text: Substring) -> UInt64? {
+    package static func digits(_ text: Substring) -> UInt64? {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return UInt64(text)
     }

@@ -65,7 +65,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     var transport: any HTTPTransport
     let randomUnit: @Sendable () -> Double
     /// The file system downloads write in: the device's, or a test's that fails operations.
-    let fileSystem: any DownloadFileSystem
+    package let fileSystem: any DownloadFileSystem
 
     /// Creates an engine.
     ///
@@ -115,7 +115,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     ///
     /// - Complexity: O(1): one check that the staging folder exists.
     func readingStagedBodies(for destination: URL) -> DownloadEngine {
-        let staged = BackgroundTransfers.stagedBodies(for: destination)
+        let staged = StagedBodies.beside(destination)
         guard FileManager.default.fileExists(atPath: staged.folder.path) else { return self }
         var engine = self
         engine.transport = StagedBodyTransport(base: transport, staged: staged)
@@ -225,7 +225,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         var completed = journal.completed
         job.planned(into: destination, done: completed) {
             (0..<parts.count).map { index in
-                BackgroundBatch.Part(index: index, part: parts[index], expectedBytes: parts[index].byteRange?.length)
+                PlannedPart(index: index, part: parts[index], expectedBytes: parts[index].byteRange?.length)
             }
         }
         var nextToWrite = 0

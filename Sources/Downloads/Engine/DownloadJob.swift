@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Locking
 
 /// A running download: its progress, its result, and the controls to stop it.
@@ -150,25 +150,25 @@ public final class DownloadJob: Sendable {
 
     /// The parts a run planned, and those it has done (kept in its journal): what a hand-over
     /// to background transfers sends is the rest.
-    struct Remainder: Sendable {
+    package struct Remainder: Sendable {
         /// The file the run writes (a lesson's extension is known once it is planned).
-        var destination: URL
+        package var destination: URL
         /// Every part the run fetches, by its index in the label (the plan's parts, then the keys).
-        var parts: [BackgroundBatch.Part]
+        package var parts: [PlannedPart]
         /// The indices of the parts done.
-        var done: Set<Int> = []
+        package var done: Set<Int> = []
 
         /// The parts not done, in order.
         ///
         /// - Complexity: O(*p*) for *p* parts.
-        var remaining: [BackgroundBatch.Part] { parts.filter { !done.contains($0.index) } }
+        package var remaining: [PlannedPart] { parts.filter { !done.contains($0.index) } }
     }
 
     /// A run's plan as it published it: its parts are listed only when a hand-over asks, so a
     /// run that is never handed over lists nothing.
     private struct Published: Sendable {
         var destination: URL
-        var parts: @Sendable () -> [BackgroundBatch.Part]
+        var parts: @Sendable () -> [PlannedPart]
         var done: Set<Int>
     }
 
@@ -183,7 +183,7 @@ public final class DownloadJob: Sendable {
     /// which `done` are done as the run starts.
     ///
     /// - Complexity: O(1); `parts` is not called here.
-    func planned(into destination: URL, done: Set<Int>, parts: @escaping @Sendable () -> [BackgroundBatch.Part]) {
+    func planned(into destination: URL, done: Set<Int>, parts: @escaping @Sendable () -> [PlannedPart]) {
         let waiting = published.withLock { state in
             state.plan = Published(destination: destination, parts: parts, done: done)
             defer { state.waiters = [] }
@@ -193,10 +193,10 @@ public final class DownloadJob: Sendable {
     }
 
     /// Whether the run has published its plan.
-    var hasPlanned: Bool { published.withLock { $0.plan != nil } }
+    package var hasPlanned: Bool { published.withLock { $0.plan != nil } }
 
     /// Returns `true` once the run has published its plan, or `false` if the job ended first.
-    func waitUntilPlanned() async -> Bool {
+    package func waitUntilPlanned() async -> Bool {
         await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
             let now: Bool? = published.withLock { state in
                 if state.plan != nil { return true }
@@ -218,7 +218,7 @@ public final class DownloadJob: Sendable {
     /// cannot say). Read it once the run has stopped: the parts done are those it recorded then.
     ///
     /// - Complexity: O(*p*) for the plan's *p* parts, listed now.
-    var remaining: Remainder? {
+    package var remaining: Remainder? {
         guard let published = published.withLock({ $0.plan }) else { return nil }
         return Remainder(destination: published.destination, parts: published.parts(), done: published.done)
     }

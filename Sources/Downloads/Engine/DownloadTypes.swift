@@ -127,8 +127,8 @@ public struct DownloadResult: Hashable, Sendable {
 ///     }
 /// ```
 ///
-/// An ``OfflineLibrary`` keeps the category and the sentence across launches; the typed error
-/// (with its URL, status or path) only while the app runs.
+/// An offline library (`OfflineLessons`' `OfflineLibrary`) keeps the category and the sentence
+/// across launches; the typed error (with its URL, status or path) only while the app runs.
 public struct DownloadFailure: Hashable, Sendable, Codable, CustomStringConvertible {
     /// What kind of failure it is.
     public var category: DownloadError.Category
@@ -142,19 +142,6 @@ public struct DownloadFailure: Hashable, Sendable, Codable, CustomStringConverti
         category = error.category
         message = error.description
         self.error = error
-    }
-
-    /// The failure of an ``OfflineLibrary`` that could not record a change: a state file that
-    /// could not be written is ``DownloadError/Category/storageFull`` or
-    /// ``DownloadError/Category/notWritable`` by its `errno`; anything else
-    /// ``DownloadError/Category/other``.
-    public init(_ error: OfflineLibrary.LibraryError) {
-        switch error.kind {
-        case .saveFailed(_, let code?), .readFailed(_, let code?): category = DownloadError.category(of: code)
-        case .saveFailed, .readFailed, .corruptedStateFile, .newerVersion: category = .other
-        }
-        message = error.description
-        self.error = nil
     }
 
     /// A failure known by its category and sentence (one restored from a saved state).
@@ -427,7 +414,7 @@ public struct DownloadError: LocalizedError, Hashable, Sendable, CustomStringCon
     /// The category of a file operation that failed with `code`: a full disk or quota is
     /// ``Category/storageFull``, a read-only volume or a refused permission
     /// ``Category/notWritable``, anything else ``Category/other``.
-    static func category(of code: Int32) -> Category {
+    package static func category(of code: Int32) -> Category {
         switch code {
         case ENOSPC, EDQUOT: .storageFull
         case EROFS, EACCES, EPERM: .notWritable

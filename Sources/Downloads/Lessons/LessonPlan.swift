@@ -262,7 +262,7 @@ struct LessonPlan: Sendable {
 /// `UInt64.max` for one too large to count (a playlist's durations can be absurd).
 ///
 /// - Complexity: O(1).
-func saturatingBytes(_ value: Double) -> UInt64 {
+package func saturatingBytes(_ value: Double) -> UInt64 {
     guard value.isFinite, value > 0 else { return value == .infinity ? UInt64.max : 0 }
     return value >= 18_446_744_073_709_549_568 ? UInt64.max : UInt64(value)
 }

@@ -379,12 +379,12 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                 let estimate = perSecond.flatMap {
                     part.duration > 0 ? UInt64(($0 * part.duration).rounded(.up)) : nil
                 }
-                return BackgroundBatch.Part(
+                return PlannedPart(
                     index: index, part: part.downloadPart, expectedBytes: part.byteRange?.length ?? estimate)
             }
             for (offset, url) in LessonKeys.keyURLs(of: plan).enumerated() {
                 parts.append(
-                    BackgroundBatch.Part(
+                    PlannedPart(
                         index: plan.parts.count + offset, part: DownloadPart(url: url), expectedBytes: 16))
             }
             return parts

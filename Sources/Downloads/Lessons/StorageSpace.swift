@@ -38,7 +38,7 @@ package enum StorageSpace {
     /// playlist's absurd sizes cannot overflow it.
     ///
     /// - Complexity: O(1).
-    static func room(forSource bytes: UInt64, written: UInt64) -> UInt64 {
+    package static func room(forSource bytes: UInt64, written: UInt64) -> UInt64 {
         let (withMargin, overflow) = bytes.addingReportingOverflow(bytes / 50)
         let (total, overflowAgain) = withMargin.addingReportingOverflow(1 << 20)
         guard !overflow, !overflowAgain else { return UInt64.max }

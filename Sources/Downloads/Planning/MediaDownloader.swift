@@ -57,7 +57,7 @@ public struct MediaDownloader<C: Clock>: Sendable where C.Duration == Duration {
     /// resumes at the segment it stopped in.
     ///
     /// `AES-128` segments are decrypted with keys fetched once each (see
-    /// <doc:DownloadingForOfflineUse>); other encryption needs a `decryptor`. Live playlists
+    /// <doc:DownloadingALesson>); other encryption needs a `decryptor`. Live playlists
     /// are refused.
     public func downloadHLSAudio(
         from masterURL: URL, to destination: URL, preferredLanguages: [String] = [],

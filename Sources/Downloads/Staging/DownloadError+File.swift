@@ -17,4 +17,11 @@ extension DownloadError {
     static func file(_ operation: String, errno code: Int32, path: String?) -> DownloadError {
         DownloadError(.file(operation: operation, reason: FileErrorCode.reason(code), code: code), path: path)
     }
+
+    /// The `errno` behind a file operation's error, whatever layer threw it (a `POSIXError`, a
+    /// Cocoa file error, a container's write failure), or `nil` when nothing says: for the state
+    /// files an offline library and its queue write beside the downloads.
+    package static func fileErrorCode(of error: any Error) -> Int32? {
+        FileErrorCode.of(error)
+    }
 }

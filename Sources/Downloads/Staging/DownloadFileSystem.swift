@@ -49,7 +49,7 @@ extension DownloadFileSystem {
     package func didPerform(_ operation: FileOperation, on file: URL) {}
 
     /// Whether `operation` on `file` may happen, for best-effort operations.
-    func allows(_ operation: FileOperation, on file: URL) -> Bool {
+    package func allows(_ operation: FileOperation, on file: URL) -> Bool {
         (try? willPerform(operation, on: file)) != nil
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The hidden files a download to a destination keeps beside it for a resume, found by name.
 ///
@@ -8,13 +8,13 @@ import Foundation
 /// (`downloadLesson` writes `lesson.m4a` for sound alone) keeps them under that name, so every
 /// one-word extension of the destination's stem is matched (`.lesson.m4a.journal`, not
 /// `.lesson.hd.mp4.journal`, which is another destination's).
-enum StagingCleanup {
+package enum StagingCleanup {
     /// The suffixes of the files a download keeps for a resume.
-    static let suffixes = [".partial", ".journal", ".validators", ".lock", ".staged"]
+    package static let suffixes = [".partial", ".journal", ".validators", ".lock", ".staged"]
 
     /// Whether `name` is `.<stem>.<extension><suffix>` or `.<stem><suffix>`, with a one-word
     /// extension of letters and digits.
-    static func isStaging(_ name: String, stem: String) -> Bool {
+    package static func isStaging(_ name: String, stem: String) -> Bool {
         guard let suffix = suffixes.first(where: { name.hasSuffix($0) }), name.hasPrefix(".\(stem)") else {
             return false
         }
@@ -27,7 +27,7 @@ enum StagingCleanup {
 
     /// Whether `name` is a subtitle file written beside a download of `stem`:
     /// `<stem>.<language>.vtt` or `<stem>.<language>.forced.vtt`.
-    static func isSidecar(_ name: String, stem: String) -> Bool {
+    package static func isSidecar(_ name: String, stem: String) -> Bool {
         guard name.hasPrefix("\(stem)."), name.hasSuffix(".vtt") else { return false }
         var middle = name.dropFirst(stem.count + 1).dropLast(4)
         if middle.hasSuffix(".forced") { middle = middle.dropLast(7) }
@@ -39,7 +39,7 @@ enum StagingCleanup {
     /// subtitle files an unfinished one wrote beside it.
     ///
     /// - Complexity: O(*n*) for the *n* entries of the folder.
-    static func files(for destination: URL) -> [URL] {
+    package static func files(for destination: URL) -> [URL] {
         let folder = destination.deletingLastPathComponent()
         let stem = destination.deletingPathExtension().lastPathComponent
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
@@ -55,7 +55,7 @@ enum StagingCleanup {
     /// Removes the staging files of downloads to `destination` while holding its locks, so no
     /// run of this process or another uses them meanwhile; when another process holds the
     /// destination, removes nothing.
-    static func removeHoldingLocks(for destination: URL) async {
+    package static func removeHoldingLocks(for destination: URL) async {
         let key = destination.standardizedFileURL.path
         guard (try? await DestinationLocks.shared.acquire(key)) != nil else { return }
         defer { DestinationLocks.shared.release(key) }
@@ -71,7 +71,7 @@ enum StagingCleanup {
     /// until the Wi-Fi is signed in to, a server error) keeps it; a lesson the library cannot
     /// save at all (``DownloadError/Category/unsupported``) does not. (A cancel's files are
     /// removed by the run itself.)
-    static func keepsFiles(after category: DownloadError.Category) -> Bool {
+    package static func keepsFiles(after category: DownloadError.Category) -> Bool {
         category != .unsupported
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// How the library and the queue save their small state files: the bytes go to a hidden
 /// temporary file of a name of their own beside the file (`.NAME.saving`), which `rename(2)`
@@ -6,16 +6,16 @@ import Foundation
 /// one, never a torn one. A kill between the two leaves the temporary file, which its owner
 /// removes at its next start (``removeLeftover(of:)``): the name is the owner's alone, so no
 /// other writer's save under way is touched.
-enum StateFileWriting {
+package enum StateFileWriting {
     /// The temporary file a save of `file` writes first.
-    static func temporaryFile(of file: URL) -> URL {
+    package static func temporaryFile(of file: URL) -> URL {
         file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).saving")
     }
 
     /// Writes `data` to `file` atomically, creating its folder when missing.
     ///
     /// - Throws: the file system's error (a `CocoaError` or a `POSIXError` with its `errno`).
-    static func write(_ data: Data, to file: URL) throws {
+    package static func write(_ data: Data, to file: URL) throws {
         try FileManager.default.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         let temporary = temporaryFile(of: file)
@@ -28,7 +28,7 @@ enum StateFileWriting {
     }
 
     /// Removes what a save of `file` that a kill interrupted left.
-    static func removeLeftover(of file: URL) {
+    package static func removeLeftover(of file: URL) {
         try? FileManager.default.removeItem(at: temporaryFile(of: file))
     }
 }

@@ -1,5 +1,5 @@
-public import Downloads
 import Foundation
+public import OfflineLessons
 public import Progress
 
 /// What the learner watched, read from a `ProgressStore`, for a download queue's smart

@@ -1,3 +1,4 @@
+import Downloads
 public import Foundation
 
 /// What the learner has watched of one lesson.

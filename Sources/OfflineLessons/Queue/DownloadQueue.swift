@@ -1,5 +1,5 @@
+public import Downloads
 public import Foundation
-import MediaContainers
 
 /// A persistent queue of lessons to download into an ``OfflineLibrary``: a course or a section
 /// enqueued in one call, in the learner's order, downloaded a few lessons at a time, on the
@@ -651,7 +651,7 @@ public actor DownloadQueue {
             library.fileSystem.didPerform(.write, on: file)
         } catch {
             throw QueueError(
-                .saveFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)),
+                .saveFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error)),
                 path: file.path)
         }
     }

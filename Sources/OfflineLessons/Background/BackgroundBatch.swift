@@ -1,3 +1,4 @@
+import Downloads
 import Foundation
 
 /// What a background transfer task carries, written in its `taskDescription` so that a process
@@ -122,15 +123,9 @@ struct BackgroundTransferRequest: Hashable, Sendable {
 /// one per segment, which is what the background daemon schedules well. Parts stay in plan order
 /// where they can: requests are ordered by their first part.
 enum BackgroundBatch {
-    /// One part to hand over.
-    struct Part: Hashable, Sendable {
-        /// Its index in the download's plan.
-        var index: Int
-        /// Where its bytes are.
-        var part: DownloadPart
-        /// Its size when known before its transfer (a byte range's length is always known).
-        var expectedBytes: UInt64?
-    }
+    /// One part to hand over: its index in the download's plan, where its bytes are, and its
+    /// size when known.
+    typealias Part = PlannedPart
 
     /// The requests that fetch `parts` of `download` in hand-over `generation`, adjacent ranges
     /// of one resource merged.

@@ -1,5 +1,5 @@
+public import Downloads
 public import Foundation
-import MediaContainers
 
 /// Downloads kept for offline viewing, by item id, remembered across launches.
 ///
@@ -11,7 +11,7 @@ import MediaContainers
 /// resumes from its partial file when started again). It deletes downloads with every file they
 /// made, and adds up their sizes.
 ///
-/// One meaning of each stop, here, in ``DownloadJob`` and in ``LessonDownloadModel``: a *pause*
+/// One meaning of each stop, here, in `DownloadJob` and in ``LessonDownloadModel``: a *pause*
 /// keeps what was downloaded and starting again resumes it; a *cancel* discards it, and starting
 /// again starts over.
 public actor OfflineLibrary {
@@ -327,7 +327,8 @@ public actor OfflineLibrary {
                 return
             }
             throw LibraryError(
-                .readFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)), path: stateFile.path)
+                .readFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error)),
+                path: stateFile.path)
         }
         let saved: StateFile
         do {
@@ -782,7 +783,8 @@ public actor OfflineLibrary {
             fileSystem.didPerform(.write, on: stateFile)
         } catch {
             throw LibraryError(
-                .saveFailed(reason: error.localizedDescription, code: FileErrorCode.of(error)), path: stateFile.path)
+                .saveFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error)),
+                path: stateFile.path)
         }
     }
 

@@ -1,3 +1,4 @@
+import Downloads
 import Foundation
 
 extension OfflineLibrary {
@@ -19,7 +20,7 @@ extension OfflineLibrary {
     /// - Returns: The items handed over. An item whose download could not say what remains
     ///   (it was still planning) is paused (with ``BackgroundTransferOptions/HandOver/always``, it
     ///   is handed over once planned), as is one whose hand-over failed; one refused for
-    ///   want of space fails as ``DownloadError/Category/storageFull``, before anything was
+    ///   want of space fails as `DownloadError/Category/storageFull`, before anything was
     ///   submitted.
     /// - Complexity: O(*p*) for the *p* parts of the running downloads, plus one save per item.
     public func continueInBackground() async -> [String] {

@@ -1,3 +1,4 @@
+public import Downloads
 public import Foundation
 
 /// The network a download may use, as the queue sees it: whether there is one, and whether it

@@ -1,3 +1,4 @@
+import Downloads
 import Foundation
 
 #if canImport(FoundationNetworking)

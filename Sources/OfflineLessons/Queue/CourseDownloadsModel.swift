@@ -1,3 +1,4 @@
+import Downloads
 public import Foundation
 public import Observation
 

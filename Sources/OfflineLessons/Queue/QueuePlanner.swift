@@ -1,3 +1,5 @@
+import Downloads
+
 /// The decisions of a download queue, as a pure function of its lessons, the library's states
 /// and the conditions: which lessons start, which stop, and why each waiting one waits.
 ///

@@ -1,3 +1,4 @@
+import Downloads
 package import Foundation
 
 /// The library's files: the records beside the downloads, the hidden files a download makes

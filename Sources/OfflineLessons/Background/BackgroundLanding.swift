@@ -1,3 +1,4 @@
+import Downloads
 import Foundation
 
 /// Where a background session's finished files land, each with a record of the event it came

@@ -1,3 +1,4 @@
+public import Downloads
 public import Foundation
 public import Observation
 
@@ -37,7 +38,7 @@ public final class LessonDownloadModel {
         case paused
         /// Downloaded: the local file to play, and its size.
         case downloaded(file: URL, byteCount: UInt64)
-        /// The last attempt failed: switch on the failure's ``DownloadFailure/category`` for the
+        /// The last attempt failed: switch on the failure's `DownloadFailure/category` for the
         /// words and the action; ``LessonDownloadModel/retry()`` tries again (resuming what can
         /// be), ``LessonDownloadModel/delete()`` discards it.
         case failed(DownloadFailure)

@@ -1,3 +1,4 @@
+import Downloads
 import Foundation
 
 /// How an offline library keeps its downloaded files on the device.

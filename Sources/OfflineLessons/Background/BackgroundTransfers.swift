@@ -1,3 +1,4 @@
+import Downloads
 import Foundation
 import HTTPSupport
 
@@ -130,9 +131,7 @@ actor BackgroundTransfers {
 
     /// The staged bodies of the download to `destination`.
     nonisolated static func stagedBodies(for destination: URL) -> StagedBodies {
-        StagedBodies(
-            folder: destination.deletingLastPathComponent().appendingPathComponent(
-                ".\(destination.lastPathComponent).staged"))
+        StagedBodies.beside(destination)
     }
 
     /// Starts reading the session's events (call it once the session exists, at every launch).

@@ -1,9 +1,9 @@
-import Foundation
-import HTTPSupport
+package import Foundation
+package import HTTPSupport
 import Locking
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+    package import FoundationNetworking
 #endif
 
 /// Bodies that background transfers brought while no download was running to read them: each
@@ -19,27 +19,34 @@ import Locking
 /// Each body is two files, `<n>.body` and `<n>.json`: the description is written (atomically)
 /// after the body is in place, so a body whose description is missing (a kill between the two)
 /// is never read, and ``removeIncomplete()`` deletes it.
-final class StagedBodies: Sendable {
+package final class StagedBodies: Sendable {
+    /// The staged bodies of the download to `destination`: `.<name>.staged` beside it.
+    package static func beside(_ destination: URL) -> StagedBodies {
+        StagedBodies(
+            folder: destination.deletingLastPathComponent().appendingPathComponent(
+                ".\(destination.lastPathComponent).staged"))
+    }
+
     /// What one staged body holds.
-    struct Entry: Codable, Hashable, Sendable {
+    package struct Entry: Codable, Hashable, Sendable {
         /// The resource the body is of.
-        var url: URL
+        package var url: URL
         /// The resource's bytes the body holds; `nil` for the whole resource.
-        var range: ByteRange?
+        package var range: ByteRange?
         /// The response's validators and type (`ETag`, `Last-Modified`, `Content-Type`), which a
         /// resumed download checks as it checks a response from the network.
-        var headers: [String: String]
+        package var headers: [String: String]
         /// The number in the names of the body's two files.
-        var number: Int
+        package var number: Int
         /// The body's size.
-        var length: UInt64
+        package var length: UInt64
         /// The resource's whole length, when the response said it (a 206's `Content-Range`, or a
         /// 200's body): a range answered from the body names it, as the server's would.
-        var total: UInt64?
+        package var total: UInt64?
     }
 
     /// Why a body could not be staged.
-    enum StagingError: Error, Hashable, Sendable {
+    package enum StagingError: Error, Hashable, Sendable {
         /// The body is not the size its range says.
         case wrongLength(expected: UInt64, received: UInt64)
         /// A file operation failed.
@@ -47,7 +54,7 @@ final class StagedBodies: Sendable {
     }
 
     /// The folder the bodies are kept in.
-    let folder: URL
+    package let folder: URL
     /// The bytes of each staged body that have been read (sorted, disjoint), by its number.
     private let served = Locked<[Int: [Range<UInt64>]]>([:])
     /// The staged bodies by resource, read from the folder once and kept as they change.
@@ -56,10 +63,10 @@ final class StagedBodies: Sendable {
     private let lastNumber = Locked<Int>(0)
 
     /// The response headers kept with a body.
-    static let keptHeaders = ["ETag", "Last-Modified", "Content-Type"]
+    package static let keptHeaders = ["ETag", "Last-Modified", "Content-Type"]
 
     /// A store in `folder` (created when the first body is staged).
-    init(folder: URL) {
+    package init(folder: URL) {
         self.folder = folder
     }
 
@@ -73,7 +80,7 @@ final class StagedBodies: Sendable {
     ///
     /// - Throws: ``StagingError``: a body whose size is not its range's (nothing is kept), or
     ///   a file operation that failed.
-    func stage(_ file: URL, url: URL, range: ByteRange?, headers all: [String: String]) throws(StagingError) {
+    package func stage(_ file: URL, url: URL, range: ByteRange?, headers all: [String: String]) throws(StagingError) {
         let manager = FileManager.default
         let size = ((try? manager.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.uint64Value ?? 0
         if let range, size != range.length {
@@ -115,7 +122,7 @@ final class StagedBodies: Sendable {
     /// Every body whose description and file are both in place.
     ///
     /// - Complexity: O(*n*) file reads for *n* staged bodies.
-    var entries: [Entry] {
+    package var entries: [Entry] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return names.filter { $0.hasSuffix(".json") }.sorted().compactMap { name in
             guard let data = try? Data(contentsOf: folder.appendingPathComponent(name)),
@@ -127,7 +134,7 @@ final class StagedBodies: Sendable {
     }
 
     /// The bytes every staged body takes.
-    var byteCount: UInt64 {
+    package var byteCount: UInt64 {
         entries.reduce(0) { $0 + $1.length }
     }
 
@@ -144,7 +151,7 @@ final class StagedBodies: Sendable {
 
     /// Deletes bodies without a description (a kill between the move and the description) and
     /// descriptions without a body.
-    func removeIncomplete() {
+    package func removeIncomplete() {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         let complete = Set(entries.map(\.number))
         for name in names {
@@ -154,7 +161,7 @@ final class StagedBodies: Sendable {
     }
 
     /// Deletes every staged body and the folder.
-    func removeAll() {
+    package func removeAll() {
         try? FileManager.default.removeItem(at: folder)
         index.withLock { $0 = [:] }
     }
@@ -165,7 +172,7 @@ final class StagedBodies: Sendable {
     /// request with `If-Range` (§13.1.5) is answered only by a body of that version.
     ///
     /// - Complexity: O(*n*) for the *n* bodies staged for the resource (the folder is read once).
-    func match(_ request: URLRequest) -> (entry: Entry, first: UInt64, last: UInt64, wholeLength: UInt64?)? {
+    package func match(_ request: URLRequest) -> (entry: Entry, first: UInt64, last: UInt64, wholeLength: UInt64?)? {
         guard let url = request.url else { return nil }
         let asked = request.value(forHTTPHeaderField: "Range").flatMap(Self.parseRange)
         if request.value(forHTTPHeaderField: "Range") != nil, asked == nil { return nil }
@@ -196,7 +203,7 @@ final class StagedBodies: Sendable {
     ///
     /// The bytes count as served once the last of them has been handed to the consumer; a
     /// consumer that stops early leaves the body as it was.
-    func read(_ entry: Entry, first: UInt64, last: UInt64) -> HTTPBodyChunks {
+    package func read(_ entry: Entry, first: UInt64, last: UInt64) -> HTTPBodyChunks {
         let file = bodyFile(entry.number)
         let start = first - (entry.range?.offset ?? 0)
         let end = start + (last - first + 1)
@@ -220,7 +227,7 @@ final class StagedBodies: Sendable {
     }
 
     /// The most bytes read from a body at a time.
-    static let chunkLength: UInt64 = 256 << 10
+    package static let chunkLength: UInt64 = 256 << 10
 
     /// Records `bytes` of `entry`'s body as read; once every byte of it has been (whatever the
     /// order, a range read twice counted once), its files are deleted.
@@ -247,7 +254,7 @@ final class StagedBodies: Sendable {
     }
 
     /// `bytes=first-last` (one range with both ends), or `nil`.
-    static func parseRange(_ header: String) -> (first: UInt64, last: UInt64)? {
+    package static func parseRange(_ header: String) -> (first: UInt64, last: UInt64)? {
         guard header.hasPrefix("bytes=") else { return nil }
         let bounds = header.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
         guard bounds.count == 2, bounds.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }),
@@ -267,14 +274,14 @@ extension Character {
 /// A range request answered from a staged body gets a `206` whose `Content-Range` names the
 /// bytes asked; a request for the whole resource gets a `200`. Either carries the validators
 /// the body arrived with, so the engine checks a staged body as it checks the network's.
-struct StagedBodyTransport: HTTPTransport {
+package struct StagedBodyTransport: HTTPTransport {
     /// The transport for what is not staged.
-    let base: any HTTPTransport
+    package let base: any HTTPTransport
     /// The staged bodies.
-    let staged: StagedBodies
+    package let staged: StagedBodies
 
     /// Answers `request` from a staged body, whole, or sends it through `base`.
-    func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+    package func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
         guard let (response, chunks) = answer(request) else { return try await base.send(request) }
         var data = Data()
         for try await chunk in chunks { data.append(chunk) }
@@ -282,7 +289,7 @@ struct StagedBodyTransport: HTTPTransport {
     }
 
     /// Answers `request` from a staged body, as it is read, or streams it through `base`.
-    func stream(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks) {
+    package func stream(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks) {
         guard let (response, chunks) = answer(request) else { return try await base.stream(request) }
         return (response, chunks)
     }

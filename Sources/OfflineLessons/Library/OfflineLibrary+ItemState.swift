@@ -1,3 +1,4 @@
+public import Downloads
 import Foundation
 
 /// The form a state takes in the library's state file.
@@ -50,5 +51,20 @@ extension OfflineLibrary.ItemState: Codable {
             try fields.encode(fileName, forKey: .fileName)
             try fields.encode(byteCount, forKey: .byteCount)
         }
+    }
+}
+
+extension DownloadFailure {
+    /// The failure of an ``OfflineLibrary`` that could not record a change: a state file that
+    /// could not be written is ``DownloadError/Category/storageFull`` or
+    /// ``DownloadError/Category/notWritable`` by its `errno`; anything else
+    /// ``DownloadError/Category/other``.
+    public init(_ error: OfflineLibrary.LibraryError) {
+        let category: DownloadError.Category
+        switch error.kind {
+        case .saveFailed(_, let code?), .readFailed(_, let code?): category = DownloadError.category(of: code)
+        case .saveFailed, .readFailed, .corruptedStateFile, .newerVersion: category = .other
+        }
+        self.init(category: category, message: error.description)
     }
 }
