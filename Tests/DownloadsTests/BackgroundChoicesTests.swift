@@ -755,3 +755,84 @@ extension BackgroundLibraryTests {
         #expect(daemon.submitted == labels.count)
     }
 }
+
+extension BackgroundLibraryTests {
+    @Test(
+        "the run after the tasks, the process killed right after the save that started it: the next launch runs it again by itself instead of showing it paused, and it ends byte-identical"
+    )
+    func killedAfterTheRunsFirstSave() async throws {
+        var (scenario, _, labels, expected) = try await handedOver("ts-heaac") { scenario in
+            // The second run's playlist request is held: the process ends while it waits.
+            let playlist = scenario.lesson.files["index.m3u8"]
+            let served = InMemoryHTTPTransport<ManualClock>.Reply.response(
+                status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: playlist ?? Data())
+            let held = InMemoryHTTPTransport<ManualClock>.Reply.response(
+                status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: playlist ?? Data(),
+                latency: .seconds(3_600))
+            scenario.transport.stub(scenario.lesson.entry, replies: [served, held, served])
+        }
+        scenario.daemon.killApp()
+        for label in labels { try await scenario.daemon.complete(label) }
+
+        // Woken for the events, the process saves its states at the load, then as the run
+        // after the tasks starts, and is killed before any later save.
+        let saves = LockedState(0)
+        scenario.fileSystem = TestFileSystem(plan: { operation, file in
+            guard file.lastPathComponent == "offline-library.json" else { return }
+            let count = saves.withLock { count in
+                if operation == .write { count += 1 }
+                return count
+            }
+            if count > 2 { throw CocoaError(.fileWriteUnknown) }
+        })
+        let woken = scenario.launch()
+        _ = try await woken.library.load()
+        await woken.library.handleBackgroundEvents()
+        let clock = scenario.clock
+        #expect(await withLivenessCheck { await clock.waitForSleepers(count: 1) } != nil)
+        #expect(saves.withLock { $0 } >= 2)
+        scenario.daemon.killApp()
+
+        scenario.fileSystem = LocalFileSystem()
+        let next = scenario.launch()
+        _ = try await next.library.load()
+        #expect(await next.library.state(of: "lesson") != .paused)
+        guard case .downloaded? = await end(of: next.library) else {
+            Issue.record("the lesson did not run again by itself: \(await next.library.state(of: "lesson"))")
+            return
+        }
+        let file = try #require(await next.library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
+    }
+
+    @Test(
+        "a hand-over whose journal cannot be written fails the lesson with what the file system said, instead of pausing it; downloading again resumes it"
+    )
+    func handOverJournalNotWritable() async throws {
+        let lesson = try ServedLesson("cmaf")
+        let (expected, order) = try await reference(lesson, concurrency: 1)
+        let media = order.filter { !$0.hasSuffix(".vtt") }
+        let scenario = Scenario(lesson, holding: media[media.count / 2], concurrency: 1)
+        // Where the journal goes there is a folder: it cannot be written as a file.
+        try FileManager.default.createDirectory(
+            at: scenario.folder.appendingPathComponent("background-transfers.json"), withIntermediateDirectories: true)
+        let process = scenario.launch()
+        let library = process.library
+        try await library.download("lesson", from: lesson.entry)
+        await scenario.clock.waitForSleepers(count: 1)
+        #expect(await library.continueInBackground().isEmpty)
+        guard case .failed(let failure) = await library.state(of: "lesson") else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        #expect(failure.message.contains("journal"), "\(failure.message)")
+        #expect(scenario.daemon.running.isEmpty)
+        try FileManager.default.removeItem(at: scenario.folder.appendingPathComponent("background-transfers.json"))
+        try await library.download("lesson", from: lesson.entry)
+        guard case .downloaded? = await end(of: library) else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        #expect(try Data(contentsOf: try #require(await library.localFile(of: "lesson"))) == expected)
+    }
+}

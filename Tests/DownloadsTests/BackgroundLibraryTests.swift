@@ -37,6 +37,8 @@ struct BackgroundLibraryTests {
         var options: BackgroundTransferOptions?
         /// The device's network the library reads, if the test follows why the transfers wait.
         var network: ManualNetwork?
+        /// The file system the library saves its states in (a test's can kill it).
+        var fileSystem: any DownloadFileSystem = LocalFileSystem()
 
         /// Where finished files land before they are staged.
         let landing: URL
@@ -61,7 +63,7 @@ struct BackgroundLibraryTests {
                 session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3), freeSpace: { _ in free })
             let downloader = downloader
             let library = OfflineLibrary(
-                directory: folder, fileOptions: OfflineFileOptions(), fileSystem: LocalFileSystem(),
+                directory: folder, fileOptions: OfflineFileOptions(), fileSystem: fileSystem,
                 background: transfers, backgroundOptions: options, network: network
             ) { remote, destination in
                 downloader.downloadLesson(from: remote, to: destination, preferredLanguages: [])

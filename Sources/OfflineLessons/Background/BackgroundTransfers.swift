@@ -21,8 +21,8 @@ actor BackgroundTransfers {
     enum HandoverError: Error, Hashable, Sendable {
         /// The volume has less free space than the parts need (with the reserve): nothing was submitted.
         case insufficientStorage(needed: UInt64, available: UInt64)
-        /// The journal could not be saved: nothing was submitted.
-        case saveFailed(reason: String)
+        /// The journal could not be saved (its `errno`, when the system said): nothing was submitted.
+        case saveFailed(reason: String, code: Int32?)
         /// A download of this key is handed over already.
         case duplicate(key: String)
     }
@@ -244,7 +244,7 @@ actor BackgroundTransfers {
             try save()
         } catch {
             journal.handovers.removeAll { $0.key == key }
-            throw .saveFailed(reason: error.localizedDescription)
+            throw .saveFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error))
         }
         await submit(handed.map(task(for:)), of: key)
     }

@@ -234,7 +234,8 @@ extension OfflineLibrary {
     /// launch, rather than paused.
     func restartAfterBackground(_ id: String) {
         guard let entry = entries[id], jobs[id] == nil, case .downloading = entry.state else { return }
-        // Announced by the download below, which starts from the fraction kept.
+        // Announced by the download below, which starts from the fraction kept, and saves the
+        // item still marked as handed over.
         entries[id]?.state = .paused
         runsAfterBackground.insert(id)
         defer { runsAfterBackground.remove(id) }
@@ -362,7 +363,15 @@ extension OfflineLibrary {
                     message:
                         "The download needs \(needed) bytes of free space to go on in the background, with the downloads handed over before it; \(available) are free."
                 ))
-        case .saveFailed, .duplicate:
+        case .saveFailed(let reason, let code):
+            // Its journal could not be written: the volume is full or not writable, which
+            // the learner is told, as a state file that cannot be saved is.
+            .failed(
+                DownloadFailure(
+                    category: code.map(DownloadError.category(of:)) ?? .other,
+                    message:
+                        "The download could not go on in the background: its journal could not be written: \(reason)"))
+        case .duplicate:
             .paused
         }
     }

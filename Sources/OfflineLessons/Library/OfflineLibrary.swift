@@ -148,6 +148,12 @@ public actor OfflineLibrary {
     private var removingItems: Set<String> = []
     /// Items asked to download again while their job was stopping: started once it has ended.
     private var restarts: [String: URL] = [:]
+    /// Items asked to download while a delete or discard of theirs was stopping their job:
+    /// started once the removal is done.
+    private var downloadsAfterRemoval: [String: (remote: URL, network: DownloadRequirements.Network?)] = [:]
+    /// Items whose job is pausing to be handed over and that the learner paused meanwhile: the
+    /// pause is theirs, not the hand-over's.
+    var pausedWhileHandingOver: Set<String> = []
     /// Items whose next run reads what background transfers brought: never handed over at its
     /// start (``BackgroundTransferOptions/HandOver/always``), which would fetch it all again.
     var runsAfterBackground: Set<String> = []
@@ -528,7 +534,13 @@ public actor OfflineLibrary {
         checkFile(of: id)
         switch entries[id]?.state {
         case .downloading?:
-            if stopping.contains(id), !removingItems.contains(id) { restarts[id] = remote }
+            if removingItems.contains(id) {
+                // Asked while a delete or discard stops it: started once that is done (the
+                // learner's last word wins).
+                downloadsAfterRemoval[id] = (remote, network)
+            } else if stopping.contains(id) {
+                restarts[id] = remote
+            }
             return
         case .downloaded?: return
         default: break
@@ -537,9 +549,12 @@ public actor OfflineLibrary {
         // A paused or failed download resumes from what it kept: its fraction starts there.
         let kept = before?.remoteURL == remote ? before?.fractionDone ?? 0 : 0
         let rule = network ?? before?.network
+        // The run after a hand-over stays marked as handed over in this very save: a kill
+        // before a second one would leave it paused at the next launch instead of running.
+        let afterBackground = runsAfterBackground.contains(id) && before?.inBackground == true
         entries[id] = Entry(
             remoteURL: remote, state: .downloading(fraction: kept), fractionDone: kept,
-            network: rule == .any ? nil : rule)
+            inBackground: afterBackground ? true : nil, network: rule == .any ? nil : rule)
         do {
             try save()
         } catch {
@@ -609,6 +624,8 @@ public actor OfflineLibrary {
         loadIfNeeded()
         markStopping(id)
         if let job = jobs[id] {
+            // Pausing for a hand-over already: the pause is the learner's now, and stays one.
+            if handingOver.contains(id) { pausedWhileHandingOver.insert(id) }
             job.pause()
         } else if case .downloading? = entries[id]?.state, entries[id]?.inBackground == true {
             await takeBackFromBackground(id)
@@ -661,6 +678,7 @@ public actor OfflineLibrary {
         entries[id] = nil
         broadcast.yield((id, .notDownloaded))
         try save()
+        try downloadAskedDuringRemoval(id)
     }
 
     /// Discards what a download of item `id` that did not finish left (a failed, paused,
@@ -670,12 +688,17 @@ public actor OfflineLibrary {
     public func discard(_ id: String) async throws(LibraryError) {
         loadIfNeeded()
         await stopJob(id)
-        if case .downloaded? = entries[id]?.state { return }
+        if case .downloaded? = entries[id]?.state {
+            downloadsAfterRemoval[id] = nil
+            return
+        }
         removeFiles(of: id)
-        guard entries[id] != nil else { return }
-        entries[id] = nil
-        broadcast.yield((id, .notDownloaded))
-        try save()
+        if entries[id] != nil {
+            entries[id] = nil
+            broadcast.yield((id, .notDownloaded))
+            try save()
+        }
+        try downloadAskedDuringRemoval(id)
     }
 
     /// Cancels item `id`'s download, if any, and waits until it has stopped.
@@ -683,8 +706,16 @@ public actor OfflineLibrary {
         removingItems.insert(id)
         defer { removingItems.remove(id) }
         markStopping(id)
+        downloadsAfterRemoval[id] = nil
         jobs[id]?.cancel()
         await waitForDownload(id)
+    }
+
+    /// Starts the download item `id`'s learner asked for while a delete or discard of it was
+    /// stopping its job, if any.
+    private func downloadAskedDuringRemoval(_ id: String) throws(LibraryError) {
+        guard let asked = downloadsAfterRemoval.removeValue(forKey: id) else { return }
+        try download(id, from: asked.remote, network: asked.network)
     }
 
     /// What the library is waiting for, for a test that stalls: each job's state and the
@@ -693,8 +724,14 @@ public actor OfflineLibrary {
         let running = jobs.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value.diagnosis))" }
         return "jobs: \(running), outcomes: \(outcomes.keys.sorted()), stopping: \(stopping.sorted()), "
             + "cancelling: \(cancelling.sorted()), restarts: \(restarts.keys.sorted()), "
-            + "removing: \(removingItems.sorted())"
+            + "removing: \(removingItems.sorted()), handing over: \(handingOver.sorted())"
     }
+
+    /// The items whose job is pausing to be handed to background transfers, for tests.
+    package var itemsHandingOver: Set<String> { handingOver }
+
+    /// The items a delete or discard is removing, for tests.
+    package var itemsBeingRemoved: Set<String> { removingItems }
 
     // MARK: Private
 
@@ -712,12 +749,17 @@ public actor OfflineLibrary {
         jobs[id] = nil
         outcomes[id] = nil
         stopping.remove(id)
-        if case .paused = state, handingOver.contains(id), !cancelling.contains(id) {
+        if case .paused = state, handingOver.contains(id), !cancelling.contains(id),
+            pausedWhileHandingOver.remove(id) == nil
+        {
             // Paused to go on in the background (`continueInBackground()`): still downloading.
+            // A Download asked meanwhile is this same download, going on there.
+            restarts[id] = nil
             latestProgress[id] = nil
             progressBroadcast.forget(key: id)
             return
         }
+        pausedWhileHandingOver.remove(id)
         var state = state
         if cancelling.remove(id) != nil {
             switch state {

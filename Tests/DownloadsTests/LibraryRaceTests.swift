@@ -1,0 +1,180 @@
+import Downloads
+import Foundation
+import HTTPSupport
+import Locking
+import TestSupport
+import Testing
+
+@testable import OfflineLessons
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A transport whose answer to one request waits until the test releases it, whatever the
+/// caller does meanwhile (a server that does not notice a cancelled transfer): the download's
+/// job cannot end before then, so what the learner does while it stops is tested in order.
+final class HoldingTransport: HTTPTransport {
+    let base: any HTTPTransport
+    private let heldPath: String
+    private let state = Locked(
+        (
+            isHeld: true, requests: 0, waiters: [CheckedContinuation<Void, Never>](),
+            arrivals: [CheckedContinuation<Void, Never>]()
+        ))
+
+    init(_ base: any HTTPTransport, holding path: String) {
+        self.base = base
+        heldPath = path
+    }
+
+    func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        await holdIfNeeded(request)
+        return try await base.send(request)
+    }
+
+    func stream(_ request: URLRequest) async throws -> (URLResponse, HTTPBodyChunks) {
+        await holdIfNeeded(request)
+        return try await base.stream(request)
+    }
+
+    /// Suspends until the held request has arrived.
+    func waitForHeld() async {
+        await withCheckedContinuation { (arrival: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.requests == 0 else { return true }
+                state.arrivals.append(arrival)
+                return false
+            }
+            if ready { arrival.resume() }
+        }
+    }
+
+    /// Lets the held request (and every later one) through.
+    func release() {
+        let waiting = state.withLock { state in
+            state.isHeld = false
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    private func holdIfNeeded(_ request: URLRequest) async {
+        guard request.url?.path.hasSuffix(heldPath) == true else { return }
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let (held, arrivals) = state.withLock { state in
+                state.requests += 1
+                defer { state.arrivals = [] }
+                if state.isHeld { state.waiters.append(waiter) }
+                return (state.isHeld, state.arrivals)
+            }
+            for arrival in arrivals { arrival.resume() }
+            if !held { waiter.resume() }
+        }
+    }
+}
+
+/// What the learner does while the library stops a download: each call lands while the job,
+/// held by its transport, cannot end yet, so the order is the test's, not the scheduler's.
+@Suite("The learner's word while a download stops")
+struct LibraryRaceTests {
+    let clock = ManualClock()
+    let inMemory: InMemoryHTTPTransport<ManualClock>
+    let lesson: ServedLesson
+
+    init() throws {
+        inMemory = InMemoryHTTPTransport(clock: clock)
+        lesson = try ServedLesson("cmaf")
+        lesson.serve(on: inMemory)
+    }
+
+    /// A library over the held transport, with background transfers of a simulated daemon.
+    func library(holding path: String, folder: URL) -> (OfflineLibrary, HoldingTransport, SimulatedBackgroundDaemon) {
+        let holding = HoldingTransport(inMemory, holding: path)
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: holding))
+        let daemon = SimulatedBackgroundDaemon(
+            transport: inMemory, scratch: folder.deletingLastPathComponent().appendingPathComponent("daemon"))
+        let session = daemon.launch(landing: folder.deletingLastPathComponent().appendingPathComponent("landing"))
+        let transfers = BackgroundTransfers(session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3))
+        let library = OfflineLibrary(
+            directory: folder, fileOptions: OfflineFileOptions(), fileSystem: LocalFileSystem(),
+            background: transfers
+        ) { remote, destination in
+            downloader.downloadLesson(from: remote, to: destination, preferredLanguages: [])
+        }
+        return (library, holding, daemon)
+    }
+
+    /// The state item `lesson` ends in once it is no longer downloading.
+    func end(of library: OfflineLibrary) async -> OfflineLibrary.ItemState? {
+        await withLivenessCheck {
+            for await (id, state) in library.updates where id == "lesson" {
+                if case .downloading = state { continue }
+                return state
+            }
+            return OfflineLibrary.ItemState.notDownloaded
+        } ?? nil
+    }
+
+    @Test(
+        "the learner's pause while the job pauses to be handed over is the learner's: the lesson is paused, nothing is handed over"
+    )
+    func pauseWhileHandingOver() async throws {
+        let folder = temporaryFolder("race-pause-handover").appendingPathComponent("library")
+        let (library, holding, daemon) = library(holding: "video/seg1.m4s", folder: folder)
+        try await library.download("lesson", from: lesson.entry)
+        await holding.waitForHeld()
+        let leaving = Task { await library.continueInBackground() }
+        #expect(await withinPoolTurns { await library.itemsHandingOver.contains("lesson") })
+        await library.pause("lesson")
+        holding.release()
+        #expect(await leaving.value.isEmpty)
+        #expect(await library.state(of: "lesson") == .paused)
+        #expect(daemon.running.isEmpty, "handed over anyway: \(daemon.running)")
+    }
+
+    @Test(
+        "a pause then a Download while the job pauses to be handed over: the last word wins, the lesson runs in the foreground, nothing is handed over and no restart is left over"
+    )
+    func pauseThenDownloadWhileHandingOver() async throws {
+        let folder = temporaryFolder("race-download-handover").appendingPathComponent("library")
+        let (library, holding, daemon) = library(holding: "video/seg1.m4s", folder: folder)
+        try await library.download("lesson", from: lesson.entry)
+        await holding.waitForHeld()
+        let leaving = Task { await library.continueInBackground() }
+        #expect(await withinPoolTurns { await library.itemsHandingOver.contains("lesson") })
+        await library.pause("lesson")
+        try await library.download("lesson", from: lesson.entry)
+        holding.release()
+        #expect(await leaving.value.isEmpty)
+        guard case .downloaded? = await end(of: library) else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        #expect(daemon.running.isEmpty, "handed over anyway: \(daemon.running)")
+        let diagnosis = await library.diagnosis
+        #expect(!diagnosis.contains("restarts: [\"lesson\"]"), "\(diagnosis)")
+    }
+
+    @Test(
+        "a Download tapped while a delete stops the download: the delete happens, then the download starts again and ends downloaded"
+    )
+    func downloadWhileDeleting() async throws {
+        let folder = temporaryFolder("race-delete").appendingPathComponent("library")
+        let (library, holding, _) = library(holding: "video/seg1.m4s", folder: folder)
+        try await library.download("lesson", from: lesson.entry)
+        await holding.waitForHeld()
+        let deleting = Task { try await library.delete("lesson") }
+        #expect(await withinPoolTurns { await library.itemsBeingRemoved.contains("lesson") })
+        try await library.download("lesson", from: lesson.entry)
+        holding.release()
+        try await deleting.value
+        guard case .downloaded? = await end(of: library) else {
+            Issue.record("the Download was lost: \(await library.state(of: "lesson"))")
+            return
+        }
+        #expect(try Data(contentsOf: try #require(await library.localFile(of: "lesson"))).count > 0)
+    }
+}
