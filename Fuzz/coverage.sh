@@ -25,7 +25,7 @@ case "$target" in
     played-segments) files=(Progress/Interop/PlayedSegments.swift DecimalFormatting/PlainDecimal.swift) ;;
     progress-state) files=(Progress/Persistence/ProgressFormat.swift) ;;
     catalog-store) files=(Catalog/Store/CatalogStore.swift Catalog/Store/CRC32.swift) ;;
-    offline-library) files=(Downloads/Library/OfflineLibrary.swift) ;;
+    offline-library) files=(OfflineLessons/Library/OfflineLibrary.swift) ;;
     ts-demuxer) files=(MediaContainers/TransportStream/TransportStreamDemuxer.swift) ;;
     adts) files=(MediaContainers/Audio/ADTS.swift) ;;
     id3) files=(MediaContainers/Audio/ID3Tag.swift) ;;
@@ -40,7 +40,7 @@ profdata="$toolchain/llvm-profdata"; [[ -x "$profdata" ]] || profdata=llvm-profd
 cov="$toolchain/llvm-cov"; [[ -x "$cov" ]] || cov=llvm-cov
 
 scratch=.build-coverage
-modules=(DecimalFormatting HTTPSupport HLS MediaContainers Progress Downloads Player Catalog SliderFlow)
+modules=(DecimalFormatting HTTPSupport HLS MediaContainers Progress Downloads OfflineLessons Player Catalog SliderFlow)
 for module in "${modules[@]}"; do
     swift build -c release --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \
         -Xswiftc -sanitize=fuzzer -Xswiftc -profile-generate -Xswiftc -profile-coverage-mapping >&2

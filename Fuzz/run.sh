@@ -24,7 +24,7 @@ scratch=.build
 # fuzzes a short budget usefully.
 configuration="${MEDIACORE_FUZZ_CONFIGURATION:-release}"
 optimization=$([[ "$configuration" == release ]] && echo -O || echo -Onone)
-modules=(DecimalFormatting Locking HTTPSupport HLS MediaContainers Progress Downloads Player Catalog SliderFlow)
+modules=(DecimalFormatting Locking HTTPSupport HLS MediaContainers Progress Downloads OfflineLessons Player Catalog SliderFlow)
 build_modules() {
     for module in "${modules[@]}"; do
         swift build -c "$configuration" --package-path .. --scratch-path "$PWD/$scratch" --target "$module" \

@@ -55,7 +55,8 @@ struct StagedBodiesTests {
         try #require(!parts.isEmpty)
 
         // The background session: each part's request fetched to a file, moved into the store.
-        let staged = StagedBodies(folder: folder.appendingPathComponent(".lesson.mp4.staged"))
+        // Beside the file the run writes (an audio-only lesson's is an `.m4a`), where it reads them.
+        let staged = StagedBodies.beside(folder.appendingPathComponent("lesson.\(first.file.pathExtension)"))
         for request in parts {
             let (file, response) = try await fetchToFile(request, in: folder)
             let url = try #require(request.url)
@@ -65,9 +66,7 @@ struct StagedBodiesTests {
 
         let counted = transport.requests.count
         let fromStaged = MediaDownloader(
-            engine: DownloadEngine(
-                concurrency: 2, retry: .none, clock: clock,
-                transport: StagedBodyTransport(base: transport, staged: staged)))
+            engine: DownloadEngine(concurrency: 2, retry: .none, clock: clock, transport: transport))
         let destination = folder.appendingPathComponent("lesson.mp4")
         let second = try await fromStaged.downloadLesson(from: lesson.entry, to: destination, preferredLanguages: [])
             .result()
@@ -113,7 +112,7 @@ struct StagedBodiesTests {
     }
 
     @Test(
-        "a body is deleted only once every byte of it was read: a reader that stops early or reads a range twice leaves what others need"
+        "a body is deleted only once the download's journal keeps every byte of it: reading deletes nothing, so a kill before the journal's record loses nothing"
     )
     func deletedOnlyWhenAllRead() async throws {
         let url = URL(literal: "https://cdn.example/lesson.mp4")
@@ -140,10 +139,17 @@ struct StagedBodiesTests {
         #expect(try await ask("bytes=0-599999", readingAll: false).count == Int(StagedBodies.chunkLength))
         #expect(staged.entries.count == 1)
         #expect(try await ask("bytes=0-299999") == bytes[0..<300_000])
-        // The same range again (a retried part), then the rest.
+        // The same range again (a retried part), then the rest: every byte read, none kept yet.
         #expect(try await ask("bytes=0-299999") == bytes[0..<300_000])
-        #expect(staged.entries.count == 1)
         #expect(try await ask("bytes=300000-599999") == bytes[300_000..<600_000])
+        #expect(staged.entries.count == 1, "read, but a kill now would lose it: it stays")
+        // The journal keeps the parts, in any order, one twice.
+        staged.partIsKept(DownloadPart(url: url, byteRange: ByteRange(length: 300_000, offset: 300_000)))
+        staged.partIsKept(DownloadPart(url: url, byteRange: ByteRange(length: 300_000, offset: 300_000)))
+        #expect(staged.entries.count == 1)
+        staged.partIsKept(DownloadPart(url: URL(literal: "https://cdn.example/other.mp4"), byteRange: nil))
+        #expect(staged.entries.count == 1)
+        staged.partIsKept(DownloadPart(url: url, byteRange: ByteRange(length: 300_000, offset: 0)))
         #expect(staged.entries.isEmpty)
         #expect(files(in: staged.folder).isEmpty)
     }

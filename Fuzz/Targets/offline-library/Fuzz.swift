@@ -1,5 +1,6 @@
-import Foundation
 import Downloads
+import Foundation
+import OfflineLessons
 
 /// Properties: any state file loads or is a typed error (never a trap); a loaded library never
 /// names a file outside its folder; and what it saves loads again to the same states.

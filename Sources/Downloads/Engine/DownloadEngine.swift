@@ -63,6 +63,12 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
     public let maximumPartByteCount: UInt64
     let clock: C
     var transport: any HTTPTransport
+    /// Told of each part once the download's journal keeps it (its bytes written, flushed and
+    /// vouched for): what background transfers staged for it may go then (``StagedBodies``).
+    var partKept: (@Sendable (DownloadPart) -> Void)?
+    /// Told once the download's file is in place: whatever background transfers staged for it
+    /// (its keys among it) is in the file or needed no more.
+    var downloadDone: (@Sendable () -> Void)?
     let randomUnit: @Sendable () -> Double
     /// The file system downloads write in: the device's, or a test's that fails operations.
     package let fileSystem: any DownloadFileSystem
@@ -119,6 +125,8 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         guard FileManager.default.fileExists(atPath: staged.folder.path) else { return self }
         var engine = self
         engine.transport = StagedBodyTransport(base: transport, staged: staged)
+        engine.partKept = { staged.partIsKept($0) }
+        engine.downloadDone = { staged.removeAll() }
         return engine
     }
 
@@ -299,6 +307,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                             try files.write(data, at: parts.offset(of: index), to: handle)
                             try journal.record(index, data: data, flushing: handle)
                         }
+                        partKept?(parts[index])
                         buffered -= UInt64(data.count)
                         completed.insert(index)
                         written += part.length
@@ -310,6 +319,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                             try files.write(ready, at: written, to: handle)
                             buffered -= UInt64(ready.count)
                             try journal.record(nextToWrite, data: ready, flushing: handle)
+                            partKept?(parts[nextToWrite])
                             completed.insert(nextToWrite)
                             written += UInt64(ready.count)
                             meter.settle(
@@ -341,6 +351,7 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             throw error
         }
         try files.finish(handle: handle, byteCount: written)
+        downloadDone?()
         return DownloadResult(
             file: destination, byteCount: written, partsFetched: fetched, peakBufferedBytes: max(peak, gauge.peak))
     }

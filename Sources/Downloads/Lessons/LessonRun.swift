@@ -142,6 +142,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
             throw DownloadError.file("move into place", errno: errno, path: destination.path)
         }
         fileSystem.remove(files.journal)
+        engine.downloadDone?()
         progress.complete(byteCount: summary.byteCount)
         let omissions =
             DownloadResult.Omission.remuxed(
@@ -347,6 +348,8 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                         try checkSpace(forSource: estimate, written: MP4Writer.headerLength + dataLength)
                     }
                     for index in plan.steps[step] {
+                        // Checkpointed: the journal keeps the step's parts.
+                        engine.partKept?(plan.parts[index].downloadPart)
                         flows[index] = nil
                         done[index] = nil
                     }

@@ -55,7 +55,8 @@ package final class StagedBodies: Sendable {
 
     /// The folder the bodies are kept in.
     package let folder: URL
-    /// The bytes of each staged body that have been read (sorted, disjoint), by its number.
+    /// The bytes of each staged body the download's journal keeps (sorted, disjoint), by its
+    /// number.
     private let served = Locked<[Int: [Range<UInt64>]]>([:])
     /// The staged bodies by resource, read from the folder once and kept as they change.
     private let index = Locked<[String: [Entry]]?>(nil)
@@ -201,14 +202,14 @@ package final class StagedBodies: Sendable {
     /// Reads `first...last` of the resource from `entry`'s body, as chunks read one at a time
     /// as the consumer asks for them (a body is never held in memory whole).
     ///
-    /// The bytes count as served once the last of them has been handed to the consumer; a
-    /// consumer that stops early leaves the body as it was.
+    /// Reading deletes nothing: a body goes once its bytes are in the download's journal
+    /// (``partIsKept(_:)``), or with the whole store when the download is done.
     package func read(_ entry: Entry, first: UInt64, last: UInt64) -> HTTPBodyChunks {
         let file = bodyFile(entry.number)
         let start = first - (entry.range?.offset ?? 0)
         let end = start + (last - first + 1)
         let position = Locked<UInt64>(start)
-        return HTTPBodyChunks(unfolding: { [self] in
+        return HTTPBodyChunks(unfolding: {
             let offset = position.withLock { $0 }
             guard offset < end else { return nil }
             try Task.checkCancellation()
@@ -221,17 +222,33 @@ package final class StagedBodies: Sendable {
             }
             let next = offset + UInt64(piece.count)
             position.withLock { $0 = next }
-            if next == end { didServe(entry, bytes: start..<end) }
             return piece
         })
+    }
+
+    /// Records that the download's journal now keeps `part` (its bytes are written and flushed,
+    /// and vouched for): a body whose every byte such parts hold is deleted, never one whose
+    /// bytes were read but are not yet kept, which a kill before the journal's record would
+    /// otherwise make the next run fetch again.
+    ///
+    /// - Complexity: O(*b* log *b*) for the *b* bodies staged for the part's resource.
+    package func partIsKept(_ part: DownloadPart) {
+        for entry in entries(of: part.url) {
+            let held = entry.range ?? ByteRange(length: entry.length, offset: 0)
+            let wanted = part.byteRange ?? ByteRange(length: entry.total ?? entry.length, offset: 0)
+            let lower = max(held.offset, wanted.offset)
+            let upper = min(held.end, wanted.end)
+            guard lower < upper else { continue }
+            didKeep(entry, bytes: (lower - held.offset)..<(upper - held.offset))
+        }
     }
 
     /// The most bytes read from a body at a time.
     package static let chunkLength: UInt64 = 256 << 10
 
-    /// Records `bytes` of `entry`'s body as read; once every byte of it has been (whatever the
-    /// order, a range read twice counted once), its files are deleted.
-    private func didServe(_ entry: Entry, bytes: Range<UInt64>) {
+    /// Records `bytes` of `entry`'s body as kept by the journal; once every byte of it is
+    /// (whatever the order, a range kept twice counted once), its files are deleted.
+    private func didKeep(_ entry: Entry, bytes: Range<UInt64>) {
         let done = served.withLock { served in
             var ranges = served[entry.number, default: []]
             ranges.append(bytes)
