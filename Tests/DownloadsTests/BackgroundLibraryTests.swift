@@ -93,6 +93,8 @@ struct BackgroundLibraryTests {
         await withLivenessCheck {
             for await (id, state) in library.updates where id == "lesson" {
                 if case .downloading = state { continue }
+                // And what the end removes (staged bodies, a hand-over) is gone.
+                await library.waitForDownload(id)
                 return state
             }
             return OfflineLibrary.ItemState.notDownloaded

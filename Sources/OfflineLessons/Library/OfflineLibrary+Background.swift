@@ -26,94 +26,49 @@ extension OfflineLibrary {
     public func continueInBackground() async -> [String] {
         loadIfNeeded()
         guard background != nil else { return [] }
-        // A job the learner is pausing or cancelling stops as asked, not in the background; one
+        startBackgroundIfNeeded()
+        // A run the learner is pausing or cancelling stops as asked, not in the background; one
         // being handed over is on its way, as is, with ``BackgroundTransferOptions/HandOver/always``,
         // one still reading its playlists (handed over once it has).
         let always = backgroundOptions?.handOver == .always
-        let running = jobs.filter {
-            !stopping.contains($0.key) && !cancelling.contains($0.key) && !handingOver.contains($0.key)
-                && (!always || $0.value.hasPlanned)
+        let running = machine.items.keys.sorted().filter { id in
+            guard let run = machine.run(of: id), run.stop == nil, !run.isHandingOver else { return false }
+            return !always || jobs[run.generation]?.hasPlanned == true
         }
-        .sorted { $0.key < $1.key }
-        return await handOver(running)
+        guard !running.isEmpty else { return [] }
+        var handed: [String] = []
+        await withTaskGroup(of: (String, Bool).self) { group in
+            for id in running {
+                // Registered before the hand-over begins: its answer cannot come first.
+                let answer = expectHandOverAnswer(for: id)
+                group.addTask { (id, await answer.value) }
+            }
+            send(.handOver(running))
+            for await (id, wasHanded) in group where wasHanded { handed.append(id) }
+        }
+        // What the learner asked meanwhile (a pause withdraws the tasks just submitted) is done
+        // before this returns.
+        for id in running { await chains[id]?.value }
+        return handed.sorted()
     }
 
-    /// With ``BackgroundTransferOptions/HandOver/always``: hands item `id`'s download over as
-    /// soon as `job` has planned its parts. (The run that reads what an earlier hand-over brought
-    /// is never started with this: handing it over again would fetch those parts twice.)
-    func handOverOncePlanned(_ id: String, job: DownloadJob) {
-        Task {
-            guard await job.waitUntilPlanned() else { return }
-            // Still this job, and nobody is stopping or handing it over.
-            guard jobs[id] === job, !stopping.contains(id), !cancelling.contains(id), !handingOver.contains(id)
-            else { return }
-            _ = await handOver([(id, job)])
+    /// A task that returns whether item `id` was handed over, once its hand-over has ended.
+    private func expectHandOverAnswer(for id: String) -> Task<Bool, Never> {
+        let (answers, continuation) = AsyncStream<Bool>.makeStream()
+        handOverWaiters[id, default: []].append { answer in
+            continuation.yield(answer)
+            continuation.finish()
+        }
+        return Task {
+            for await answer in answers { return answer }
+            return false
         }
     }
 
     /// Whether item `id` waits for background transfers (handed over, with no run of its own).
     func isHandedOver(_ id: String) -> Bool {
         loadIfNeeded()
-        guard jobs[id] == nil, entries[id]?.inBackground == true, case .downloading? = entries[id]?.state else {
-            return false
-        }
-        return true
-    }
-
-    /// Pauses each of `running` and hands what it has not written to the background transfers.
-    ///
-    /// - Returns: The items handed over.
-    private func handOver(_ running: [(key: String, value: DownloadJob)]) async -> [String] {
-        guard let background else { return [] }
-        startBackgroundIfNeeded()
-        for (id, job) in running {
-            handingOver.insert(id)
-            job.pause()
-        }
-        var handed: [String] = []
-        for (id, job) in running {
-            await waitForDownload(id)
-            handingOver.remove(id)
-            // It ended some other way (done, failed, cancelled): nothing to hand over.
-            guard case .downloading? = entries[id]?.state, jobs[id] == nil else { continue }
-            guard let remainder = job.remaining else {
-                set(id, .paused)
-                try? save()
-                continue
-            }
-            let parts = remainder.remaining
-            guard !parts.isEmpty else {
-                // Every part is written: the run that finishes the file runs now.
-                restartAfterBackground(id)
-                continue
-            }
-            do {
-                submittingHandOver.insert(id)
-                defer { submittingHandOver.remove(id) }
-                // An earlier hand-over of this item (settled, or taken back) gives way.
-                await background.withdraw(id)
-                try await background.handOver(
-                    id, destination: remainder.destination, parts: parts, network: entries[id]?.network ?? .any)
-                switch entries[id]?.state {
-                case .downloading? where jobs[id] == nil:
-                    entries[id]?.inBackground = true
-                    try? save()
-                    handed.append(id)
-                    announceWaits()
-                case .paused?, .downloading?:
-                    // Paused while its tasks were being submitted (``pause(_:)``), or started
-                    // again: its tasks are cancelled, and what they staged is kept to resume.
-                    await background.withdraw(id)
-                default:
-                    // Cancelled or deleted meanwhile: nothing of the hand-over is kept.
-                    await background.finish(id)
-                }
-            } catch {
-                set(id, Self.state(refusedBy: error))
-                try? save()
-            }
-        }
-        return handed
+        return machine.isHandedOver(id)
     }
 
     /// Takes every download handed to background transfers back into the foreground: their
@@ -130,27 +85,12 @@ extension OfflineLibrary {
     /// - Complexity: O(*n*) for the library's *n* items, plus one cancellation per item.
     public func continueInForeground() async -> [String] {
         loadIfNeeded()
-        guard let background, backgroundOptions?.handOver != .always else { return [] }
-        var taken: [String] = []
-        for (id, entry) in entries.sorted(by: { $0.key < $1.key }) where entry.inBackground == true {
-            guard jobs[id] == nil, case .downloading = entry.state else { continue }
-            await background.withdraw(id)
-            // Paused, cancelled or run again meanwhile: nothing to take back.
-            guard jobs[id] == nil, case .downloading? = entries[id]?.state else { continue }
-            restartAfterBackground(id)
-            taken.append(id)
-        }
+        guard background != nil, backgroundOptions?.handOver != .always else { return [] }
+        let taken = machine.items.keys.sorted().filter(machine.isHandedOver)
+        send(.takeBack)
+        // Their tasks are cancelled before this returns.
+        for id in taken { await chains[id]?.value }
         return taken
-    }
-
-    /// Pauses item `id`, handed to background transfers: their tasks are cancelled, and what
-    /// they staged is kept for the resume.
-    func takeBackFromBackground(_ id: String) async {
-        entries[id]?.inBackground = nil
-        set(id, .paused)
-        try? save()
-        announceWaits()
-        await background?.withdraw(id)
     }
 
     /// Gives the library the completion handler the system passed the app for the background
@@ -190,76 +130,38 @@ extension OfflineLibrary {
         isBackgroundStarted = true
         let settled = background.settled
         if let paths = network?.paths() {
-            Task { [weak self] in
-                for await path in paths {
-                    guard let self else { return }
-                    await self.networkChanged(to: path)
-                }
+            own { library in
+                for await path in paths { await library.networkChanged(to: path) }
             }
         }
         // Both ways: a hand-over of an item the library no longer waits for (a kill between
         // forgetting it here and there) is given up before its tasks can be submitted again.
         var owners: [String: BackgroundTransfers.HandoverOwner] = [:]
-        for (id, entry) in entries {
-            switch entry.state {
+        for (id, record) in machine.records {
+            switch record.state {
             case .downloading: owners[id] = .waiting
             case .paused, .failed: owners[id] = .paused
             default: break
             }
         }
-        Task {
-            await background.start(reconciling: owners)
+        let reconciled = owners
+        own { library in
+            await background.start(reconciling: reconciled)
             // An item waiting for a hand-over the transfers no longer know (their journal was
             // lost) runs again: nothing else would ever start it.
             let known = Set(await background.handovers.map(\.key))
-            self.restartOrphans(known: known)
+            await library.restartOrphans(known: known)
         }
-        Task { [weak self] in
-            for await id in settled { await self?.restartAfterBackground(id) }
+        own { library in
+            for await id in settled { await library.send(.tasksEnded(id)) }
         }
     }
 
     /// Runs again every item waiting for background transfers that `known` does not name.
     func restartOrphans(known: Set<String>) {
-        for (id, entry) in entries where entry.inBackground == true && !known.contains(id) {
-            restartAfterBackground(id)
+        for id in machine.items.keys.sorted() where machine.isHandedOver(id) && !known.contains(id) {
+            send(.tasksEnded(id))
         }
-    }
-
-    /// Runs item `id`'s download again once its background tasks have all ended: it reads what
-    /// they staged and fetches the rest.
-    ///
-    /// The item stays marked as handed over until its download ends: a process that ends
-    /// during this run (the wake-up's time is up) leaves it to run again by itself at the next
-    /// launch, rather than paused.
-    func restartAfterBackground(_ id: String) {
-        guard let entry = entries[id], jobs[id] == nil, case .downloading = entry.state else { return }
-        // Announced by the download below, which starts from the fraction kept, and saves the
-        // item still marked as handed over.
-        entries[id]?.state = .paused
-        runsAfterBackground.insert(id)
-        defer { runsAfterBackground.remove(id) }
-        do {
-            try download(id, from: entry.remoteURL, network: nil)
-            // Still marked, so that a process ending during the run leaves it to run again.
-            if jobs[id] != nil {
-                entries[id]?.inBackground = true
-                try? save()
-            }
-        } catch {
-            // Its state could not be saved (a full disk): shown with why, kept to resume.
-            set(id, .failed(DownloadFailure(error)))
-        }
-        announceWaits()
-    }
-
-    /// Forgets item `id`'s hand-over, with what it staged (its download has finished, or was
-    /// removed).
-    func forgetBackground(_ id: String) {
-        entries[id]?.inBackground = nil
-        announceWaits()
-        guard let background else { return }
-        Task { await background.finish(id) }
     }
 
     // MARK: Waiting for a network
@@ -341,9 +243,8 @@ extension OfflineLibrary {
         guard let options = backgroundOptions, let path = networkPath else { return }
         var now: [String: WaitReason] = [:]
         // Those whose transfers are the background session's: no run of their own.
-        for (id, entry) in entries where entry.inBackground == true && jobs[id] == nil {
-            guard case .downloading = entry.state,
-                let reason = Self.waitReason(on: path, options: options, rule: entry.network ?? .any)
+        for (id, item) in machine.items where machine.isHandedOver(id) {
+            guard let reason = Self.waitReason(on: path, options: options, rule: item.record.network ?? .any)
             else { continue }
             now[id] = reason
         }
@@ -354,7 +255,7 @@ extension OfflineLibrary {
     }
 
     /// The state of an item whose hand-over `error` refused.
-    private static func state(refusedBy error: BackgroundTransfers.HandoverError) -> ItemState {
+    static func state(refusedBy error: BackgroundTransfers.HandoverError) -> ItemState {
         switch error {
         case .insufficientStorage(let needed, let available):
             .failed(

@@ -63,9 +63,7 @@ extension OfflineLibrary {
     /// Removes the files a download of item `id` made beside its file: the hidden ones
     /// (`.<name>.<ext>.partial`, `.journal`, `.validators`, `.lock`) and sidecar subtitles
     /// (`<name>.<language>.vtt`).
-    func removeFiles(of id: String) {
-        guard let remote = entries[id]?.remoteURL else { return }
-        forgetBackground(id)
+    func removeFiles(of id: String, remote: URL) {
         let base = (Self.fileName(for: id, remote: remote) as NSString).deletingPathExtension
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names
@@ -76,8 +74,7 @@ extension OfflineLibrary {
 
     /// Removes the folders of bodies background transfers staged for item `id`'s download
     /// (`.<name>.<ext>.staged`).
-    func removeStagedBodies(of id: String) {
-        guard let remote = entries[id]?.remoteURL else { return }
+    func removeStagedBodies(of id: String, remote: URL) {
         let base = (Self.fileName(for: id, remote: remote) as NSString).deletingPathExtension
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names where name.hasPrefix(".\(base).") && name.hasSuffix(".staged") {
@@ -94,7 +91,7 @@ extension OfflineLibrary {
     ///
     /// - Complexity: O(*n* × *m*) for *n* folder entries and *m* resumable items.
     func removeOrphanedStagingFiles() {
-        let resumable = entries.compactMap { id, entry -> String? in
+        let resumable = machine.records.compactMap { id, entry -> String? in
             switch entry.state {
             case .paused, .failed, .downloading:
                 return (Self.fileName(for: id, remote: entry.remoteURL) as NSString).deletingPathExtension

@@ -85,19 +85,8 @@ public actor OfflineLibrary {
     /// records).
     public typealias Starter = @Sendable (_ remote: URL, _ destination: URL) -> DownloadJob
 
-    struct Entry: Codable, Hashable {
-        var remoteURL: URL
-        var state: ItemState
-        /// The share of an unfinished download done when it stopped, so that starting it again
-        /// shows that much at once and never less (absent in files of earlier versions).
-        var fractionDone: Double?
-        /// Whether its remaining parts were handed to background transfers, which it waits for
-        /// (absent in files of earlier versions).
-        var inBackground: Bool?
-        /// The networks its download may use, when a download queue's rule narrowed them (absent:
-        /// any): its background transfers are made with the same rule.
-        var network: DownloadRequirements.Network?
-    }
+    /// What the state file keeps of an item (``LibraryMachine/Record``).
+    typealias Entry = LibraryMachine.Record
 
     private struct StateFile: Codable {
         var version: Int
@@ -115,19 +104,31 @@ public actor OfflineLibrary {
     /// The folder holding the downloads and the state file.
     public nonisolated let directory: URL
     private let start: Starter
-    var entries: [String: Entry] = [:]
-    var jobs: [String: DownloadJob] = [:]
-    /// Per downloading item, the task that records the job's outcome.
-    var outcomes: [String: Task<Void, Never>] = [:]
+    /// Every item and what its download is doing: the one place the library keeps them.
+    var machine: LibraryMachine
+    /// The running jobs, by their run's generation.
+    var jobs: [UInt64: DownloadJob] = [:]
+    /// The tasks the library started: each run's readers of its progress and its outcome, each
+    /// item's chain of background work (submissions, withdrawals). Each removes itself when
+    /// done; the library's end cancels the rest.
+    var tasks: [UInt64: Task<Void, Never>] = [:]
+    private var nextTask: UInt64 = 0
+    /// The end of each run's outcome task, by generation, for ``waitForDownload(_:)``.
+    var outcomes: [UInt64: Task<Void, Never>] = [:]
+    /// Each item's background work in order (a withdrawal before the submission after it): the
+    /// last task of its chain, and that task's number.
+    var chains: [String: Task<Void, Never>] = [:]
+    private var chainLinks: [String: UInt64] = [:]
+    private var nextLink: UInt64 = 0
+    /// The callers waiting for an item's removal (``delete(_:)``, ``discard(_:)``) to be done.
+    private var removalWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// The callers of ``continueInBackground()`` waiting to hear whether an item was handed over.
+    var handOverWaiters: [String: [@Sendable (Bool) -> Void]] = [:]
+    /// The last save that failed while an action was performed, for the call that asked for it.
+    private var lastSaveFailure: LibraryError?
     /// The background transfers downloads continue in while the app is suspended, when the app
     /// chose them.
     nonisolated let background: BackgroundTransfers?
-    /// Items whose job is pausing to be handed to background transfers: the pause keeps them
-    /// downloading.
-    var handingOver: Set<String> = []
-    /// Items whose remaining parts are being submitted to background transfers: a pause
-    /// meanwhile is kept, and the hand-over then cancels them.
-    var submittingHandOver: Set<String> = []
     /// Whether the background transfers' events are read.
     var isBackgroundStarted = false
     /// The app's choices for the background transfers: when downloads go there, and the
@@ -137,26 +138,9 @@ public actor OfflineLibrary {
     nonisolated let network: (any NetworkPathMonitor)?
     /// The device's network as last read, once the monitor has said.
     var networkPath: NetworkPath?
-    /// Why each item handed over is waiting, as last announced.
+    /// Why each item handed over is waiting, as last announced (to announce each change once).
     var waits: [String: WaitReason] = [:]
     nonisolated let waitBroadcast = Broadcast<(id: String, reason: WaitReason?)>(key: { $0.id })
-    /// Items whose job was asked to pause or cancel and has not ended yet.
-    var stopping: Set<String> = []
-    /// Items whose job was asked to cancel and has not ended yet.
-    var cancelling: Set<String> = []
-    /// Items being deleted or discarded: no download asked for meanwhile is restarted.
-    private var removingItems: Set<String> = []
-    /// Items asked to download again while their job was stopping: started once it has ended.
-    private var restarts: [String: URL] = [:]
-    /// Items asked to download while a delete or discard of theirs was stopping their job:
-    /// started once the removal is done.
-    private var downloadsAfterRemoval: [String: (remote: URL, network: DownloadRequirements.Network?)] = [:]
-    /// Items whose job is pausing to be handed over and that the learner paused meanwhile: the
-    /// pause is theirs, not the hand-over's.
-    var pausedWhileHandingOver: Set<String> = []
-    /// Items whose next run reads what background transfers brought: never handed over at its
-    /// start (``BackgroundTransferOptions/HandOver/always``), which would fetch it all again.
-    var runsAfterBackground: Set<String> = []
     private nonisolated let broadcast = Broadcast<(id: String, state: ItemState)>(key: { $0.id })
     /// Every change of any item's state, as it happens.
     ///
@@ -179,6 +163,7 @@ public actor OfflineLibrary {
     public nonisolated var progressUpdates: AsyncStream<(id: String, progress: DownloadProgress)> {
         progressBroadcast.subscribe()
     }
+    /// The latest progress report of each run, as it came (for ``progress(of:)``).
     private var latestProgress: [String: DownloadProgress] = [:]
 
     /// How the library's files are kept on the device.
@@ -222,6 +207,13 @@ public actor OfflineLibrary {
         self.backgroundOptions = background == nil ? nil : backgroundOptions
         self.network = background == nil ? nil : network
         self.start = start
+        machine = LibraryMachine(
+            hasBackground: background != nil,
+            handsOverAlways: background != nil && backgroundOptions?.handOver == .always)
+    }
+
+    deinit {
+        for task in tasks.values { task.cancel() }
     }
 
     /// Creates a library in `directory` that downloads every item with
@@ -353,7 +345,7 @@ public actor OfflineLibrary {
         removeOrphanedStagingFiles()
         // Downloads completed before records were kept get theirs now, so that a damaged state
         // file later still finds them.
-        for (id, entry) in entries {
+        for (id, entry) in machine.records {
             guard case .downloaded(let fileName, _) = entry.state, Self.isPlainFileName(fileName) else { continue }
             let record = directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)")
             guard !FileManager.default.fileExists(atPath: record.path), fileSystem.allows(.write, on: record)
@@ -365,51 +357,35 @@ public actor OfflineLibrary {
     }
 
     /// Takes in saved entries, reconciling them with the files: items this launch already
-    /// changed win, a missing file is not downloaded, an interrupted download is paused.
+    /// changed win, a missing file is not downloaded, an interrupted download is paused, and one
+    /// whose finished file is there (a kill before its state was saved) is downloaded.
     private func adopt(_ items: [String: Entry]) {
-        entries = items.merging(entries) { _, current in current }
+        var found: [String: (fileName: String, byteCount: UInt64)] = [:]
+        var missing: Set<String> = []
+        var badNames: [String: String] = [:]
         // A download that completed but whose state could not be saved (a full disk at the
-        // end) has its record and its file: it is downloaded, not to be fetched again.
+        // end, a kill) has its file, and maybe its record: it is downloaded.
         let unsaved = items.contains { if case .downloading = $0.value.state { true } else { false } }
         let recorded = unsaved ? recordedDownloads() : [:]
-        for (id, entry) in items where jobs[id] == nil {
-            if case .downloading = entry.state, let found = recorded[id], found.remoteURL == entry.remoteURL {
-                set(id, .downloaded(fileName: found.fileName, byteCount: found.byteCount))
-                continue
-            }
-            if case .downloading = entry.state, let found = completedFile(of: id, remote: entry.remoteURL) {
-                // A kill after the download's file appeared (one rename, once complete) and
-                // before its record: it is downloaded, not to be fetched again.
-                entries[id]?.inBackground = nil
-                entries[id]?.fractionDone = nil
-                set(id, .downloaded(fileName: found.fileName, byteCount: found.byteCount))
-                writeRecord(of: id, fileName: found.fileName, remote: entry.remoteURL)
-                continue
-            }
+        for (id, entry) in items {
             switch entry.state {
+            case .downloading:
+                if let record = recorded[id], record.remoteURL == entry.remoteURL {
+                    found[id] = (record.fileName, record.byteCount)
+                } else if let file = completedFile(of: id, remote: entry.remoteURL) {
+                    found[id] = file
+                }
             case .downloaded(let fileName, _) where !Self.isPlainFileName(fileName):
                 // A hand-edited or hostile state file must not point the library (and `delete`)
                 // outside its folder.
-                set(
-                    id,
-                    .failed(
-                        DownloadFailure(
-                            category: .other,
-                            message: "The saved file name \"\(fileName)\" is not a file in the library folder.")))
+                badNames[id] = fileName
             case .downloaded(let fileName, _) where !FileManager.default.fileExists(atPath: file(named: fileName).path):
-                set(id, .notDownloaded)
-            case .downloading where entry.inBackground == true && background != nil:
-                // Its parts are the background session's: it runs again once they have ended.
-                broadcast.yield((id, entry.state))
-            case .downloading:
-                // Interrupted by the app being killed: its partial files are kept.
-                entries[id]?.inBackground = nil
-                set(id, .paused)
+                missing.insert(id)
             default:
-                // Subscribers start from every item's state, the loaded ones included.
-                broadcast.yield((id, entry.state))
+                break
             }
         }
+        perform(machine.load(items, downloaded: found, missingFiles: missing, badFileNames: badNames))
     }
 
     /// Moves a state file that could not be read aside and rebuilds the states from the records
@@ -458,7 +434,7 @@ public actor OfflineLibrary {
     public func state(of id: String) -> ItemState {
         loadIfNeeded()
         checkFile(of: id)
-        return entries[id]?.state ?? .notDownloaded
+        return machine.state(of: id)
     }
 
     /// Every known item's state, each downloaded file checked as ``state(of:)`` does.
@@ -466,8 +442,8 @@ public actor OfflineLibrary {
     /// - Complexity: O(*n*) file checks for *n* items.
     public var states: [String: ItemState] {
         loadIfNeeded()
-        for id in Array(entries.keys) { checkFile(of: id) }
-        return entries.mapValues(\.state)
+        for id in Array(machine.records.keys) { checkFile(of: id) }
+        return machine.records.mapValues(\.state)
     }
 
     /// The local file of a downloaded item; `nil` when it is not downloaded, or when its file
@@ -475,19 +451,19 @@ public actor OfflineLibrary {
     public func localFile(of id: String) -> URL? {
         loadIfNeeded()
         checkFile(of: id)
-        guard case .downloaded(let fileName, _) = entries[id]?.state, Self.isPlainFileName(fileName) else { return nil }
+        guard case .downloaded(let fileName, _) = machine.state(of: id), Self.isPlainFileName(fileName) else {
+            return nil
+        }
         return file(named: fileName)
     }
 
     /// Whether item `id`'s downloaded file is still there; an item whose file is gone becomes
     /// not downloaded (saved, best effort, and announced).
     private func checkFile(of id: String) {
-        guard case .downloaded(let fileName, _)? = entries[id]?.state, Self.isPlainFileName(fileName),
+        guard case .downloaded(let fileName, _) = machine.state(of: id), Self.isPlainFileName(fileName),
             !FileManager.default.fileExists(atPath: file(named: fileName).path)
         else { return }
-        removeFiles(of: id)
-        set(id, .notDownloaded)
-        try? save()
+        send(.fileMissing(id))
     }
 
     /// The bytes all downloaded items take, counting only files that are still there.
@@ -495,8 +471,8 @@ public actor OfflineLibrary {
     /// - Complexity: O(*n*) file checks for *n* items.
     public var totalBytes: UInt64 {
         loadIfNeeded()
-        for id in Array(entries.keys) { checkFile(of: id) }
-        return entries.values.reduce(0) { total, entry in
+        for id in Array(machine.records.keys) { checkFile(of: id) }
+        return machine.records.values.reduce(0) { total, entry in
             // Saturating: byte counts come from a file on disk.
             if case .downloaded(_, let bytes) = entry.state {
                 let (sum, overflow) = total.addingReportingOverflow(bytes)
@@ -532,65 +508,13 @@ public actor OfflineLibrary {
     func download(_ id: String, from remote: URL, network: DownloadRequirements.Network?) throws(LibraryError) {
         loadIfNeeded()
         checkFile(of: id)
-        switch entries[id]?.state {
-        case .downloading?:
-            if removingItems.contains(id) {
-                // Asked while a delete or discard stops it: started once that is done (the
-                // learner's last word wins).
-                downloadsAfterRemoval[id] = (remote, network)
-            } else if stopping.contains(id) {
-                restarts[id] = remote
-            }
-            return
-        case .downloaded?: return
-        default: break
-        }
-        let before = entries[id]
-        // A paused or failed download resumes from what it kept: its fraction starts there.
-        let kept = before?.remoteURL == remote ? before?.fractionDone ?? 0 : 0
-        let rule = network ?? before?.network
-        // The run after a hand-over stays marked as handed over in this very save: a kill
-        // before a second one would leave it paused at the next launch instead of running.
-        let afterBackground = runsAfterBackground.contains(id) && before?.inBackground == true
-        entries[id] = Entry(
-            remoteURL: remote, state: .downloading(fraction: kept), fractionDone: kept,
-            inBackground: afterBackground ? true : nil, network: rule == .any ? nil : rule)
-        do {
-            try save()
-        } catch {
-            entries[id] = before
-            throw error
-        }
-        broadcast.yield((id, .downloading(fraction: kept)))
-        let fileName = Self.fileName(for: id, remote: remote)
-        let job = start(remote, file(named: fileName))
-        jobs[id] = job
-        if runsAfterBackground.remove(id) == nil, backgroundOptions?.handOver == .always {
-            handOverOncePlanned(id, job: job)
-        }
-        Task {
-            for await progress in job.progress { self.progressed(id, job: job, progress: progress) }
-        }
-        outcomes[id] = Task {
-            do throws(DownloadError) {
-                let result = try await job.result()
-                // The downloader may choose the extension (an HLS lesson becomes an `.mp4`): keep the
-                // name of the file it wrote, when that file is in the library's folder.
-                let written = result.file.lastPathComponent
-                let inFolder =
-                    result.file.deletingLastPathComponent().standardizedFileURL.path
-                    == self.directory.standardizedFileURL.path && Self.isPlainFileName(written)
-                self.finished(
-                    id, job: job,
-                    state: .downloaded(fileName: inFolder ? written : fileName, byteCount: result.byteCount))
-            } catch {
-                switch error.kind {
-                case .cancelled: self.finished(id, job: job, state: .cancelled)
-                case .paused: self.finished(id, job: job, state: .paused)
-                default: self.finished(id, job: job, state: .failed(DownloadFailure(error)))
-                }
-            }
-        }
+        // The transition is made only once its save succeeds: otherwise the item stays as it
+        // was and nothing starts.
+        var next = machine
+        let actions = next.handle(.download(id, remote: remote, network: network))
+        if actions.first == .save { try save(next.records) }
+        machine = next
+        perform(actions.first == .save ? Array(actions.dropFirst()) : actions)
     }
 
     /// Cancels item `id`'s download: its partial files are removed, and its state becomes
@@ -599,22 +523,7 @@ public actor OfflineLibrary {
     /// cancel of a paused or failed download removes what it kept at once.
     public func cancel(_ id: String) {
         loadIfNeeded()
-        markStopping(id)
-        if let job = jobs[id] {
-            cancelling.insert(id)
-            job.cancel()
-            return
-        }
-        // Nothing running: what a paused or failed download kept goes now, as does one waiting
-        // for background transfers.
-        switch entries[id]?.state {
-        case .paused?, .failed?, .downloading?:
-            removeFiles(of: id)
-            entries[id]?.fractionDone = nil
-            set(id, .cancelled)
-            try? save()  // should this fail, a relaunch shows it paused with nothing kept: it starts over
-        default: break
-        }
+        send(.cancel(id))
     }
 
     /// Pauses item `id`'s download; its partial file is kept, and ``download(_:from:)`` resumes it.
@@ -622,25 +531,11 @@ public actor OfflineLibrary {
     /// cancelled, and what they staged is kept for the resume.
     public func pause(_ id: String) async {
         loadIfNeeded()
-        markStopping(id)
-        if let job = jobs[id] {
-            // Pausing for a hand-over already: the pause is the learner's now, and stays one.
-            if handingOver.contains(id) { pausedWhileHandingOver.insert(id) }
-            job.pause()
-        } else if case .downloading? = entries[id]?.state, entries[id]?.inBackground == true {
-            await takeBackFromBackground(id)
-        } else if case .downloading? = entries[id]?.state, submittingHandOver.contains(id) {
-            // Its tasks are being submitted: paused now, and the hand-over, once submitted,
-            // cancels them and keeps what they staged.
-            set(id, .paused)
-            try? save()
-        }
-    }
-
-    /// Notes that item `id`'s job is being stopped, and forgets a restart asked for earlier.
-    private func markStopping(_ id: String) {
-        restarts[id] = nil
-        if jobs[id] != nil { stopping.insert(id) }
+        // While its parts are being submitted, the pause is kept and returns at once: the tasks
+        // are cancelled once the system has taken them.
+        let isSubmitting = if case .submitting? = machine.items[id]?.activity { true } else { false }
+        send(.pause(id))
+        if !isSubmitting { await chains[id]?.value }
     }
 
     /// The latest progress report of item `id`'s download in progress, if any.
@@ -648,8 +543,8 @@ public actor OfflineLibrary {
         latestProgress[id]
     }
 
-    /// Waits until item `id`'s current download (if any) has ended and its state is recorded:
-    /// downloaded, failed, paused or cancelled.
+    /// Waits until item `id`'s current download (if any) has ended and its state is recorded
+    /// (downloaded, failed, paused or cancelled), and what its end removes is gone.
     ///
     /// For tests and previews, which then check the state without polling or sleeping:
     ///
@@ -660,25 +555,29 @@ public actor OfflineLibrary {
     /// #expect(await library.localFile(of: "950") != nil)
     /// ```
     public func waitForDownload(_ id: String) async {
-        while let outcome = outcomes[id] {
+        while let generation = currentRun(of: id), let outcome = outcomes[generation] {
             await outcome.value
-            if outcomes[id] == outcome { outcomes[id] = nil }
+        }
+        // And what its end asked of background transfers (their staged bodies removed).
+        await chains[id]?.value
+    }
+
+    /// The generation of the run item `id` waits for: its own, or the one its removal stops.
+    private func currentRun(of id: String) -> UInt64? {
+        switch machine.items[id]?.activity {
+        case .running(let run)?: run.generation
+        case .removing(let removal)?: removal.generation
+        default: nil
         }
     }
 
     /// Deletes item `id` with every file its downloads made: the downloaded file, the subtitle
     /// files saved beside it, and the hidden files of a paused, failed or interrupted download
     /// (the partial file, its journal, validators, lock); a download in progress is cancelled
-    /// and waited for first. The item is forgotten.
+    /// and waited for first. The item is forgotten. A Download asked meanwhile starts once the
+    /// item is gone: the learner's last word wins.
     public func delete(_ id: String) async throws(LibraryError) {
-        loadIfNeeded()
-        await stopJob(id)
-        if let file = localFile(of: id) { try? FileManager.default.removeItem(at: file) }
-        removeFiles(of: id)
-        entries[id] = nil
-        broadcast.yield((id, .notDownloaded))
-        try save()
-        try downloadAskedDuringRemoval(id)
+        try await remove(id, keepsDownloaded: false)
     }
 
     /// Discards what a download of item `id` that did not finish left (a failed, paused,
@@ -686,121 +585,231 @@ public actor OfflineLibrary {
     /// files), keeping a downloaded file; a download in progress is cancelled and waited for
     /// first. A downloaded item stays downloaded; any other becomes ``ItemState/notDownloaded``.
     public func discard(_ id: String) async throws(LibraryError) {
+        try await remove(id, keepsDownloaded: true)
+    }
+
+    /// Removes item `id` as ``delete(_:)`` or ``discard(_:)`` does, and waits until it is done.
+    private func remove(_ id: String, keepsDownloaded: Bool) async throws(LibraryError) {
         loadIfNeeded()
-        await stopJob(id)
-        if case .downloaded? = entries[id]?.state {
-            downloadsAfterRemoval[id] = nil
-            return
+        lastSaveFailure = nil
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            removalWaiters[id, default: []].append(done)
+            send(.remove(id, keepsDownloaded: keepsDownloaded))
         }
-        removeFiles(of: id)
-        if entries[id] != nil {
-            entries[id] = nil
-            broadcast.yield((id, .notDownloaded))
-            try save()
+        await chains[id]?.value
+        if let failure = lastSaveFailure {
+            lastSaveFailure = nil
+            throw failure
         }
-        try downloadAskedDuringRemoval(id)
     }
 
-    /// Cancels item `id`'s download, if any, and waits until it has stopped.
-    private func stopJob(_ id: String) async {
-        removingItems.insert(id)
-        defer { removingItems.remove(id) }
-        markStopping(id)
-        downloadsAfterRemoval[id] = nil
-        jobs[id]?.cancel()
-        await waitForDownload(id)
-    }
-
-    /// Starts the download item `id`'s learner asked for while a delete or discard of it was
-    /// stopping its job, if any.
-    private func downloadAskedDuringRemoval(_ id: String) throws(LibraryError) {
-        guard let asked = downloadsAfterRemoval.removeValue(forKey: id) else { return }
-        try download(id, from: asked.remote, network: asked.network)
-    }
-
-    /// What the library is waiting for, for a test that stalls: each job's state and the
-    /// items stopping, cancelling, restarting or being removed.
+    /// What the library is waiting for, for a test that stalls: each item's activity and the
+    /// jobs running.
     package var diagnosis: String {
-        let running = jobs.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value.diagnosis))" }
-        return "jobs: \(running), outcomes: \(outcomes.keys.sorted()), stopping: \(stopping.sorted()), "
-            + "cancelling: \(cancelling.sorted()), restarts: \(restarts.keys.sorted()), "
-            + "removing: \(removingItems.sorted()), handing over: \(handingOver.sorted())"
+        let activities = machine.items.filter { $0.value.activity != .idle }.sorted { $0.key < $1.key }
+            .map { "\($0.key): \($0.value.activity)" }
+        let running = jobs.sorted { $0.key < $1.key }.map { "run \($0.key) (\($0.value.diagnosis))" }
+        return "activities: \(activities), jobs: \(running), chains: \(chains.keys.sorted())"
     }
 
     /// The items whose job is pausing to be handed to background transfers, for tests.
-    package var itemsHandingOver: Set<String> { handingOver }
+    package var itemsHandingOver: Set<String> {
+        Set(
+            machine.items.compactMap { id, item in
+                if case .running(let run) = item.activity, run.isHandingOver { id } else { nil }
+            })
+    }
 
     /// The items a delete or discard is removing, for tests.
-    package var itemsBeingRemoved: Set<String> { removingItems }
+    package var itemsBeingRemoved: Set<String> {
+        Set(machine.items.compactMap { id, item in if case .removing = item.activity { id } else { nil } })
+    }
 
-    // MARK: Private
+    // MARK: Driving the machine
 
-    private func progressed(_ id: String, job: DownloadJob, progress: DownloadProgress) {
-        guard jobs[id] === job, case .downloading(let shown)? = entries[id]?.state else { return }
+    /// Handles `event` and performs what it leads to.
+    func send(_ event: LibraryMachine.Event) {
+        perform(machine.handle(event))
+        switch event {
+        case .ended(let id, _, _), .submitted(let id, _, _), .pause(let id), .cancel(let id), .remove(let id, _):
+            answerHandOverWaiters(of: id)
+        default:
+            break
+        }
+    }
+
+    /// Performs `actions` in order. What takes an await (the background transfers' work) goes
+    /// in the item's chain, in order, and reports back as an event where the machine needs it.
+    func perform(_ actions: [LibraryMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .save:
+                do {
+                    try save()
+                } catch {
+                    lastSaveFailure = error
+                }
+            case .announce(let id, let state):
+                broadcast.yield((id, state))
+            case .start(let id, let generation, let remote, let handOverWhenPlanned):
+                startRun(id, generation: generation, remote: remote, handOverWhenPlanned: handOverWhenPlanned)
+            case .pauseRun(_, let generation):
+                jobs[generation]?.pause()
+            case .cancelRun(_, let generation):
+                jobs[generation]?.cancel()
+            case .submit(let id, let generation, let network):
+                submit(id, generation: generation, network: network)
+            case .withdraw(let id):
+                chain(id) { library in await library.background?.withdraw(id) }
+            case .finishHandOver(let id):
+                chain(id) { library in await library.background?.finish(id) }
+            case .removeFiles(let id, let remote):
+                removeFiles(of: id, remote: remote)
+            case .removeDownloaded(_, let fileName):
+                if Self.isPlainFileName(fileName) { try? FileManager.default.removeItem(at: file(named: fileName)) }
+            case .keepDownloaded(let id, let fileName, let remote):
+                // What background transfers staged for it, even when their hand-over was
+                // withdrawn before this run (``continueInForeground()``): it is in the file.
+                removeStagedBodies(of: id, remote: remote)
+                fileOptions.apply(to: file(named: fileName))
+                // The record that finds this download again should the state file be damaged.
+                writeRecord(of: id, fileName: fileName, remote: remote)
+            case .forgetProgress(let id):
+                latestProgress[id] = nil
+                progressBroadcast.forget(key: id)
+            case .announceWaits:
+                announceWaits()
+            case .removed(let id):
+                for waiter in removalWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
+            }
+        }
+    }
+
+    /// Starts run `generation` of item `id`, with the tasks that read its progress and its end.
+    private func startRun(_ id: String, generation: UInt64, remote: URL, handOverWhenPlanned: Bool) {
+        let fileName = Self.fileName(for: id, remote: remote)
+        let job = start(remote, file(named: fileName))
+        jobs[generation] = job
+        if handOverWhenPlanned {
+            own { library in
+                guard await job.waitUntilPlanned() else { return }
+                await library.send(.planned(id, generation: generation))
+            }
+        }
+        own { library in
+            for await progress in job.progress { await library.progressed(id, generation: generation, progress) }
+        }
+        let directory = directory
+        outcomes[generation] = own { library in
+            let outcome: LibraryMachine.Outcome
+            do throws(DownloadError) {
+                let result = try await job.result()
+                // The downloader may choose the extension (an HLS lesson becomes an `.mp4`):
+                // keep the name of the file it wrote, when that file is in the library's folder.
+                let written = result.file.lastPathComponent
+                let inFolder =
+                    result.file.deletingLastPathComponent().standardizedFileURL.path
+                    == directory.standardizedFileURL.path && Self.isPlainFileName(written)
+                outcome = .downloaded(fileName: inFolder ? written : fileName, byteCount: result.byteCount)
+            } catch {
+                switch error.kind {
+                case .cancelled: outcome = .cancelled
+                case .paused: outcome = .paused
+                default: outcome = .failed(DownloadFailure(error))
+                }
+            }
+            await library.ended(id, generation: generation, outcome)
+        }
+    }
+
+    private func progressed(_ id: String, generation: UInt64, _ progress: DownloadProgress) {
+        guard machine.run(of: id)?.generation == generation else { return }
         latestProgress[id] = progress
         progressBroadcast.yield((id, progress))
-        let fraction = max(shown, progress.fraction)
-        entries[id]?.fractionDone = fraction
-        set(id, .downloading(fraction: fraction))
+        send(.progress(id, generation: generation, fraction: progress.fraction))
     }
 
-    private func finished(_ id: String, job: DownloadJob, state: ItemState) {
-        guard jobs[id] === job else { return }
-        jobs[id] = nil
-        outcomes[id] = nil
-        stopping.remove(id)
-        if case .paused = state, handingOver.contains(id), !cancelling.contains(id),
-            pausedWhileHandingOver.remove(id) == nil
-        {
-            // Paused to go on in the background (`continueInBackground()`): still downloading.
-            // A Download asked meanwhile is this same download, going on there.
-            restarts[id] = nil
-            latestProgress[id] = nil
-            progressBroadcast.forget(key: id)
-            return
-        }
-        pausedWhileHandingOver.remove(id)
-        var state = state
-        if cancelling.remove(id) != nil {
-            switch state {
-            case .paused, .failed:
-                // Cancelled while a pause was stopping the job (the first request decides), or
-                // as it failed: the cancel is the learner's last word, so what it kept goes.
-                removeFiles(of: id)
-                state = .cancelled
-            default: break
-            }
-        }
-        latestProgress[id] = nil
-        progressBroadcast.forget(key: id)
-        guard let remote = entries[id]?.remoteURL else { return }
-        switch state {
-        case .paused, .failed: break  // resumes from what it kept
-        default: entries[id]?.fractionDone = nil
-        }
-        if case .downloaded(let fileName, _) = state {
-            forgetBackground(id)
-            // What background transfers staged for it, even when their hand-over was withdrawn
-            // before this run (``continueInForeground()``): the run has read it all.
-            removeStagedBodies(of: id)
-            fileOptions.apply(to: file(named: fileName))
-            // The record that finds this download again should the state file be damaged.
-            writeRecord(of: id, fileName: fileName, remote: remote)
-        }
-        set(id, state)
-        try? save()
-        // A download asked for while this one was stopping starts now (see `download(_:from:)`).
-        if let restart = restarts.removeValue(forKey: id) {
-            switch state {
-            case .downloaded: break
-            default: try? download(id, from: restart)
-            }
+    private func ended(_ id: String, generation: UInt64, _ outcome: LibraryMachine.Outcome) {
+        send(.ended(id, generation: generation, outcome))
+        jobs[generation] = nil
+        outcomes[generation] = nil
+    }
+
+    /// Hands run `generation`'s remaining parts to the background transfers, in the item's chain.
+    private func submit(_ id: String, generation: UInt64, network: DownloadRequirements.Network) {
+        // Read now: the job ends as this is called.
+        let remainder = jobs[generation]?.remaining
+        chain(id) { library in
+            let result = await library.submitted(id, remainder: remainder, network: network)
+            await library.send(.submitted(id, generation: generation, result))
         }
     }
 
-    func set(_ id: String, _ state: ItemState) {
-        entries[id]?.state = state
-        broadcast.yield((id, state))
+    private func submitted(
+        _ id: String, remainder: DownloadJob.Remainder?, network: DownloadRequirements.Network
+    ) async -> LibraryMachine.Submitted {
+        guard let background else { return .unknownRemainder }
+        guard let remainder else { return .unknownRemainder }
+        let parts = remainder.remaining
+        guard !parts.isEmpty else { return .nothingLeft }
+        do {
+            // An earlier hand-over of this item (settled, or taken back) gives way.
+            await background.withdraw(id)
+            try await background.handOver(id, destination: remainder.destination, parts: parts, network: network)
+            return .handedOver
+        } catch {
+            return .refused(Self.state(refusedBy: error))
+        }
+    }
+
+    /// Runs `work` after what item `id`'s chain already holds.
+    private func chain(_ id: String, _ work: @escaping @Sendable (OfflineLibrary) async -> Void) {
+        let previous = chains[id]
+        nextLink += 1
+        let link = nextLink
+        chains[id] = own { library in
+            await previous?.value
+            await work(library)
+            await library.chainEnded(id, link: link)
+        }
+        chainLinks[id] = link
+    }
+
+    private func chainEnded(_ id: String, link: UInt64) {
+        guard chainLinks[id] == link else { return }
+        chains[id] = nil
+        chainLinks[id] = nil
+    }
+
+    /// Starts `work` in a task the library owns: kept until it ends, cancelled with the library.
+    @discardableResult
+    func own(_ work: @escaping @Sendable (OfflineLibrary) async -> Void) -> Task<Void, Never> {
+        nextTask += 1
+        let number = nextTask
+        let task = Task { [weak self] in
+            guard let self else { return }
+            await work(self)
+            await self.taskEnded(number)
+        }
+        tasks[number] = task
+        return task
+    }
+
+    private func taskEnded(_ number: UInt64) {
+        tasks[number] = nil
+    }
+
+    /// Tells the callers of ``continueInBackground()`` waiting for `id` whether it was handed
+    /// over, once its hand-over is no longer under way.
+    private func answerHandOverWaiters(of id: String) {
+        guard handOverWaiters[id] != nil else { return }
+        switch machine.items[id]?.activity {
+        case .running(let run)? where run.isHandingOver: return
+        case .submitting?: return
+        default: break
+        }
+        let handed = machine.isHandedOver(id)
+        for answer in handOverWaiters.removeValue(forKey: id) ?? [] { answer(handed) }
     }
 
     func file(named name: String) -> URL {
@@ -808,6 +817,11 @@ public actor OfflineLibrary {
     }
 
     func save() throws(LibraryError) {
+        try save(machine.records)
+    }
+
+    /// Saves `records` as the library's state file.
+    func save(_ records: [String: Entry]) throws(LibraryError) {
         loadIfNeeded()
         if let loadFailure { throw loadFailure }
         guard isLoaded else { return }  // unreachable: a load that failed for now sets loadFailure
@@ -815,7 +829,7 @@ public actor OfflineLibrary {
             try fileSystem.willPerform(.write, on: stateFile)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            try StateFileWriting.write(encoder.encode(StateFile(version: 1, items: entries)), to: stateFile)
+            try StateFileWriting.write(encoder.encode(StateFile(version: 1, items: records)), to: stateFile)
             if !isFolderPrepared {
                 // The folder too: its backup exclusion covers every file in it (partial files,
                 // records, subtitles), and on iOS files created in it take its protection class.

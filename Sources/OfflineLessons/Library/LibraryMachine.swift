@@ -1,0 +1,628 @@
+import Downloads
+import Foundation
+
+/// Every item of an offline library and what its download is doing, as one value.
+///
+/// The learner's calls, the runs' ends, the hand-overs to background transfers and what a
+/// launch finds come in as ``Event``s; what the library must do goes out as ``Action``s, which
+/// ``OfflineLibrary`` performs in order, feeding each await's result back as an event. The
+/// machine performs nothing itself and reads no clock, file or network, so that every order of
+/// events can be checked (`LibraryMachineTests`).
+///
+/// An item is its ``Record`` (what the state file keeps) and its ``Activity`` (what runs now,
+/// lost with the process). Whether it is handed over, and so why it waits, is derived from the
+/// two, in one place (``isHandedOver(_:)``).
+///
+/// The rules:
+/// - **One run at a time.** An item has at most one run (a ``Run``'s generation names it); an
+///   event of another generation changes nothing.
+/// - **The learner's last word wins.** A pause, a cancel, a delete or a Download asked while a
+///   run stops (or while its parts are being handed over) is kept and applied once it has
+///   stopped.
+/// - **Saved before announced.** A change of a record is saved (``Action/save``) before it is
+///   announced; the driver makes the transition that starts a download only once its save
+///   succeeded.
+struct LibraryMachine: Sendable, Hashable {
+    /// What the state file keeps of an item.
+    struct Record: Codable, Hashable, Sendable {
+        var remoteURL: URL
+        var state: OfflineLibrary.ItemState
+        /// The share of an unfinished download done when it stopped, so that starting it again
+        /// shows that much at once and never less (absent in files of earlier versions).
+        var fractionDone: Double?
+        /// Whether its remaining parts were handed to background transfers, which it waits for,
+        /// or which the run after them reads (absent in files of earlier versions).
+        var inBackground: Bool?
+        /// The networks its download may use, when a download queue's rule narrowed them (absent:
+        /// any): its background transfers are made with the same rule.
+        var network: DownloadRequirements.Network?
+    }
+
+    /// A download asked for while the item's run stops: started once it has.
+    struct Restart: Sendable, Hashable {
+        var remote: URL
+        var network: DownloadRequirements.Network?
+    }
+
+    /// What the learner asked of a run that has not stopped yet.
+    enum Stop: Sendable, Hashable {
+        /// Keep what it wrote.
+        case pause
+        /// Remove what it wrote.
+        case cancel
+    }
+
+    /// One run of an item's download.
+    struct Run: Sendable, Hashable {
+        /// Its number: events of another run are ignored.
+        var generation: UInt64
+        /// The learner's stop, once asked.
+        var stop: Stop?
+        /// Whether it pauses to be handed to background transfers (``OfflineLibrary/continueInBackground()``).
+        var isHandingOver = false
+        /// A download asked while it stops.
+        var restart: Restart?
+        /// Whether it reads what a hand-over staged: it is never handed over at its start.
+        var readsStaged = false
+    }
+
+    /// A hand-over whose parts are being submitted to background transfers, and what the learner
+    /// asked meanwhile.
+    struct Submission: Sendable, Hashable {
+        /// The run it comes from.
+        var generation: UInt64
+        /// Asked meanwhile: a pause (its tasks then cancelled, what they stage kept), a cancel
+        /// (its tasks cancelled, everything removed).
+        var stop: Stop?
+        /// A download asked after that pause.
+        var restart: Restart?
+    }
+
+    /// A delete or a discard, waiting for the item's run to stop.
+    struct Removal: Sendable, Hashable {
+        /// The run stopping, if one ran.
+        var generation: UInt64?
+        /// A discard keeps a downloaded file; a delete removes it and forgets the item.
+        var keepsDownloaded: Bool
+        /// A download asked meanwhile: started once the removal is done.
+        var restart: Restart?
+    }
+
+    /// What an item's download is doing.
+    enum Activity: Sendable, Hashable {
+        /// Nothing runs. An item downloading and marked in the background waits for its tasks.
+        case idle
+        /// A run.
+        case running(Run)
+        /// A run ended paused for a hand-over; its remaining parts are being submitted.
+        case submitting(Submission)
+        /// A delete or discard waits for the run to stop.
+        case removing(Removal)
+    }
+
+    /// One item.
+    struct Item: Sendable, Hashable {
+        var record: Record
+        var activity: Activity = .idle
+    }
+
+    /// How a run ended.
+    enum Outcome: Sendable, Hashable {
+        /// Its file is in place, under `fileName` in the library's folder.
+        case downloaded(fileName: String, byteCount: UInt64)
+        /// Paused: what it wrote is kept.
+        case paused
+        /// Cancelled: what it wrote is removed.
+        case cancelled
+        /// Failed: what it wrote is kept for a resume.
+        case failed(DownloadFailure)
+    }
+
+    /// How a hand-over's submission ended.
+    enum Submitted: Sendable, Hashable {
+        /// Its tasks run in the background session.
+        case handedOver
+        /// Every part was written already: the run that finishes the file runs now.
+        case nothingLeft
+        /// The run could not say what remains (it was still planning).
+        case unknownRemainder
+        /// The transfers refused it (too little space, a journal that cannot be written).
+        case refused(OfflineLibrary.ItemState)
+    }
+
+    /// What happened.
+    enum Event: Sendable, Hashable {
+        /// The learner (or a queue, with its network rule) asks to download `id` from `remote`.
+        case download(String, remote: URL, network: DownloadRequirements.Network?)
+        /// The learner pauses it.
+        case pause(String)
+        /// The learner cancels it.
+        case cancel(String)
+        /// A delete (or with `keepsDownloaded`, a discard) begins.
+        case remove(String, keepsDownloaded: Bool)
+        /// The app leaves the foreground: these runs go to the background transfers.
+        case handOver([String])
+        /// A run with its parts planned is handed over at once (``BackgroundTransferOptions/HandOver/always``).
+        case planned(String, generation: UInt64)
+        /// A run's progress: its share done.
+        case progress(String, generation: UInt64, fraction: Double)
+        /// A run ended.
+        case ended(String, generation: UInt64, Outcome)
+        /// A hand-over's submission ended.
+        case submitted(String, generation: UInt64, Submitted)
+        /// Every task of the item's hand-over has ended: the run after them reads what they
+        /// staged and fetches the rest.
+        case tasksEnded(String)
+        /// The app is back in the foreground: the items handed over run again now.
+        case takeBack
+        /// The downloaded file of `id` is gone (removed behind the library's back).
+        case fileMissing(String)
+    }
+
+    /// What to do, in order.
+    enum Action: Sendable, Hashable {
+        /// Save every record.
+        case save
+        /// Announce `id`'s state (on ``OfflineLibrary/updates``).
+        case announce(String, OfflineLibrary.ItemState)
+        /// Start run `generation` of `id` from `remote`; `handOverWhenPlanned` asks for a
+        /// ``Event/planned(_:generation:)`` once it has planned its parts.
+        case start(String, generation: UInt64, remote: URL, handOverWhenPlanned: Bool)
+        /// Pause the run (it keeps what it wrote).
+        case pauseRun(String, generation: UInt64)
+        /// Cancel the run (it removes what it wrote).
+        case cancelRun(String, generation: UInt64)
+        /// Hand run `generation`'s remaining parts to the background transfers (any earlier
+        /// hand-over of the item gives way), then report ``Event/submitted(_:generation:_:)``.
+        case submit(String, generation: UInt64, network: DownloadRequirements.Network)
+        /// Cancel the hand-over's tasks; what they staged stays for a resume.
+        case withdraw(String)
+        /// Cancel the hand-over's tasks and remove what they staged.
+        case finishHandOver(String)
+        /// Remove the hidden files a download of `id` from `remote` made (partial file, journal,
+        /// validators, lock, staged bodies) and its sidecar subtitles.
+        case removeFiles(String, remote: URL)
+        /// Remove the downloaded file `fileName` of `id`.
+        case removeDownloaded(String, fileName: String)
+        /// Keep the downloaded file `fileName` of `id` from `remote`: its file options, the
+        /// record beside it, and the staged bodies gone.
+        case keepDownloaded(String, fileName: String, remote: URL)
+        /// Forget the run's progress reports.
+        case forgetProgress(String)
+        /// Work out again why the items handed over wait.
+        case announceWaits
+        /// The removal of `id` is done: the delete or discard that asked for it returns.
+        case removed(String)
+    }
+
+    /// The items, by id.
+    private(set) var items: [String: Item] = [:]
+    /// The generation the next run gets.
+    private(set) var nextGeneration: UInt64 = 1
+    /// Whether background transfers exist, and whether every download goes to them at its start.
+    let hasBackground: Bool
+    let handsOverAlways: Bool
+
+    /// A machine with no items, for a library with (or without) background transfers.
+    init(hasBackground: Bool, handsOverAlways: Bool = false) {
+        self.hasBackground = hasBackground
+        self.handsOverAlways = hasBackground && handsOverAlways
+    }
+
+    // MARK: Reading
+
+    /// The records the state file keeps.
+    var records: [String: Record] { items.mapValues(\.record) }
+
+    /// Item `id`'s state (not downloaded when unknown).
+    func state(of id: String) -> OfflineLibrary.ItemState {
+        items[id]?.record.state ?? .notDownloaded
+    }
+
+    /// The generation of `id`'s run, if one runs.
+    func run(of id: String) -> Run? {
+        if case .running(let run)? = items[id]?.activity { return run }
+        return nil
+    }
+
+    /// Whether `id` waits for background transfers: downloading, marked so, and no run of its own.
+    func isHandedOver(_ id: String) -> Bool {
+        guard let item = items[id], item.activity == .idle, item.record.inBackground == true,
+            case .downloading = item.record.state
+        else { return false }
+        return true
+    }
+
+    /// Whether anything runs or stops for `id`.
+    func isBusy(_ id: String) -> Bool {
+        items[id].map { $0.activity != .idle } ?? false
+    }
+
+    // MARK: Loading
+
+    /// Takes in the records a launch read, reconciled with the files: a run interrupted by the
+    /// app being killed is paused, one handed over still waits for its tasks (with background
+    /// transfers), and `downloaded` lists items whose finished file was found for a record that
+    /// still said downloading.
+    ///
+    /// - Returns: The announcements of the loaded states (the driver saves afterwards).
+    mutating func load(
+        _ records: [String: Record], downloaded: [String: (fileName: String, byteCount: UInt64)],
+        missingFiles: Set<String>, badFileNames: [String: String]
+    ) -> [Action] {
+        var actions: [Action] = []
+        for (id, loaded) in records.sorted(by: { $0.key < $1.key }) where items[id] == nil {
+            var record = loaded
+            if case .downloading = record.state, let found = downloaded[id] {
+                record.state = .downloaded(fileName: found.fileName, byteCount: found.byteCount)
+                record.inBackground = nil
+                record.fractionDone = nil
+                items[id] = Item(record: record)
+                actions += [
+                    .keepDownloaded(id, fileName: found.fileName, remote: record.remoteURL),
+                    .announce(id, record.state),
+                ]
+                continue
+            }
+            switch record.state {
+            case .downloaded where badFileNames[id] != nil:
+                record.state = .failed(
+                    DownloadFailure(
+                        category: .other,
+                        message:
+                            "The saved file name \"\(badFileNames[id] ?? "")\" is not a file in the library folder."))
+            case .downloaded where missingFiles.contains(id):
+                record.state = .notDownloaded
+            case .downloading where record.inBackground == true && hasBackground:
+                break  // its parts are the background session's: it runs again once they have ended
+            case .downloading:
+                record.inBackground = nil
+                record.state = .paused
+            default:
+                break
+            }
+            items[id] = Item(record: record)
+            actions.append(.announce(id, record.state))
+        }
+        return actions
+    }
+
+    // MARK: Transitions
+
+    /// Handles `event` and returns what to do, in order.
+    ///
+    /// - Complexity: O(1) for every event but ``Event/handOver(_:)`` and ``Event/takeBack``,
+    ///   O(*n*) for the *n* items they name or the library holds.
+    mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .download(let id, let remote, let network):
+            return download(id, remote: remote, network: network)
+        case .pause(let id):
+            return pause(id)
+        case .cancel(let id):
+            return cancel(id)
+        case .remove(let id, let keepsDownloaded):
+            return remove(id, keepsDownloaded: keepsDownloaded)
+        case .handOver(let ids):
+            return ids.flatMap { handOver($0) }
+        case .planned(let id, let generation):
+            guard let run = run(of: id), run.generation == generation, run.stop == nil, !run.isHandingOver else {
+                return []
+            }
+            return handOver(id)
+        case .progress(let id, let generation, let fraction):
+            guard run(of: id)?.generation == generation, case .downloading(let shown)? = items[id]?.record.state
+            else { return [] }
+            let shownNow = max(shown, fraction)
+            items[id]?.record.fractionDone = shownNow
+            items[id]?.record.state = .downloading(fraction: shownNow)
+            return [.announce(id, .downloading(fraction: shownNow))]
+        case .ended(let id, let generation, let outcome):
+            return ended(id, generation: generation, outcome)
+        case .submitted(let id, let generation, let result):
+            return submitted(id, generation: generation, result)
+        case .tasksEnded(let id):
+            return runAfterBackground(id)
+        case .takeBack:
+            return items.keys.sorted().filter(isHandedOver).flatMap { id in
+                [.withdraw(id)] + runAfterBackground(id)
+            }
+        case .fileMissing(let id):
+            guard case .downloaded? = items[id]?.record.state, items[id]?.activity == .idle,
+                let remote = items[id]?.record.remoteURL
+            else { return [] }
+            items[id]?.record.state = .notDownloaded
+            return [.removeFiles(id, remote: remote), .announce(id, .notDownloaded), .save]
+        }
+    }
+
+    /// Starts (or resumes) `id`, or notes the request for when what runs now has stopped.
+    private mutating func download(_ id: String, remote: URL, network: DownloadRequirements.Network?) -> [Action] {
+        let restart = Restart(remote: remote, network: network)
+        switch items[id]?.activity {
+        case .running(var run)?:
+            // Running: nothing to do, unless it stops, in which case it starts again after.
+            if run.stop != nil {
+                run.restart = restart
+                items[id]?.activity = .running(run)
+            }
+            return []
+        case .submitting(var submission)?:
+            if submission.stop != nil {
+                submission.restart = restart
+                items[id]?.activity = .submitting(submission)
+            }
+            return []
+        case .removing(var removal)?:
+            removal.restart = restart
+            items[id]?.activity = .removing(removal)
+            return []
+        case .idle?, nil:
+            break
+        }
+        switch items[id]?.record.state {
+        case .downloading?, .downloaded?: return []
+        default: return start(id, restart: restart, readsStaged: false)
+        }
+    }
+
+    /// A new run of `id`: saved as downloading (from the fraction kept), announced, started.
+    private mutating func start(_ id: String, restart: Restart, readsStaged: Bool) -> [Action] {
+        let before = items[id]?.record
+        let kept = before?.remoteURL == restart.remote ? before?.fractionDone ?? 0 : 0
+        let rule = restart.network ?? before?.network
+        let generation = nextGeneration
+        nextGeneration += 1
+        let record = Record(
+            remoteURL: restart.remote, state: .downloading(fraction: kept), fractionDone: kept,
+            // The run after a hand-over stays marked in this very save: a process ending during
+            // it leaves it to run again by itself at the next launch.
+            inBackground: readsStaged ? true : nil, network: rule == .any ? nil : rule)
+        items[id] = Item(record: record, activity: .running(Run(generation: generation, readsStaged: readsStaged)))
+        return [
+            .save, .announce(id, record.state),
+            .start(
+                id, generation: generation, remote: restart.remote, handOverWhenPlanned: handsOverAlways && !readsStaged
+            ),
+            .announceWaits,
+        ]
+    }
+
+    private mutating func pause(_ id: String) -> [Action] {
+        switch items[id]?.activity {
+        case .running(var run)?:
+            run.restart = nil
+            guard run.stop == nil else {
+                items[id]?.activity = .running(run)
+                return []
+            }
+            run.stop = .pause
+            items[id]?.activity = .running(run)
+            // Pausing for a hand-over already: the pause is the learner's now.
+            return run.isHandingOver ? [] : [.pauseRun(id, generation: run.generation)]
+        case .submitting(var submission)?:
+            submission.restart = nil
+            guard submission.stop == nil else {
+                items[id]?.activity = .submitting(submission)
+                return []
+            }
+            submission.stop = .pause
+            items[id]?.activity = .submitting(submission)
+            items[id]?.record.inBackground = nil
+            items[id]?.record.state = .paused
+            return [.save, .announce(id, .paused)]
+        case .removing?:
+            return []
+        case .idle?:
+            guard isHandedOver(id) else { return [] }
+            // Taken back from the background: its tasks cancelled, what they staged kept.
+            items[id]?.record.inBackground = nil
+            items[id]?.record.state = .paused
+            return [.save, .announce(id, .paused), .announceWaits, .withdraw(id)]
+        case nil:
+            return []
+        }
+    }
+
+    private mutating func cancel(_ id: String) -> [Action] {
+        switch items[id]?.activity {
+        case .running(var run)?:
+            run.restart = nil
+            run.stop = .cancel
+            items[id]?.activity = .running(run)
+            return [.cancelRun(id, generation: run.generation)]
+        case .submitting(var submission)?:
+            submission.restart = nil
+            submission.stop = .cancel
+            items[id]?.activity = .submitting(submission)
+            return cancelled(id)
+        case .removing?, nil:
+            return []
+        case .idle?:
+            switch items[id]?.record.state {
+            case .paused?, .failed?, .downloading?: return cancelled(id)
+            default: return []
+            }
+        }
+    }
+
+    /// `id` cancelled with nothing running: what it kept goes now, as does a hand-over.
+    private mutating func cancelled(_ id: String) -> [Action] {
+        guard let remote = items[id]?.record.remoteURL else { return [] }
+        let handedOver = items[id]?.record.inBackground == true
+        items[id]?.record.inBackground = nil
+        items[id]?.record.fractionDone = nil
+        items[id]?.record.state = .cancelled
+        return (handedOver ? [.finishHandOver(id)] : []) + [
+            .removeFiles(id, remote: remote), .announce(id, .cancelled), .save, .announceWaits,
+        ]
+    }
+
+    private mutating func remove(_ id: String, keepsDownloaded: Bool) -> [Action] {
+        switch items[id]?.activity {
+        case .running(let run)?:
+            items[id]?.activity = .removing(Removal(generation: run.generation, keepsDownloaded: keepsDownloaded))
+            return [.cancelRun(id, generation: run.generation)]
+        case .submitting?:
+            items[id]?.activity = .removing(Removal(generation: nil, keepsDownloaded: keepsDownloaded))
+            // The submission's end finishes the removal.
+            return []
+        case .removing(var removal)?:
+            removal.keepsDownloaded = removal.keepsDownloaded && keepsDownloaded
+            items[id]?.activity = .removing(removal)
+            return []
+        case .idle?:
+            items[id]?.activity = .removing(Removal(generation: nil, keepsDownloaded: keepsDownloaded))
+            return finishRemoval(id)
+        case nil:
+            // Nothing known: a delete still says so; a discard has nothing to do.
+            return keepsDownloaded ? [.removed(id)] : [.announce(id, .notDownloaded), .save, .removed(id)]
+        }
+    }
+
+    /// Removes `id`'s files (and, for a delete, the item), then starts a download asked meanwhile.
+    private mutating func finishRemoval(_ id: String) -> [Action] {
+        guard case .removing(let removal)? = items[id]?.activity, let record = items[id]?.record else { return [] }
+        var actions: [Action] = []
+        if record.inBackground == true { actions.append(.finishHandOver(id)) }
+        if case .downloaded = record.state, removal.keepsDownloaded {
+            items[id]?.activity = .idle
+            return actions + [.removed(id)]
+        }
+        if case .downloaded(let fileName, _) = record.state {
+            actions.append(.removeDownloaded(id, fileName: fileName))
+        }
+        actions += [.removeFiles(id, remote: record.remoteURL), .announce(id, .notDownloaded)]
+        items[id] = nil
+        actions += [.save, .announceWaits, .removed(id)]
+        if let restart = removal.restart { actions += start(id, restart: restart, readsStaged: false) }
+        return actions
+    }
+
+    /// Hands `id`'s run to the background transfers: it pauses, then its parts are submitted.
+    private mutating func handOver(_ id: String) -> [Action] {
+        guard hasBackground, var run = run(of: id), run.stop == nil, !run.isHandingOver else { return [] }
+        run.isHandingOver = true
+        items[id]?.activity = .running(run)
+        return [.pauseRun(id, generation: run.generation)]
+    }
+
+    private mutating func ended(_ id: String, generation: UInt64, _ outcome: Outcome) -> [Action] {
+        switch items[id]?.activity {
+        case .running(let run)? where run.generation == generation:
+            return runEnded(id, run: run, outcome)
+        case .removing(var removal)? where removal.generation == generation:
+            removal.generation = nil
+            items[id]?.activity = .removing(removal)
+            var actions: [Action] = [.forgetProgress(id)]
+            if case .downloaded(let fileName, let byteCount) = outcome, let remote = items[id]?.record.remoteURL {
+                items[id]?.record.state = .downloaded(fileName: fileName, byteCount: byteCount)
+                items[id]?.record.fractionDone = nil
+                actions.append(.keepDownloaded(id, fileName: fileName, remote: remote))
+            }
+            return actions + finishRemoval(id)
+        default:
+            return []
+        }
+    }
+
+    private mutating func runEnded(_ id: String, run: Run, _ outcome: Outcome) -> [Action] {
+        guard let remote = items[id]?.record.remoteURL else { return [] }
+        var actions: [Action] = [.forgetProgress(id)]
+        if case .paused = outcome, run.isHandingOver, run.stop == nil {
+            // Paused to go on in the background: its parts are submitted now. A Download
+            // asked meanwhile is this same download, going on there.
+            items[id]?.activity = .submitting(Submission(generation: run.generation))
+            return actions + [.submit(id, generation: run.generation, network: items[id]?.record.network ?? .any)]
+        }
+        items[id]?.activity = .idle
+        var state: OfflineLibrary.ItemState
+        switch outcome {
+        case .downloaded(let fileName, let byteCount):
+            state = .downloaded(fileName: fileName, byteCount: byteCount)
+        case .paused: state = .paused
+        case .cancelled: state = .cancelled
+        case .failed(let failure): state = .failed(failure)
+        }
+        if run.stop == .cancel {
+            switch state {
+            case .paused, .failed:
+                // Cancelled while a pause was stopping the run, or as it failed: the cancel is
+                // the learner's last word, so what it kept goes.
+                actions.append(.removeFiles(id, remote: remote))
+                state = .cancelled
+            default: break
+            }
+        }
+        switch state {
+        case .paused, .failed: break
+        default: items[id]?.record.fractionDone = nil
+        }
+        if case .downloaded(let fileName, _) = state {
+            if items[id]?.record.inBackground == true { actions.append(.finishHandOver(id)) }
+            items[id]?.record.inBackground = nil
+            actions.append(.keepDownloaded(id, fileName: fileName, remote: remote))
+        } else if run.readsStaged, case .paused = state {
+            // The run after a hand-over, paused: it is the learner's pause, not the system's.
+            items[id]?.record.inBackground = nil
+        } else if run.readsStaged, case .failed = state {
+            items[id]?.record.inBackground = nil
+        } else if case .cancelled = state {
+            if items[id]?.record.inBackground == true { actions.append(.finishHandOver(id)) }
+            items[id]?.record.inBackground = nil
+        }
+        items[id]?.record.state = state
+        actions += [.announce(id, state), .save, .announceWaits]
+        if let restart = run.restart {
+            switch state {
+            case .downloaded: break
+            default: actions += start(id, restart: restart, readsStaged: false)
+            }
+        }
+        return actions
+    }
+
+    private mutating func submitted(_ id: String, generation: UInt64, _ result: Submitted) -> [Action] {
+        switch items[id]?.activity {
+        case .submitting(let submission)? where submission.generation == generation:
+            items[id]?.activity = .idle
+            switch (submission.stop, result) {
+            case (.cancel?, _):
+                // Cancelled meanwhile (what it kept is gone already): the hand-over goes too.
+                return result == .handedOver ? [.finishHandOver(id)] : []
+            case (.pause?, _):
+                var actions: [Action] = result == .handedOver ? [.withdraw(id)] : []
+                if let restart = submission.restart { actions += start(id, restart: restart, readsStaged: false) }
+                return actions
+            case (nil, .handedOver):
+                items[id]?.record.inBackground = true
+                return [.save, .announceWaits]
+            case (nil, .nothingLeft):
+                // Every part is written: the run that finishes the file runs now.
+                items[id]?.record.inBackground = true
+                return runAfterBackground(id)
+            case (nil, .unknownRemainder):
+                items[id]?.record.state = .paused
+                return [.announce(id, .paused), .save]
+            case (nil, .refused(let state)):
+                items[id]?.record.state = state
+                return [.announce(id, state), .save]
+            }
+        case .removing(let removal)? where removal.generation == nil:
+            // Deleted or discarded while its parts were submitted.
+            return (result == .handedOver ? [.finishHandOver(id)] : []) + finishRemoval(id)
+        default:
+            return result == .handedOver ? [.withdraw(id)] : []
+        }
+    }
+
+    /// Runs `id` again once its hand-over's tasks have ended, or it was taken back: the run
+    /// reads what they staged and fetches the rest.
+    private mutating func runAfterBackground(_ id: String) -> [Action] {
+        guard let item = items[id], item.activity == .idle, case .downloading = item.record.state else { return [] }
+        // Announced by the start, which shows the fraction kept.
+        items[id]?.record.state = .paused
+        items[id]?.record.inBackground = true
+        return start(id, restart: Restart(remote: item.record.remoteURL, network: nil), readsStaged: true)
+    }
+}
