@@ -163,6 +163,9 @@ struct LibraryMachine: Sendable, Hashable {
     enum Action: Sendable, Hashable {
         /// Save every record.
         case save
+        /// Save every record, and `id`, from `remote`, as being removed (not downloaded): a
+        /// launch that reads it removes the item's files and forgets it.
+        case saveRemoving(String, remote: URL)
         /// Announce `id`'s state (on ``OfflineLibrary/updates``).
         case announce(String, OfflineLibrary.ItemState)
         /// Start run `generation` of `id` from `remote`; `handOverWhenPlanned` asks for a
@@ -211,8 +214,71 @@ struct LibraryMachine: Sendable, Hashable {
 
     // MARK: Reading
 
-    /// The records the state file keeps.
+    /// Each item's record, as it stands.
     var records: [String: Record] { items.mapValues(\.record) }
+
+    /// The records the state file keeps: each as it stands, with the learner's word applied to
+    /// one whose run is still stopping (a pause saved paused, a cancel cancelled, a delete's item
+    /// left out), so that a process killed before the run has stopped keeps that word at the
+    /// next launch.
+    ///
+    /// - Complexity: O(*n*) for the *n* items.
+    var savedRecords: [String: Record] {
+        var saved: [String: Record] = [:]
+        for (id, item) in items {
+            var record = item.record
+            switch item.activity {
+            case .idle:
+                break
+            case .running(let run):
+                if let restart = run.restart {
+                    // A Download asked after the stop is the last word: paused, as a kill
+                    // leaves every run, so that the next launch shows it ready to resume.
+                    record = Self.restarting(record, restart)
+                } else if let stop = run.stop {
+                    Self.apply(stop, to: &record)
+                }
+            case .submitting(let submission):
+                if let restart = submission.restart {
+                    record = Self.restarting(record, restart)
+                } else if let stop = submission.stop {
+                    Self.apply(stop, to: &record)
+                }
+            case .removing(let removal):
+                if let restart = removal.restart {
+                    // Downloaded again once removed.
+                    record = Self.restarting(record, restart)
+                    record.fractionDone = nil
+                    break
+                }
+                // Gone at the next launch with its files, unless a discard keeps its download.
+                if removal.keepsDownloaded, case .downloaded = record.state { break }
+                record.state = .notDownloaded
+                record.inBackground = nil
+                record.fractionDone = nil
+            }
+            saved[id] = record
+        }
+        return saved
+    }
+
+    private static func restarting(_ record: Record, _ restart: Restart) -> Record {
+        Record(
+            remoteURL: restart.remote, state: .paused,
+            fractionDone: restart.remote == record.remoteURL ? record.fractionDone : nil,
+            network: restart.network ?? record.network)
+    }
+
+    private static func apply(_ stop: Stop, to record: inout Record) {
+        record.inBackground = nil
+        switch stop {
+        case .pause:
+            record.state = .paused
+        case .cancel:
+            record.state = .cancelled
+            record.fractionDone = nil
+        }
+    }
 
     /// Item `id`'s state (not downloaded when unknown).
     func state(of id: String) -> OfflineLibrary.ItemState {
@@ -243,9 +309,12 @@ struct LibraryMachine: Sendable, Hashable {
     /// Takes in the records a launch read, reconciled with the files: a run interrupted by the
     /// app being killed is paused, one handed over still waits for its tasks (with background
     /// transfers), and `downloaded` lists items whose finished file was found for a record that
-    /// still said downloading.
+    /// did not say downloaded (a kill after the file was in place and before its end was saved:
+    /// it is downloaded, as it would have been had the process lived). A record saved as not
+    /// downloaded is a delete or discard that a kill interrupted: its files go, and so does it.
     ///
-    /// - Returns: The announcements of the loaded states (the driver saves afterwards).
+    /// - Returns: The announcements of the loaded states and the removals (the driver saves
+    ///   afterwards).
     mutating func load(
         _ records: [String: Record], downloaded: [String: (fileName: String, byteCount: UInt64)],
         missingFiles: Set<String>, badFileNames: [String: String]
@@ -253,7 +322,12 @@ struct LibraryMachine: Sendable, Hashable {
         var actions: [Action] = []
         for (id, loaded) in records.sorted(by: { $0.key < $1.key }) where items[id] == nil {
             var record = loaded
-            if case .downloading = record.state, let found = downloaded[id] {
+            if case .notDownloaded = record.state {
+                if let found = downloaded[id] { actions.append(.removeDownloaded(id, fileName: found.fileName)) }
+                actions += [.removeFiles(id, remote: record.remoteURL), .announce(id, .notDownloaded)]
+                continue
+            }
+            if record.state.isUnfinished, let found = downloaded[id] {
                 record.state = .downloaded(fileName: found.fileName, byteCount: found.byteCount)
                 record.inBackground = nil
                 record.fractionDone = nil
@@ -341,22 +415,21 @@ struct LibraryMachine: Sendable, Hashable {
         let restart = Restart(remote: remote, network: network)
         switch items[id]?.activity {
         case .running(var run)?:
-            // Running: nothing to do, unless it stops, in which case it starts again after.
-            if run.stop != nil {
-                run.restart = restart
-                items[id]?.activity = .running(run)
-            }
-            return []
+            // Running: nothing to do, unless it stops, in which case it starts again after
+            // (saved, so that a kill meanwhile does not keep the stop).
+            guard run.stop != nil else { return [] }
+            run.restart = restart
+            items[id]?.activity = .running(run)
+            return [.save]
         case .submitting(var submission)?:
-            if submission.stop != nil {
-                submission.restart = restart
-                items[id]?.activity = .submitting(submission)
-            }
-            return []
+            guard submission.stop != nil else { return [] }
+            submission.restart = restart
+            items[id]?.activity = .submitting(submission)
+            return [.save]
         case .removing(var removal)?:
             removal.restart = restart
             items[id]?.activity = .removing(removal)
-            return []
+            return [.save]
         case .idle?, nil:
             break
         }
@@ -391,28 +464,35 @@ struct LibraryMachine: Sendable, Hashable {
     private mutating func pause(_ id: String) -> [Action] {
         switch items[id]?.activity {
         case .running(var run)?:
+            let hadRestart = run.restart != nil
             run.restart = nil
             guard run.stop == nil else {
                 items[id]?.activity = .running(run)
-                return []
+                return hadRestart ? [.save] : []
             }
             run.stop = .pause
             items[id]?.activity = .running(run)
-            // Pausing for a hand-over already: the pause is the learner's now.
-            return run.isHandingOver ? [] : [.pauseRun(id, generation: run.generation)]
+            // Saved at once, as paused: a kill before the run stops keeps the pause. Pausing for
+            // a hand-over already, the pause is the learner's now.
+            return [.save] + (run.isHandingOver ? [] : [.pauseRun(id, generation: run.generation)])
         case .submitting(var submission)?:
+            let hadRestart = submission.restart != nil
             submission.restart = nil
             guard submission.stop == nil else {
                 items[id]?.activity = .submitting(submission)
-                return []
+                return hadRestart ? [.save] : []
             }
             submission.stop = .pause
             items[id]?.activity = .submitting(submission)
             items[id]?.record.inBackground = nil
             items[id]?.record.state = .paused
             return [.save, .announce(id, .paused)]
-        case .removing?:
-            return []
+        case .removing(var removal)?:
+            // A Download asked meanwhile is withdrawn: the item stays removed.
+            let hadRestart = removal.restart != nil
+            removal.restart = nil
+            items[id]?.activity = .removing(removal)
+            return hadRestart ? [.save] : []
         case .idle?:
             guard isHandedOver(id) else { return [] }
             // Taken back from the background: its tasks cancelled, what they staged kept.
@@ -430,13 +510,18 @@ struct LibraryMachine: Sendable, Hashable {
             run.restart = nil
             run.stop = .cancel
             items[id]?.activity = .running(run)
-            return [.cancelRun(id, generation: run.generation)]
+            return [.save, .cancelRun(id, generation: run.generation)]
         case .submitting(var submission)?:
             submission.restart = nil
             submission.stop = .cancel
             items[id]?.activity = .submitting(submission)
             return cancelled(id)
-        case .removing?, nil:
+        case .removing(var removal)?:
+            let hadRestart = removal.restart != nil
+            removal.restart = nil
+            items[id]?.activity = .removing(removal)
+            return hadRestart ? [.save] : []
+        case nil:
             return []
         case .idle?:
             switch items[id]?.record.state {
@@ -453,8 +538,10 @@ struct LibraryMachine: Sendable, Hashable {
         items[id]?.record.inBackground = nil
         items[id]?.record.fractionDone = nil
         items[id]?.record.state = .cancelled
-        return (handedOver ? [.finishHandOver(id)] : []) + [
-            .removeFiles(id, remote: remote), .announce(id, .cancelled), .save, .announceWaits,
+        // Saved first: a kill after it leaves the next launch to give up the hand-over and
+        // sweep what the download kept.
+        return [.save] + (handedOver ? [.finishHandOver(id)] : []) + [
+            .removeFiles(id, remote: remote), .announce(id, .cancelled), .announceWaits,
         ]
     }
 
@@ -462,15 +549,17 @@ struct LibraryMachine: Sendable, Hashable {
         switch items[id]?.activity {
         case .running(let run)?:
             items[id]?.activity = .removing(Removal(generation: run.generation, keepsDownloaded: keepsDownloaded))
-            return [.cancelRun(id, generation: run.generation)]
+            // Saved at once without the item: a kill before the run stops keeps the delete.
+            return [.save, .cancelRun(id, generation: run.generation)]
         case .submitting?:
             items[id]?.activity = .removing(Removal(generation: nil, keepsDownloaded: keepsDownloaded))
             // The submission's end finishes the removal.
-            return []
+            return [.save]
         case .removing(var removal)?:
             removal.keepsDownloaded = removal.keepsDownloaded && keepsDownloaded
+            removal.restart = nil
             items[id]?.activity = .removing(removal)
-            return []
+            return [.save]
         case .idle?:
             items[id]?.activity = .removing(Removal(generation: nil, keepsDownloaded: keepsDownloaded))
             return finishRemoval(id)
@@ -483,17 +572,20 @@ struct LibraryMachine: Sendable, Hashable {
     /// Removes `id`'s files (and, for a delete, the item), then starts a download asked meanwhile.
     private mutating func finishRemoval(_ id: String) -> [Action] {
         guard case .removing(let removal)? = items[id]?.activity, let record = items[id]?.record else { return [] }
-        var actions: [Action] = []
-        if record.inBackground == true { actions.append(.finishHandOver(id)) }
         if case .downloaded = record.state, removal.keepsDownloaded {
             items[id]?.activity = .idle
-            return actions + [.removed(id)]
+            return (record.inBackground == true ? [.finishHandOver(id)] : []) + [.removed(id)]
         }
+        // Saved first as being removed: a kill before the item is saved gone leaves the next
+        // launch to remove its files and give up its hand-over. A Download asked meanwhile is
+        // saved as its new run, which a kill leaves paused.
+        items[id] = nil
+        var actions: [Action] = [removal.restart == nil ? .saveRemoving(id, remote: record.remoteURL) : .save]
+        if record.inBackground == true { actions.append(.finishHandOver(id)) }
         if case .downloaded(let fileName, _) = record.state {
             actions.append(.removeDownloaded(id, fileName: fileName))
         }
         actions += [.removeFiles(id, remote: record.remoteURL), .announce(id, .notDownloaded)]
-        items[id] = nil
         actions += [.save, .announceWaits, .removed(id)]
         if let restart = removal.restart { actions += start(id, restart: restart, readsStaged: false) }
         return actions
@@ -588,8 +680,11 @@ struct LibraryMachine: Sendable, Hashable {
             items[id]?.activity = .idle
             switch (submission.stop, result) {
             case (.cancel?, _):
-                // Cancelled meanwhile (what it kept is gone already): the hand-over goes too.
-                return result == .handedOver ? [.finishHandOver(id)] : []
+                // Cancelled meanwhile (what it kept is gone already): the hand-over goes too,
+                // and a Download asked after the cancel starts over.
+                var actions: [Action] = result == .handedOver ? [.finishHandOver(id)] : []
+                if let restart = submission.restart { actions += start(id, restart: restart, readsStaged: false) }
+                return actions
             case (.pause?, _):
                 var actions: [Action] = result == .handedOver ? [.withdraw(id)] : []
                 if let restart = submission.restart { actions += start(id, restart: restart, readsStaged: false) }
@@ -624,5 +719,15 @@ struct LibraryMachine: Sendable, Hashable {
         items[id]?.record.state = .paused
         items[id]?.record.inBackground = true
         return start(id, restart: Restart(remote: item.record.remoteURL, network: nil), readsStaged: true)
+    }
+}
+
+extension OfflineLibrary.ItemState {
+    /// Whether it is a download begun and not finished: downloading, paused, failed or cancelled.
+    fileprivate var isUnfinished: Bool {
+        switch self {
+        case .downloading, .paused, .failed, .cancelled: true
+        case .notDownloaded, .downloaded: false
+        }
     }
 }

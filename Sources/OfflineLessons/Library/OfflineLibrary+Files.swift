@@ -35,9 +35,14 @@ extension OfflineLibrary {
     /// name the library gives it with the extension the downloader chose. A download's file
     /// appears only once it is complete (its bytes are written beside it, hidden, until one
     /// rename), so one there is whole.
-    func completedFile(of id: String, remote: URL) -> (fileName: String, byteCount: UInt64)? {
+    ///
+    /// - Parameter names: The folder's entries, when the caller has listed them already.
+    /// - Complexity: O(*n* log *n*) for the *n* entries of the folder.
+    func completedFile(of id: String, remote: URL, among names: [String]? = nil) -> (
+        fileName: String, byteCount: UInt64
+    )? {
         let base = (Self.fileName(for: id, remote: remote) as NSString).deletingPathExtension
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        let names = names ?? (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names.sorted() where name.hasPrefix("\(base).") && Self.isPlainFileName(name) {
             // Its sidecar subtitles are `<name>.<language>.vtt`: one extension only.
             let pathExtension = String(name.dropFirst(base.count + 1))

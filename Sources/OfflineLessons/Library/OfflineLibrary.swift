@@ -363,16 +363,20 @@ public actor OfflineLibrary {
         var found: [String: (fileName: String, byteCount: UInt64)] = [:]
         var missing: Set<String> = []
         var badNames: [String: String] = [:]
-        // A download that completed but whose state could not be saved (a full disk at the
-        // end, a kill) has its file, and maybe its record: it is downloaded.
-        let unsaved = items.contains { if case .downloading = $0.value.state { true } else { false } }
-        let recorded = unsaved ? recordedDownloads() : [:]
+        // A download that completed but whose end could not be saved (a full disk at the end,
+        // a kill, a pause or cancel saved as it completed) has its file, and maybe its record:
+        // it is downloaded. One a delete was removing when a kill came goes with its files.
+        let unsaved = items.contains { if case .downloaded = $0.value.state { false } else { true } }
+        let downloading = items.contains { if case .downloading = $0.value.state { true } else { false } }
+        let recorded = downloading ? recordedDownloads() : [:]
+        let names =
+            unsaved ? ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted() : []
         for (id, entry) in items {
             switch entry.state {
-            case .downloading:
-                if let record = recorded[id], record.remoteURL == entry.remoteURL {
+            case .downloading, .paused, .failed, .cancelled, .notDownloaded:
+                if case .downloading = entry.state, let record = recorded[id], record.remoteURL == entry.remoteURL {
                     found[id] = (record.fileName, record.byteCount)
-                } else if let file = completedFile(of: id, remote: entry.remoteURL) {
+                } else if let file = completedFile(of: id, remote: entry.remoteURL, among: names) {
                     found[id] = file
                 }
             case .downloaded(let fileName, _) where !Self.isPlainFileName(fileName):
@@ -512,7 +516,7 @@ public actor OfflineLibrary {
         // was and nothing starts.
         var next = machine
         let actions = next.handle(.download(id, remote: remote, network: network))
-        if actions.first == .save { try save(next.records) }
+        if actions.first == .save { try save(next.savedRecords) }
         machine = next
         perform(actions.first == .save ? Array(actions.dropFirst()) : actions)
     }
@@ -646,6 +650,14 @@ public actor OfflineLibrary {
             case .save:
                 do {
                     try save()
+                } catch {
+                    lastSaveFailure = error
+                }
+            case .saveRemoving(let id, let remote):
+                var records = machine.savedRecords
+                records[id] = Entry(remoteURL: remote, state: .notDownloaded)
+                do {
+                    try save(records)
                 } catch {
                     lastSaveFailure = error
                 }
@@ -817,7 +829,7 @@ public actor OfflineLibrary {
     }
 
     func save() throws(LibraryError) {
-        try save(machine.records)
+        try save(machine.savedRecords)
     }
 
     /// Saves `records` as the library's state file.

@@ -1,0 +1,415 @@
+import Downloads
+import Foundation
+
+@testable import OfflineLessons
+
+/// The library's machine inside a model of everything around it: the jobs its actions start,
+/// the hand-overs being submitted, the background session's tasks (which outlive the process),
+/// the downloaded files on disk, the state file, and the learner's last word per item.
+///
+/// A ``Step`` is one thing that can happen next; ``steps(learnerEvents:)`` lists those that can,
+/// and ``take(_:)`` takes one, checking the rules as the machine's actions are performed. A kill
+/// loses what only the process held, keeps the files, the saved state and the system's tasks,
+/// and reloads the machine from the state file, as a launch does.
+struct LibraryWorld: Hashable {
+    /// A job an action started.
+    struct Job: Hashable {
+        var generation: UInt64
+        var pauseAsked = false
+        var cancelAsked = false
+        /// Its file is in place: it can only end downloaded.
+        var filePlaced = false
+        /// It reports its plan (for a hand-over at once) before anything else.
+        var reportsPlan: Bool
+    }
+
+    /// What the learner said last of an item.
+    enum Word: Hashable {
+        case download, pause, cancel, delete, discard
+    }
+
+    /// One thing that can happen next.
+    enum Step: Hashable, CustomStringConvertible {
+        /// The learner's call (a download, pause, cancel, delete or discard), the app leaving the
+        /// foreground, or coming back.
+        case learner(LibraryMachine.Event)
+        case handOver
+        case takeBack
+        /// A job has its parts planned (with hand-over always).
+        case planned(String)
+        /// A job's file is put in place.
+        case placeFile(String)
+        /// A job ends.
+        case end(String, LibraryMachine.Outcome)
+        /// A submission ends.
+        case submitted(String, LibraryMachine.Submitted)
+        /// The system's tasks of a hand-over all end.
+        case tasksFinish(String)
+        /// The background transfers report that a hand-over has settled.
+        case tasksEnded(String)
+        /// The process is killed once the transition of `event` has performed `performed` of
+        /// its actions (`nil`: with no event, between two transitions), then launched again.
+        indirect case kill(during: Step?, performed: Int)
+
+        var description: String {
+            switch self {
+            case .learner(let event): "\(event)"
+            case .handOver: "handOver"
+            case .takeBack: "takeBack"
+            case .planned(let id): "planned(\(id))"
+            case .placeFile(let id): "placeFile(\(id))"
+            case .end(let id, let outcome): "end(\(id), \(outcome))"
+            case .submitted(let id, let result): "submitted(\(id), \(result))"
+            case .tasksFinish(let id): "tasksFinish(\(id))"
+            case .tasksEnded(let id): "tasksEnded(\(id))"
+            case .kill(nil, _): "kill"
+            case .kill(let step?, let performed): "kill after \(performed) actions of \(step)"
+            }
+        }
+    }
+
+    let ids: [String]
+    var machine: LibraryMachine
+    /// The state file's records (empty until the first save).
+    var saved: [String: LibraryMachine.Record] = [:]
+    var jobs: [String: Job] = [:]
+    /// Submissions under way, by the generation of the run handed over.
+    var submissions: [String: UInt64] = [:]
+    /// Items with hand-over tasks alive in the system.
+    var system: Set<String> = []
+    /// Hand-overs whose tasks have all ended, not yet reported.
+    var settledUnreported: Set<String> = []
+    /// Items whose downloaded file is on disk.
+    var files: Set<String> = []
+    var words: [String: Word] = [:]
+    /// Items whose learner's Download met a kill or a failure since: it may end paused or failed.
+    var shaken: Set<String> = []
+    /// Deletes and discards that have not returned.
+    var removalsWaiting: Set<String> = []
+    /// What broke the rules, in the order found.
+    var violations: [String] = []
+
+    init(ids: [String], handsOverAlways: Bool = false) {
+        self.ids = ids
+        machine = LibraryMachine(hasBackground: true, handsOverAlways: handsOverAlways)
+    }
+
+    static func remote(of id: String) -> URL {
+        URL(fileURLWithPath: "/lessons/\(id)/master.m3u8")
+    }
+
+    static func fileName(of id: String) -> String { "\(id).mp4" }
+
+    static let failure = DownloadFailure(category: .server, message: "503")
+
+    // MARK: What can happen
+
+    /// The steps that can happen next: every world step, a kill at every boundary, and with
+    /// `learnerEvents` the learner's calls (`discard` too when `discards`).
+    func steps(learnerEvents: Bool, discards: Bool = false, submissionOutcomes: [LibraryMachine.Submitted])
+        -> [Step]
+    {
+        var steps: [Step] = []
+        if learnerEvents {
+            for id in ids {
+                steps.append(.learner(.download(id, remote: Self.remote(of: id), network: nil)))
+                steps.append(.learner(.pause(id)))
+                steps.append(.learner(.cancel(id)))
+                steps.append(.learner(.remove(id, keepsDownloaded: false)))
+                if discards { steps.append(.learner(.remove(id, keepsDownloaded: true))) }
+            }
+            if !runningToHandOver.isEmpty { steps.append(.handOver) }
+            if ids.contains(where: machine.isHandedOver) { steps.append(.takeBack) }
+        }
+        steps += worldSteps(submissionOutcomes: submissionOutcomes)
+        return steps
+    }
+
+    /// What the process and the system do by themselves.
+    func worldSteps(submissionOutcomes: [LibraryMachine.Submitted]) -> [Step] {
+        var steps: [Step] = []
+        for id in ids {
+            if let job = jobs[id] {
+                if job.reportsPlan {
+                    steps.append(.planned(id))
+                } else if job.filePlaced {
+                    steps.append(.end(id, .downloaded(fileName: Self.fileName(of: id), byteCount: 1)))
+                } else {
+                    steps.append(.placeFile(id))
+                    if job.cancelAsked { steps.append(.end(id, .cancelled)) }
+                    if job.pauseAsked { steps.append(.end(id, .paused)) }
+                    steps.append(.end(id, .failed(Self.failure)))
+                }
+            }
+            if submissions[id] != nil {
+                steps += submissionOutcomes.map { .submitted(id, $0) }
+            }
+            if system.contains(id) { steps.append(.tasksFinish(id)) }
+            if settledUnreported.contains(id) { steps.append(.tasksEnded(id)) }
+        }
+        return steps
+    }
+
+    /// The runs `continueInBackground()` hands over.
+    var runningToHandOver: [String] {
+        ids.filter { id in
+            guard let run = machine.run(of: id) else { return false }
+            return run.stop == nil && !run.isHandingOver
+        }
+    }
+
+    /// The kills during `step`: after each action of its transition that leaves a mark outside
+    /// the process (a save, a withdrawal, a file removed), but the last.
+    func kills(during step: Step) -> [Step] {
+        var copy = self
+        guard let event = copy.event(of: step) else { return [] }
+        let actions = copy.machine.handle(event)
+        return actions.indices.dropLast().filter { Self.leavesAMark(actions[$0]) }.map {
+            .kill(during: step, performed: $0 + 1)
+        }
+    }
+
+    private static func leavesAMark(_ action: LibraryMachine.Action) -> Bool {
+        switch action {
+        case .save, .saveRemoving, .withdraw, .finishHandOver, .removeDownloaded, .start, .submit: true
+        default: false
+        }
+    }
+
+    // MARK: Taking a step
+
+    /// The machine's event for `step`, with the world's part of it done (a job gone, tasks
+    /// made); `nil` for a step with no event.
+    private mutating func event(of step: Step) -> LibraryMachine.Event? {
+        switch step {
+        case .learner(let event):
+            switch event {
+            case .download(let id, _, _): setWord(.download, of: id)
+            case .pause(let id): setWord(.pause, of: id)
+            case .cancel(let id): setWord(.cancel, of: id)
+            case .remove(let id, let keepsDownloaded):
+                setWord(keepsDownloaded ? .discard : .delete, of: id)
+                removalsWaiting.insert(id)
+            default: break
+            }
+            return event
+        case .handOver:
+            return .handOver(runningToHandOver)
+        case .takeBack:
+            return .takeBack
+        case .planned(let id):
+            guard let job = jobs[id] else { return nil }
+            jobs[id]?.reportsPlan = false
+            return .planned(id, generation: job.generation)
+        case .placeFile(let id):
+            jobs[id]?.filePlaced = true
+            files.insert(id)
+            return nil
+        case .end(let id, let outcome):
+            guard let job = jobs.removeValue(forKey: id) else { return nil }
+            if case .failed = outcome { shaken.insert(id) }
+            return .ended(id, generation: job.generation, outcome)
+        case .submitted(let id, let result):
+            guard let generation = submissions.removeValue(forKey: id) else { return nil }
+            switch result {
+            case .handedOver: system.insert(id)
+            case .refused, .unknownRemainder: shaken.insert(id)
+            case .nothingLeft: break
+            }
+            return .submitted(id, generation: generation, result)
+        case .tasksFinish(let id):
+            system.remove(id)
+            settledUnreported.insert(id)
+            return nil
+        case .tasksEnded(let id):
+            settledUnreported.remove(id)
+            return .tasksEnded(id)
+        case .kill:
+            return nil
+        }
+    }
+
+    private mutating func setWord(_ word: Word, of id: String) {
+        words[id] = word
+        shaken.remove(id)
+    }
+
+    /// Takes `step`, performing the actions it leads to and checking the rules.
+    mutating func take(_ step: Step) {
+        if case .kill(let during, let performed) = step {
+            if let during, let event = event(of: during) {
+                for action in machine.handle(event).prefix(performed) { perform(action) }
+            }
+            relaunch()
+            return
+        }
+        guard let event = event(of: step) else { return }
+        let actions = machine.handle(event)
+        for action in actions { perform(action) }
+        // A withdrawal never takes the tasks of a hand-over the machine still waits for.
+        for case .withdraw(let id) in actions where machine.isHandedOver(id) && !system.contains(id) {
+            violations.append("withdrew the tasks \(id) waits for")
+        }
+    }
+
+    private mutating func perform(_ action: LibraryMachine.Action) {
+        switch action {
+        case .save:
+            saved = machine.savedRecords
+        case .saveRemoving(let id, let remote):
+            saved = machine.savedRecords
+            saved[id] = LibraryMachine.Record(remoteURL: remote, state: .notDownloaded)
+        case .start(let id, let generation, _, let handOverWhenPlanned):
+            if jobs[id] != nil { violations.append("a second job of \(id) started") }
+            if words[id] != .download {
+                violations.append("\(id) started against the learner's \(String(describing: words[id]))")
+            }
+            jobs[id] = Job(generation: generation, reportsPlan: handOverWhenPlanned)
+        case .pauseRun(let id, let generation):
+            if jobs[id]?.generation == generation { jobs[id]?.pauseAsked = true }
+        case .cancelRun(let id, let generation):
+            if jobs[id]?.generation == generation { jobs[id]?.cancelAsked = true }
+        case .submit(let id, let generation, _):
+            if submissions[id] != nil { violations.append("a second submission of \(id)") }
+            if jobs[id] != nil { violations.append("\(id) submitted while its job runs") }
+            submissions[id] = generation
+        case .withdraw(let id), .finishHandOver(let id):
+            system.remove(id)
+            settledUnreported.remove(id)
+        case .removeDownloaded(let id, let fileName):
+            if fileName == Self.fileName(of: id) {
+                files.remove(id)
+            } else {
+                violations.append("removed \(fileName) for \(id)")
+            }
+        case .removed(let id):
+            removalsWaiting.remove(id)
+        case .announce, .removeFiles, .keepDownloaded, .forgetProgress, .announceWaits:
+            break
+        }
+    }
+
+    /// A launch after a kill: what the process held is gone; the machine is loaded from the
+    /// state file and the files, and the background transfers give up the hand-overs of items
+    /// that no longer wait for them, and report those whose tasks ended.
+    private mutating func relaunch() {
+        var fresh = LibraryMachine(hasBackground: machine.hasBackground, handsOverAlways: machine.handsOverAlways)
+        var found: [String: (fileName: String, byteCount: UInt64)] = [:]
+        var missing: Set<String> = []
+        for (id, record) in saved {
+            let isDownloaded = if case .downloaded = record.state { true } else { false }
+            if !isDownloaded, files.contains(id) { found[id] = (Self.fileName(of: id), 1) }
+            if case .downloaded = record.state, !files.contains(id) { missing.insert(id) }
+        }
+        jobs = [:]
+        submissions = [:]
+        removalsWaiting = []
+        shaken.formUnion(ids.filter { words[$0] == .download })
+        machine = fresh
+        let actions = fresh.load(saved, downloaded: found, missingFiles: missing, badFileNames: [:])
+        machine = fresh
+        for action in actions { perform(action) }
+        // The library saves what it loaded.
+        saved = machine.savedRecords
+        for id in system.union(settledUnreported) where !machine.isHandedOver(id) {
+            system.remove(id)
+            settledUnreported.remove(id)
+        }
+        for id in ids where machine.isHandedOver(id) && !system.contains(id) { settledUnreported.insert(id) }
+    }
+
+    // MARK: Settling
+
+    /// Lets the world run by itself (jobs end as asked, or downloaded; submissions hand over;
+    /// tasks end), at most `bound` steps, and returns what is wrong once nothing is left to
+    /// happen.
+    func settled(bound: Int = 200) -> [String] {
+        var world = self
+        for _ in 0..<bound {
+            guard let step = world.nextSettlingStep() else { return world.settleViolations() }
+            world.take(step)
+        }
+        return ["did not settle in \(bound) steps"]
+    }
+
+    private func nextSettlingStep() -> Step? {
+        for id in ids {
+            if let job = jobs[id] {
+                if job.reportsPlan { return .planned(id) }
+                if job.filePlaced { return .end(id, .downloaded(fileName: Self.fileName(of: id), byteCount: 1)) }
+                if job.cancelAsked { return .end(id, .cancelled) }
+                if job.pauseAsked { return .end(id, .paused) }
+                return .placeFile(id)
+            }
+            if submissions[id] != nil { return .submitted(id, .handedOver) }
+            if system.contains(id) { return .tasksFinish(id) }
+            if settledUnreported.contains(id) { return .tasksEnded(id) }
+        }
+        return nil
+    }
+
+    private func settleViolations() -> [String] {
+        var wrong = violations
+        for id in ids {
+            let state = machine.state(of: id)
+            if machine.isBusy(id) {
+                wrong.append("\(id) still busy: \(String(describing: machine.items[id]?.activity))")
+            }
+            if machine.isHandedOver(id) { wrong.append("\(id) still waits for background transfers") }
+            if removalsWaiting.contains(id) { wrong.append("the removal of \(id) never returned") }
+            let isDownloaded = if case .downloaded = state { true } else { false }
+            if files.contains(id) != isDownloaded {
+                wrong.append("\(id) is \(state) with its file \(files.contains(id) ? "on disk" : "absent")")
+            }
+            switch (words[id], state) {
+            case (nil, _): break
+            case (.download?, .downloaded): break
+            case (.download?, .paused), (.download?, .failed):
+                if !shaken.contains(id) { wrong.append("the learner's Download of \(id) ended \(state)") }
+            case (.pause?, .downloading), (.cancel?, .downloading), (.cancel?, .paused), (.cancel?, .failed):
+                wrong.append("the learner's \(words[id].map { "\($0)" } ?? "") of \(id) ended \(state)")
+            case (.pause?, _), (.cancel?, _): break
+            case (.delete?, _):
+                if machine.items[id] != nil { wrong.append("\(id) deleted but still known as \(state)") }
+            case (.discard?, .downloaded), (.discard?, .notDownloaded): break
+            default:
+                wrong.append("the learner's \(words[id].map { "\($0)" } ?? "") of \(id) ended \(state)")
+            }
+        }
+        return wrong
+    }
+
+    // MARK: The state file
+
+    /// What is wrong with the latest save: it must read back as written, and a launch must load
+    /// it to the same states, a download the kill interrupted paused.
+    func saveViolations() -> [String] {
+        var wrong: [String] = []
+        do {
+            let data = try JSONEncoder().encode(saved)
+            let read = try JSONDecoder().decode([String: LibraryMachine.Record].self, from: data)
+            if read != saved { wrong.append("the state file reads back as \(read), not \(saved)") }
+        } catch {
+            wrong.append("the state file does not encode: \(error)")
+        }
+        var loaded = LibraryMachine(hasBackground: machine.hasBackground)
+        _ = loaded.load(saved, downloaded: [:], missingFiles: [], badFileNames: [:])
+        for (id, record) in saved {
+            var expected: LibraryMachine.Record? = record
+            switch record.state {
+            case .downloading where record.inBackground != true:
+                expected?.state = .paused
+                expected?.inBackground = nil
+            case .notDownloaded:
+                expected = nil  // a removal a kill interrupted: finished at the launch
+            default:
+                break
+            }
+            if loaded.records[id] != expected {
+                wrong.append("\(id) saved as \(record) loads as \(String(describing: loaded.records[id]))")
+            }
+        }
+        if !Set(loaded.records.keys).isSubset(of: saved.keys) { wrong.append("a load adds items") }
+        return wrong
+    }
+}
