@@ -107,7 +107,7 @@ extension OfflineLibrary {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names where name.hasPrefix(".") {
             let file = directory.appendingPathComponent(name)
-            if name == StateFileWriting.temporaryFile(of: stateFile).lastPathComponent
+            if name == stateFile.temporaryFile.lastPathComponent
                 || name.hasSuffix("\(ItemRecord.suffix).saving")
             {
                 // The library's own save that a kill stopped before its rename.

@@ -88,11 +88,6 @@ public actor OfflineLibrary {
     /// What the state file keeps of an item (``LibraryMachine/Record``).
     typealias Entry = LibraryMachine.Record
 
-    private struct StateFile: Codable {
-        var version: Int
-        var items: [String: Entry]
-    }
-
     /// What a downloaded file's hidden record beside it (`.NAME.item`) says: whose download it
     /// is, so that a library whose state file was damaged finds its downloads again.
     struct ItemRecord: Codable {
@@ -103,7 +98,7 @@ public actor OfflineLibrary {
 
     /// The folder holding the downloads and the state file.
     public nonisolated let directory: URL
-    private let start: Starter
+    let start: Starter
     /// Every item and what its download is doing: the one place the library keeps them.
     var machine: LibraryMachine
     /// The running jobs, by their run's generation.
@@ -112,20 +107,20 @@ public actor OfflineLibrary {
     /// item's chain of background work (submissions, withdrawals). Each removes itself when
     /// done; the library's end cancels the rest.
     var tasks: [UInt64: Task<Void, Never>] = [:]
-    private var nextTask: UInt64 = 0
+    var nextTask: UInt64 = 0
     /// The end of each run's outcome task, by generation, for ``waitForDownload(_:)``.
     var outcomes: [UInt64: Task<Void, Never>] = [:]
     /// Each item's background work in order (a withdrawal before the submission after it): the
     /// last task of its chain, and that task's number.
     var chains: [String: Task<Void, Never>] = [:]
-    private var chainLinks: [String: UInt64] = [:]
-    private var nextLink: UInt64 = 0
+    var chainLinks: [String: UInt64] = [:]
+    var nextLink: UInt64 = 0
     /// The callers waiting for an item's removal (``delete(_:)``, ``discard(_:)``) to be done.
-    private var removalWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    var removalWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// The callers of ``continueInBackground()`` waiting to hear whether an item was handed over.
     var handOverWaiters: [String: [@Sendable (Bool) -> Void]] = [:]
     /// The last save that failed while an action was performed, for the call that asked for it.
-    private var lastSaveFailure: LibraryError?
+    var lastSaveFailure: LibraryError?
     /// The background transfers downloads continue in while the app is suspended, when the app
     /// chose them.
     nonisolated let background: BackgroundTransfers?
@@ -141,7 +136,7 @@ public actor OfflineLibrary {
     /// Why each item handed over is waiting, as last announced (to announce each change once).
     var waits: [String: WaitReason] = [:]
     nonisolated let waitBroadcast = Broadcast<(id: String, reason: WaitReason?)>(key: { $0.id })
-    private nonisolated let broadcast = Broadcast<(id: String, state: ItemState)>(key: { $0.id })
+    nonisolated let broadcast = Broadcast<(id: String, state: ItemState)>(key: { $0.id })
     /// Every change of any item's state, as it happens.
     ///
     /// Every reading of this property is a subscriber of its own: it starts with the current
@@ -156,7 +151,7 @@ public actor OfflineLibrary {
     nonisolated var everyUpdate: AsyncStream<(id: String, state: ItemState)> {
         broadcast.subscribe(keepingEvery: true)
     }
-    private nonisolated let progressBroadcast = Broadcast<(id: String, progress: DownloadProgress)>(key: { $0.id })
+    nonisolated let progressBroadcast = Broadcast<(id: String, progress: DownloadProgress)>(key: { $0.id })
     /// The latest report of each download in progress (bytes, parts), as it happens, for a
     /// screen that shows more than the fraction. Each reading is a subscriber of its own, as
     /// with ``updates``; reports are not persisted.
@@ -164,7 +159,7 @@ public actor OfflineLibrary {
         progressBroadcast.subscribe()
     }
     /// The latest progress report of each run, as it came (for ``progress(of:)``).
-    private var latestProgress: [String: DownloadProgress] = [:]
+    var latestProgress: [String: DownloadProgress] = [:]
 
     /// How the library's files are kept on the device.
     public nonisolated let fileOptions: OfflineFileOptions
@@ -172,7 +167,7 @@ public actor OfflineLibrary {
     /// by an earlier process.
     nonisolated let createdAt = Date()
     /// Whether the file options were applied to the folder.
-    private var isFolderPrepared = false
+    var isFolderPrepared = false
     /// The file system the state file, the records and the downloads are written in.
     package nonisolated let fileSystem: any DownloadFileSystem
 
@@ -250,13 +245,14 @@ public actor OfflineLibrary {
         }
     }
 
-    var stateFile: URL { directory.appendingPathComponent("offline-library.json") }
+    /// The state file: the records of the items, the one file that says what the library holds.
+    var stateFile: LibraryStateFile { LibraryStateFile(in: directory, fileSystem: fileSystem) }
 
     /// Whether the saved states were read (or there were none).
     var isLoaded = false
     /// Why the saved states could not be read nor moved aside: every save refuses with it, so a
     /// damaged state file that could not be kept elsewhere is never overwritten.
-    private var loadFailure: LibraryError?
+    var loadFailure: LibraryError?
 
     /// Something the library did by itself that the app should know about.
     public enum Notice: Hashable, Sendable {
@@ -269,166 +265,7 @@ public actor OfflineLibrary {
     }
 
     /// What the library did by itself since it was created (a state file it recovered from).
-    public private(set) var notices: [Notice] = []
-
-    /// Loads the saved states and reconciles them with the files on disk, once; the library
-    /// does so by itself on first use, and this reports what it found up front.
-    ///
-    /// A state file that cannot be read (damaged, cut short, of an unknown version) is moved
-    /// aside, beside it, as `offline-library.json.damaged-N`, and the library rebuilds its states
-    /// from the record each download keeps beside its file: completed downloads stay downloaded,
-    /// and the returned ``Notice`` says so.
-    ///
-    /// - Returns: The notices of this load (also kept in ``notices``).
-    /// - Throws: ``LibraryError``: of kind ``LibraryError/Kind/corruptedStateFile(reason:)`` when
-    ///   the damaged file could not be moved aside (a read-only folder: it is left as it is, and
-    ///   downloads refuse to start until the folder is writable);
-    ///   ``LibraryError/Kind/newerVersion(_:)`` for a file of a newer version of the library, which
-    ///   is kept for it; ``LibraryError/Kind/readFailed(reason:code:)`` when the file could not be
-    ///   read just now (it is read again on the next use).
-    @discardableResult
-    public func load() throws(LibraryError) -> [Notice] {
-        let before = notices.count
-        loadIfNeeded()
-        if let loadFailure { throw loadFailure }
-        return Array(notices[before...])
-    }
-
-    /// Reads the saved states on first use (and again on the next use after a read that failed
-    /// for the moment).
-    func loadIfNeeded() {
-        guard !isLoaded else { return }
-        isLoaded = true  // before reading: reading saves, and a save loads first
-        loadFailure = nil
-        do {
-            try readStateFile()
-        } catch {
-            if case .readFailed = error.kind {
-                isLoaded = false  // read again on the next use
-                loadFailure = error
-                return
-            }
-            recover(from: error)
-        }
-        startBackgroundIfNeeded()
-    }
-
-    private func readStateFile() throws(LibraryError) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: stateFile)
-        } catch {
-            // No file yet is an empty library (whose folder may hold what a kill before its
-            // first save left); one that is there but cannot be read is not.
-            guard FileManager.default.fileExists(atPath: stateFile.path) else {
-                removeOrphanedStagingFiles()
-                return
-            }
-            throw LibraryError(
-                .readFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error)),
-                path: stateFile.path)
-        }
-        let saved: StateFile
-        do {
-            saved = try JSONDecoder().decode(StateFile.self, from: data)
-        } catch {
-            throw LibraryError(.corruptedStateFile(reason: String(describing: error)), path: stateFile.path)
-        }
-        guard saved.version == 1 else {
-            if saved.version > 1 { throw LibraryError(.newerVersion(saved.version), path: stateFile.path) }
-            throw LibraryError(
-                .corruptedStateFile(reason: "version \(saved.version) is not one this app reads"),
-                path: stateFile.path)
-        }
-        adopt(saved.items)
-        try? save()
-        removeOrphanedStagingFiles()
-        // Downloads completed before records were kept get theirs now, so that a damaged state
-        // file later still finds them.
-        for (id, entry) in machine.records {
-            guard case .downloaded(let fileName, _) = entry.state, Self.isPlainFileName(fileName) else { continue }
-            let record = directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)")
-            guard !FileManager.default.fileExists(atPath: record.path), fileSystem.allows(.write, on: record)
-            else { continue }
-            if let data = try? JSONEncoder().encode(ItemRecord(id: id, remoteURL: entry.remoteURL)) {
-                try? StateFileWriting.write(data, to: record)
-            }
-        }
-    }
-
-    /// Takes in saved entries, reconciling them with the files: items this launch already
-    /// changed win, a missing file is not downloaded, an interrupted download is paused, and one
-    /// whose finished file is there (a kill before its state was saved) is downloaded.
-    private func adopt(_ items: [String: Entry]) {
-        var found: [String: (fileName: String, byteCount: UInt64)] = [:]
-        var missing: Set<String> = []
-        var badNames: [String: String] = [:]
-        // A download that completed but whose end could not be saved (a full disk at the end,
-        // a kill, a pause or cancel saved as it completed) has its file, and maybe its record:
-        // it is downloaded. One a delete was removing when a kill came goes with its files.
-        let unsaved = items.contains { if case .downloaded = $0.value.state { false } else { true } }
-        let downloading = items.contains { if case .downloading = $0.value.state { true } else { false } }
-        let recorded = downloading ? recordedDownloads() : [:]
-        let names =
-            unsaved ? ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted() : []
-        for (id, entry) in items {
-            switch entry.state {
-            case .downloading, .paused, .failed, .cancelled, .notDownloaded:
-                if case .downloading = entry.state, let record = recorded[id], record.remoteURL == entry.remoteURL {
-                    found[id] = (record.fileName, record.byteCount)
-                } else if let file = completedFile(of: id, remote: entry.remoteURL, among: names) {
-                    found[id] = file
-                }
-            case .downloaded(let fileName, _) where !Self.isPlainFileName(fileName):
-                // A hand-edited or hostile state file must not point the library (and `delete`)
-                // outside its folder.
-                badNames[id] = fileName
-            case .downloaded(let fileName, _) where !FileManager.default.fileExists(atPath: file(named: fileName).path):
-                missing.insert(id)
-            default:
-                break
-            }
-        }
-        perform(machine.load(items, downloaded: found, missingFiles: missing, badFileNames: badNames))
-    }
-
-    /// Moves a state file that could not be read aside and rebuilds the states from the records
-    /// kept beside the downloaded files; when it cannot be moved, refuses every save instead.
-    private func recover(from error: LibraryError) {
-        guard case .corruptedStateFile(let reason) = error.kind else {
-            loadFailure = error
-            return
-        }
-        var aside: URL?
-        for number in 1...1_000 {
-            let candidate = directory.appendingPathComponent("offline-library.json.damaged-\(number)")
-            guard !FileManager.default.fileExists(atPath: candidate.path) else { continue }
-            if (try? FileManager.default.moveItem(at: stateFile, to: candidate)) != nil { aside = candidate }
-            break
-        }
-        guard let aside else {
-            loadFailure = error
-            return
-        }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        var recovered: [String: Entry] = [:]
-        var claimed: Set<String> = []
-        for (id, found) in recordedDownloads() {
-            claimed.insert(found.fileName)
-            recovered[id] = Entry(
-                remoteURL: found.remoteURL, state: .downloaded(fileName: found.fileName, byteCount: found.byteCount))
-        }
-        let unclaimed = names.filter {
-            !$0.hasPrefix(".") && !claimed.contains($0) && !$0.hasPrefix("offline-library.json")
-                && $0 != "background-transfers.json"
-                && !$0.hasSuffix(".vtt")
-        }
-        adopt(recovered)
-        notices.append(
-            .stateFileRecovered(
-                reason: reason, movedTo: aside, recovered: recovered.keys.sorted(), unclaimed: unclaimed.sorted()))
-        try? save()
-    }
+    public internal(set) var notices: [Notice] = []
 
     /// The state of item `id` (not downloaded when unknown).
     ///
@@ -629,231 +466,8 @@ public actor OfflineLibrary {
         Set(machine.items.compactMap { id, item in if case .removing = item.activity { id } else { nil } })
     }
 
-    // MARK: Driving the machine
-
-    /// Handles `event` and performs what it leads to.
-    func send(_ event: LibraryMachine.Event) {
-        perform(machine.handle(event))
-        switch event {
-        case .ended(let id, _, _), .submitted(let id, _, _), .pause(let id), .cancel(let id), .remove(let id, _):
-            answerHandOverWaiters(of: id)
-        default:
-            break
-        }
-    }
-
-    /// Performs `actions` in order. What takes an await (the background transfers' work) goes
-    /// in the item's chain, in order, and reports back as an event where the machine needs it.
-    func perform(_ actions: [LibraryMachine.Action]) {
-        for action in actions {
-            switch action {
-            case .save:
-                do {
-                    try save()
-                } catch {
-                    lastSaveFailure = error
-                }
-            case .saveRemoving(let id, let remote):
-                var records = machine.savedRecords
-                records[id] = Entry(remoteURL: remote, state: .notDownloaded)
-                do {
-                    try save(records)
-                } catch {
-                    lastSaveFailure = error
-                }
-            case .announce(let id, let state):
-                broadcast.yield((id, state))
-            case .start(let id, let generation, let remote, let handOverWhenPlanned):
-                startRun(id, generation: generation, remote: remote, handOverWhenPlanned: handOverWhenPlanned)
-            case .pauseRun(_, let generation):
-                jobs[generation]?.pause()
-            case .cancelRun(_, let generation):
-                jobs[generation]?.cancel()
-            case .submit(let id, let generation, let network):
-                submit(id, generation: generation, network: network)
-            case .withdraw(let id):
-                chain(id) { library in await library.background?.withdraw(id) }
-            case .finishHandOver(let id):
-                chain(id) { library in await library.background?.finish(id) }
-            case .removeFiles(let id, let remote):
-                removeFiles(of: id, remote: remote)
-            case .removeDownloaded(_, let fileName):
-                if Self.isPlainFileName(fileName) { try? FileManager.default.removeItem(at: file(named: fileName)) }
-            case .keepDownloaded(let id, let fileName, let remote):
-                // What background transfers staged for it, even when their hand-over was
-                // withdrawn before this run (``continueInForeground()``): it is in the file.
-                removeStagedBodies(of: id, remote: remote)
-                fileOptions.apply(to: file(named: fileName))
-                // The record that finds this download again should the state file be damaged.
-                writeRecord(of: id, fileName: fileName, remote: remote)
-            case .forgetProgress(let id):
-                latestProgress[id] = nil
-                progressBroadcast.forget(key: id)
-            case .announceWaits:
-                announceWaits()
-            case .removed(let id):
-                for waiter in removalWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
-            }
-        }
-    }
-
-    /// Starts run `generation` of item `id`, with the tasks that read its progress and its end.
-    private func startRun(_ id: String, generation: UInt64, remote: URL, handOverWhenPlanned: Bool) {
-        let fileName = Self.fileName(for: id, remote: remote)
-        let job = start(remote, file(named: fileName))
-        jobs[generation] = job
-        if handOverWhenPlanned {
-            own { library in
-                guard await job.waitUntilPlanned() else { return }
-                await library.send(.planned(id, generation: generation))
-            }
-        }
-        own { library in
-            for await progress in job.progress { await library.progressed(id, generation: generation, progress) }
-        }
-        let directory = directory
-        outcomes[generation] = own { library in
-            let outcome: LibraryMachine.Outcome
-            do throws(DownloadError) {
-                let result = try await job.result()
-                // The downloader may choose the extension (an HLS lesson becomes an `.mp4`):
-                // keep the name of the file it wrote, when that file is in the library's folder.
-                let written = result.file.lastPathComponent
-                let inFolder =
-                    result.file.deletingLastPathComponent().standardizedFileURL.path
-                    == directory.standardizedFileURL.path && Self.isPlainFileName(written)
-                outcome = .downloaded(fileName: inFolder ? written : fileName, byteCount: result.byteCount)
-            } catch {
-                switch error.kind {
-                case .cancelled: outcome = .cancelled
-                case .paused: outcome = .paused
-                default: outcome = .failed(DownloadFailure(error))
-                }
-            }
-            await library.ended(id, generation: generation, outcome)
-        }
-    }
-
-    private func progressed(_ id: String, generation: UInt64, _ progress: DownloadProgress) {
-        guard machine.run(of: id)?.generation == generation else { return }
-        latestProgress[id] = progress
-        progressBroadcast.yield((id, progress))
-        send(.progress(id, generation: generation, fraction: progress.fraction))
-    }
-
-    private func ended(_ id: String, generation: UInt64, _ outcome: LibraryMachine.Outcome) {
-        send(.ended(id, generation: generation, outcome))
-        jobs[generation] = nil
-        outcomes[generation] = nil
-    }
-
-    /// Hands run `generation`'s remaining parts to the background transfers, in the item's chain.
-    private func submit(_ id: String, generation: UInt64, network: DownloadRequirements.Network) {
-        // Read now: the job ends as this is called.
-        let remainder = jobs[generation]?.remaining
-        chain(id) { library in
-            let result = await library.submitted(id, remainder: remainder, network: network)
-            await library.send(.submitted(id, generation: generation, result))
-        }
-    }
-
-    private func submitted(
-        _ id: String, remainder: DownloadJob.Remainder?, network: DownloadRequirements.Network
-    ) async -> LibraryMachine.Submitted {
-        guard let background else { return .unknownRemainder }
-        guard let remainder else { return .unknownRemainder }
-        let parts = remainder.remaining
-        guard !parts.isEmpty else { return .nothingLeft }
-        do {
-            // An earlier hand-over of this item (settled, or taken back) gives way.
-            await background.withdraw(id)
-            try await background.handOver(id, destination: remainder.destination, parts: parts, network: network)
-            return .handedOver
-        } catch {
-            return .refused(Self.state(refusedBy: error))
-        }
-    }
-
-    /// Runs `work` after what item `id`'s chain already holds.
-    private func chain(_ id: String, _ work: @escaping @Sendable (OfflineLibrary) async -> Void) {
-        let previous = chains[id]
-        nextLink += 1
-        let link = nextLink
-        chains[id] = own { library in
-            await previous?.value
-            await work(library)
-            await library.chainEnded(id, link: link)
-        }
-        chainLinks[id] = link
-    }
-
-    private func chainEnded(_ id: String, link: UInt64) {
-        guard chainLinks[id] == link else { return }
-        chains[id] = nil
-        chainLinks[id] = nil
-    }
-
-    /// Starts `work` in a task the library owns: kept until it ends, cancelled with the library.
-    @discardableResult
-    func own(_ work: @escaping @Sendable (OfflineLibrary) async -> Void) -> Task<Void, Never> {
-        nextTask += 1
-        let number = nextTask
-        let task = Task { [weak self] in
-            guard let self else { return }
-            await work(self)
-            await self.taskEnded(number)
-        }
-        tasks[number] = task
-        return task
-    }
-
-    private func taskEnded(_ number: UInt64) {
-        tasks[number] = nil
-    }
-
-    /// Tells the callers of ``continueInBackground()`` waiting for `id` whether it was handed
-    /// over, once its hand-over is no longer under way.
-    private func answerHandOverWaiters(of id: String) {
-        guard handOverWaiters[id] != nil else { return }
-        switch machine.items[id]?.activity {
-        case .running(let run)? where run.isHandingOver: return
-        case .submitting?: return
-        default: break
-        }
-        let handed = machine.isHandedOver(id)
-        for answer in handOverWaiters.removeValue(forKey: id) ?? [] { answer(handed) }
-    }
-
     func file(named name: String) -> URL {
         directory.appendingPathComponent(name)
-    }
-
-    func save() throws(LibraryError) {
-        try save(machine.savedRecords)
-    }
-
-    /// Saves `records` as the library's state file.
-    func save(_ records: [String: Entry]) throws(LibraryError) {
-        loadIfNeeded()
-        if let loadFailure { throw loadFailure }
-        guard isLoaded else { return }  // unreachable: a load that failed for now sets loadFailure
-        do {
-            try fileSystem.willPerform(.write, on: stateFile)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try StateFileWriting.write(encoder.encode(StateFile(version: 1, items: records)), to: stateFile)
-            if !isFolderPrepared {
-                // The folder too: its backup exclusion covers every file in it (partial files,
-                // records, subtitles), and on iOS files created in it take its protection class.
-                fileOptions.apply(to: directory)
-                isFolderPrepared = true
-            }
-            fileSystem.didPerform(.write, on: stateFile)
-        } catch {
-            throw LibraryError(
-                .saveFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error)),
-                path: stateFile.path)
-        }
     }
 
 }

@@ -62,7 +62,7 @@ public actor DownloadQueue {
     }
 
     /// What is saved.
-    private struct QueueFile: Codable {
+    struct QueueFile: Codable {
         var version: Int
         var lessons: [QueuedLesson]
         var requirements: DownloadRequirements
@@ -84,40 +84,40 @@ public actor DownloadQueue {
     public nonisolated let file: URL
     /// The most lessons downloading at once (the transfers within each are the engine's).
     public nonisolated let concurrency: Int
-    private let network: any NetworkPathMonitor
-    private let estimator: Estimator?
-    private let freeSpace: @Sendable (URL) -> UInt64?
+    let network: any NetworkPathMonitor
+    let estimator: Estimator?
+    let freeSpace: @Sendable (URL) -> UInt64?
 
     /// The lessons, in the order they are downloaded.
-    public private(set) var lessons: [QueuedLesson] = []
+    public internal(set) var lessons: [QueuedLesson] = []
     /// What the queue needs before it downloads.
-    public private(set) var requirements: DownloadRequirements
+    public internal(set) var requirements: DownloadRequirements
     /// The network as last reported.
-    public private(set) var path: NetworkPath = .offline
+    public internal(set) var path: NetworkPath = .offline
     /// Failed lessons the learner asked to try again.
-    private var retrying: Set<String> = []
+    var retrying: Set<String> = []
     /// Lessons removed from the queue whose removal from the library is not done yet.
-    private var removing: [String] = []
-    private var libraryStates: [String: OfflineLibrary.ItemState] = [:]
+    var removing: [String] = []
+    var libraryStates: [String: OfflineLibrary.ItemState] = [:]
     /// Why lessons handed to background transfers wait (``OfflineLibrary/waitReason(of:)``).
-    private var backgroundWaits: [String: WaitReason] = [:]
+    var backgroundWaits: [String: WaitReason] = [:]
     /// How many of the library's reports each lesson has had. A state the queue assumes after
     /// asking the library for a change is kept only when no report arrived since the decision
     /// to ask: a report is newer than the assumption, and overwriting it lost the lesson's last
     /// report (a lesson shown downloading forever after its download ended).
-    private var reports: [String: Int] = [:]
-    private var states: [String: QueuedLessonState] = [:]
-    private var watchers: [Task<Void, Never>] = []
-    private var isStarted = false
+    var reports: [String: Int] = [:]
+    var states: [String: QueuedLessonState] = [:]
+    var watchers: [Task<Void, Never>] = []
+    var isStarted = false
     /// Whether the saved queue was read (or there was none); no save happens before.
-    private var isLoaded = false
+    var isLoaded = false
     /// The decisions being carried out, and whether another is asked for meanwhile.
-    private var planning: Task<Void, Never>?
-    private var planAgain = false
+    var planning: Task<Void, Never>?
+    var planAgain = false
     /// Whether estimates are being made, and the lessons waiting for theirs.
-    private var isEstimating = false
-    private var toEstimate: [String] = []
-    private nonisolated let broadcast = Broadcast<(id: String, state: QueuedLessonState)>(key: { $0.id })
+    var isEstimating = false
+    var toEstimate: [String] = []
+    nonisolated let broadcast = Broadcast<(id: String, state: QueuedLessonState)>(key: { $0.id })
 
     /// Every change of a queued lesson's state: each reading is a subscriber of its own that
     /// starts with the current states.
@@ -203,7 +203,7 @@ public actor DownloadQueue {
 
     /// Reads the saved queue once, before anything is saved over it; a file that cannot be
     /// read is never overwritten (every change throws its error instead).
-    private func load() throws(QueueError) {
+    func load() throws(QueueError) {
         guard !isLoaded else { return }
         StateFileWriting.removeLeftover(of: file)
         if let data = try? Data(contentsOf: file) {
@@ -305,7 +305,7 @@ public actor DownloadQueue {
         try await setPinned(id, false)
     }
 
-    private func setPinned(_ id: String, _ pinned: Bool) async throws(QueueError) {
+    func setPinned(_ id: String, _ pinned: Bool) async throws(QueueError) {
         try load()
         guard let index = lessons.firstIndex(where: { $0.id == id }), lessons[index].isPinned != pinned else { return }
         let previous = lessons
@@ -406,7 +406,7 @@ public actor DownloadQueue {
     }
 
     /// Deletes from the library the lessons whose removal a kill interrupted.
-    private func finishRemovals() async {
+    func finishRemovals() async {
         guard !removing.isEmpty else { return }
         for id in removing { try? await library.delete(id) }
         removing = []
@@ -460,199 +460,5 @@ public actor DownloadQueue {
         "planning: \(planning != nil), planAgain: \(planAgain), path: \(path), "
             + "library as known: \(libraryStates.sorted { $0.key < $1.key }), "
             + "reports: \(reports.sorted { $0.key < $1.key })"
-    }
-
-    // MARK: Changes
-
-    private func setPaused(_ id: String, _ paused: Bool) async throws(QueueError) {
-        try load()
-        guard let index = lessons.firstIndex(where: { $0.id == id }), lessons[index].isPausedByLearner != paused
-        else {
-            await replan()
-            return
-        }
-        let previous = lessons
-        lessons[index].isPausedByLearner = paused
-        try await commit(restoring: previous)
-    }
-
-    /// Saves the lessons (restoring `previous` when that fails) and re-plans.
-    private func commit(restoring previous: [QueuedLesson]) async throws(QueueError) {
-        do {
-            try save()
-        } catch {
-            lessons = previous
-            throw error
-        }
-        await replan()
-    }
-
-    private func backgroundWaitChanged(_ id: String, _ reason: WaitReason?) async {
-        guard backgroundWaits[id] != reason else { return }
-        backgroundWaits[id] = reason
-        guard lessons.contains(where: { $0.id == id }) else { return }
-        await replan()
-    }
-
-    private func libraryChanged(_ id: String, _ state: OfflineLibrary.ItemState) async {
-        let previous = libraryStates[id]
-        libraryStates[id] = state
-        reports[id, default: 0] += 1
-        if case .downloading = state, retrying.remove(id) != nil { try? save() }
-        guard lessons.contains(where: { $0.id == id }) else { return }
-        // A download's progress changes no decision: it is shown as it is.
-        if case .downloading(let fraction) = state, case .downloading? = previous,
-            case .downloading? = states[id], backgroundWaits[id] == nil
-        {
-            announce(id, .downloading(fraction: fraction))
-            return
-        }
-        await replan()
-    }
-
-    /// Refines a lesson's estimate from its download's own figure, when that figure moves by
-    /// 1% or more (kept in memory, and saved with the next change).
-    private func progressed(_ id: String, _ report: DownloadProgress) {
-        guard let expected = report.bytesExpected, expected > 0,
-            let index = lessons.firstIndex(where: { $0.id == id }), lessons[index].estimate?.isExact != true
-        else { return }
-        if let current = lessons[index].estimate?.bytes, lessons[index].estimate?.basis == .refined,
-            abs(Double(expected) - Double(current)) < Double(current) / 100
-        {
-            return
-        }
-        lessons[index].estimate = DownloadEstimate(bytes: expected, basis: .refined)
-    }
-
-    private func networkChanged(_ new: NetworkPath) async {
-        guard new != path else { return }
-        path = new
-        await replan()
-        if new != .offline { estimateUnestimated() }
-    }
-
-    /// Decides again and does what the decision says, one decision at a time: a change that
-    /// arrives while a decision is carried out (across its awaits) has the queue decide again
-    /// once it is done, and the caller waits for that.
-    private func replan() async {
-        planAgain = true
-        if let planning {
-            await planning.value
-            return
-        }
-        let task = Task { await self.planUntilSettled() }
-        planning = task
-        await task.value
-    }
-
-    private func planUntilSettled() async {
-        while planAgain {
-            planAgain = false
-            await planOnce()
-        }
-        planning = nil
-    }
-
-    /// Decides and does what the decision says: stops first, then starts, each start checked
-    /// against the lesson and the network as they are by then.
-    private func planOnce() async {
-        let used = await library.totalBytes
-        let decision = QueuePlanner.plan(
-            lessons, library: libraryStates,
-            conditions: QueuePlanner.Conditions(
-                network: path, freeBytes: freeSpace(library.directory), usedBytes: used),
-            requirements: requirements, concurrency: concurrency, retrying: retrying,
-            backgroundWaits: backgroundWaits)
-        var decided = decision.states
-        // The reports the decision saw: a state is assumed below only for a lesson that has had
-        // none since (any await of this pass lets reports in, not only the ask itself).
-        let seen = reports
-        for id in decision.stop {
-            // A download handed to background transfers waits for its network there: only the
-            // learner's pause takes it back.
-            let byLearner = lessons.first { $0.id == id }?.isPausedByLearner ?? false
-            if !byLearner, await library.isHandedOver(id) { continue }
-            await library.pause(id)
-            // Until the library's own report arrives, the lesson counts as paused.
-            if reports[id] == seen[id] { libraryStates[id] = .paused }
-        }
-        for id in decision.start {
-            // An await above may have let the learner pause it or the network change.
-            guard let lesson = lessons.first(where: { $0.id == id }), !lesson.isPausedByLearner,
-                requirements.network.allows(path)
-            else {
-                planAgain = true
-                continue
-            }
-            do {
-                try await library.download(id, from: lesson.remoteURL, network: requirements.network)
-                // Until the library's own report arrives, the lesson counts as downloading.
-                if reports[id] == seen[id] { libraryStates[id] = .downloading(fraction: 0) }
-            } catch {
-                decided[id] = .failed(DownloadFailure(error))
-            }
-        }
-        for (id, state) in decided where states[id] != state { announce(id, state) }
-    }
-
-    private func announce(_ id: String, _ state: QueuedLessonState) {
-        states[id] = state
-        broadcast.yield((id, state))
-    }
-
-    /// Estimates the lessons' sizes one after another, saving each as it is known. An estimate
-    /// that fails (no network, a server error) is left unknown and tried again at the next
-    /// start and when the network comes back.
-    ///
-    /// Lessons asked for while estimates are made join the ones being made.
-    private func estimateSizes(of ids: [String]) async {
-        guard let estimator else { return }
-        toEstimate.append(contentsOf: ids.filter { !toEstimate.contains($0) })
-        guard !isEstimating, !toEstimate.isEmpty else { return }
-        isEstimating = true
-        while !toEstimate.isEmpty {
-            let id = toEstimate.removeFirst()
-            guard let lesson = lessons.first(where: { $0.id == id }), lesson.estimate == nil,
-                let estimate = try? await estimator(lesson.remoteURL),
-                let index = lessons.firstIndex(where: { $0.id == id })
-            else { continue }
-            lessons[index].estimate = estimate
-            try? save()  // should this fail, the estimate is made again at the next start
-        }
-        isEstimating = false
-        await replan()
-    }
-
-    /// Estimates, in a task of its own, the lessons whose estimate failed earlier.
-    private func estimateUnestimated() {
-        let ids = unestimated
-        guard estimator != nil, !ids.isEmpty else { return }
-        watchers.append(Task { [weak self] in await self?.estimateSizes(of: ids) })
-    }
-
-    /// The lessons not downloaded whose size is not known yet.
-    private var unestimated: [String] {
-        lessons.filter { lesson in
-            guard lesson.estimate == nil else { return false }
-            if case .downloaded? = libraryStates[lesson.id] { return false }
-            return true
-        }.map(\.id)
-    }
-
-    private func save() throws(QueueError) {
-        try load()
-        do {
-            let data = try JSONEncoder().encode(
-                QueueFile(
-                    version: 1, lessons: lessons, requirements: requirements,
-                    removing: removing.isEmpty ? nil : removing, retrying: retrying.isEmpty ? nil : retrying.sorted()))
-            try library.fileSystem.willPerform(.write, on: file)
-            try StateFileWriting.write(data, to: file)
-            library.fileSystem.didPerform(.write, on: file)
-        } catch {
-            throw QueueError(
-                .saveFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error)),
-                path: file.path)
-        }
     }
 }

@@ -1,0 +1,180 @@
+import Downloads
+import Foundation
+
+/// What the library's machine keeps of an item, what happens to it, and what it asks for.
+extension LibraryMachine {
+    /// What the state file keeps of an item.
+    struct Record: Codable, Hashable, Sendable {
+        var remoteURL: URL
+        var state: OfflineLibrary.ItemState
+        /// The share of an unfinished download done when it stopped, so that starting it again
+        /// shows that much at once and never less (absent in files of earlier versions).
+        var fractionDone: Double?
+        /// Whether its remaining parts were handed to background transfers, which it waits for,
+        /// or which the run after them reads (absent in files of earlier versions).
+        var inBackground: Bool?
+        /// The networks its download may use, when a download queue's rule narrowed them (absent:
+        /// any): its background transfers are made with the same rule.
+        var network: DownloadRequirements.Network?
+    }
+
+    /// A download asked for while the item's run stops: started once it has.
+    struct Restart: Sendable, Hashable {
+        var remote: URL
+        var network: DownloadRequirements.Network?
+    }
+
+    /// What the learner asked of a run that has not stopped yet.
+    enum Stop: Sendable, Hashable {
+        /// Keep what it wrote.
+        case pause
+        /// Remove what it wrote.
+        case cancel
+    }
+
+    /// One run of an item's download.
+    struct Run: Sendable, Hashable {
+        /// Its number: events of another run are ignored.
+        var generation: UInt64
+        /// The learner's stop, once asked.
+        var stop: Stop?
+        /// Whether it pauses to be handed to background transfers (``OfflineLibrary/continueInBackground()``).
+        var isHandingOver = false
+        /// A download asked while it stops.
+        var restart: Restart?
+        /// Whether it reads what a hand-over staged: it is never handed over at its start.
+        var readsStaged = false
+    }
+
+    /// A hand-over whose parts are being submitted to background transfers, and what the learner
+    /// asked meanwhile.
+    struct Submission: Sendable, Hashable {
+        /// The run it comes from.
+        var generation: UInt64
+        /// Asked meanwhile: a pause (its tasks then cancelled, what they stage kept), a cancel
+        /// (its tasks cancelled, everything removed).
+        var stop: Stop?
+        /// A download asked after that pause.
+        var restart: Restart?
+    }
+
+    /// A delete or a discard, waiting for the item's run to stop.
+    struct Removal: Sendable, Hashable {
+        /// The run stopping, if one ran.
+        var generation: UInt64?
+        /// A discard keeps a downloaded file; a delete removes it and forgets the item.
+        var keepsDownloaded: Bool
+        /// A download asked meanwhile: started once the removal is done.
+        var restart: Restart?
+    }
+
+    /// What an item's download is doing.
+    enum Activity: Sendable, Hashable {
+        /// Nothing runs. An item downloading and marked in the background waits for its tasks.
+        case idle
+        /// A run.
+        case running(Run)
+        /// A run ended paused for a hand-over; its remaining parts are being submitted.
+        case submitting(Submission)
+        /// A delete or discard waits for the run to stop.
+        case removing(Removal)
+    }
+
+    /// One item.
+    struct Item: Sendable, Hashable {
+        var record: Record
+        var activity: Activity = .idle
+    }
+
+    /// How a run ended.
+    enum Outcome: Sendable, Hashable {
+        /// Its file is in place, under `fileName` in the library's folder.
+        case downloaded(fileName: String, byteCount: UInt64)
+        /// Paused: what it wrote is kept.
+        case paused
+        /// Cancelled: what it wrote is removed.
+        case cancelled
+        /// Failed: what it wrote is kept for a resume.
+        case failed(DownloadFailure)
+    }
+
+    /// How a hand-over's submission ended.
+    enum Submitted: Sendable, Hashable {
+        /// Its tasks run in the background session.
+        case handedOver
+        /// Every part was written already: the run that finishes the file runs now.
+        case nothingLeft
+        /// The run could not say what remains (it was still planning).
+        case unknownRemainder
+        /// The transfers refused it (too little space, a journal that cannot be written).
+        case refused(OfflineLibrary.ItemState)
+    }
+
+    /// What happened.
+    enum Event: Sendable, Hashable {
+        /// The learner (or a queue, with its network rule) asks to download `id` from `remote`.
+        case download(String, remote: URL, network: DownloadRequirements.Network?)
+        /// The learner pauses it.
+        case pause(String)
+        /// The learner cancels it.
+        case cancel(String)
+        /// A delete (or with `keepsDownloaded`, a discard) begins.
+        case remove(String, keepsDownloaded: Bool)
+        /// The app leaves the foreground: these runs go to the background transfers.
+        case handOver([String])
+        /// A run with its parts planned is handed over at once (``BackgroundTransferOptions/HandOver/always``).
+        case planned(String, generation: UInt64)
+        /// A run's progress: its share done.
+        case progress(String, generation: UInt64, fraction: Double)
+        /// A run ended.
+        case ended(String, generation: UInt64, Outcome)
+        /// A hand-over's submission ended.
+        case submitted(String, generation: UInt64, Submitted)
+        /// Every task of the item's hand-over has ended: the run after them reads what they
+        /// staged and fetches the rest.
+        case tasksEnded(String)
+        /// The app is back in the foreground: the items handed over run again now.
+        case takeBack
+        /// The downloaded file of `id` is gone (removed behind the library's back).
+        case fileMissing(String)
+    }
+
+    /// What to do, in order.
+    enum Action: Sendable, Hashable {
+        /// Save every record.
+        case save
+        /// Save every record, and `id`, from `remote`, as being removed (not downloaded): a
+        /// launch that reads it removes the item's files and forgets it.
+        case saveRemoving(String, remote: URL)
+        /// Announce `id`'s state (on ``OfflineLibrary/updates``).
+        case announce(String, OfflineLibrary.ItemState)
+        /// Start run `generation` of `id` from `remote`; `handOverWhenPlanned` asks for a
+        /// ``Event/planned(_:generation:)`` once it has planned its parts.
+        case start(String, generation: UInt64, remote: URL, handOverWhenPlanned: Bool)
+        /// Pause the run (it keeps what it wrote).
+        case pauseRun(String, generation: UInt64)
+        /// Cancel the run (it removes what it wrote).
+        case cancelRun(String, generation: UInt64)
+        /// Hand run `generation`'s remaining parts to the background transfers (any earlier
+        /// hand-over of the item gives way), then report ``Event/submitted(_:generation:_:)``.
+        case submit(String, generation: UInt64, network: DownloadRequirements.Network)
+        /// Cancel the hand-over's tasks; what they staged stays for a resume.
+        case withdraw(String)
+        /// Cancel the hand-over's tasks and remove what they staged.
+        case finishHandOver(String)
+        /// Remove the hidden files a download of `id` from `remote` made (partial file, journal,
+        /// validators, lock, staged bodies) and its sidecar subtitles.
+        case removeFiles(String, remote: URL)
+        /// Remove the downloaded file `fileName` of `id`.
+        case removeDownloaded(String, fileName: String)
+        /// Keep the downloaded file `fileName` of `id` from `remote`: its file options, the
+        /// record beside it, and the staged bodies gone.
+        case keepDownloaded(String, fileName: String, remote: URL)
+        /// Forget the run's progress reports.
+        case forgetProgress(String)
+        /// Work out again why the items handed over wait.
+        case announceWaits
+        /// The removal of `id` is done: the delete or discard that asked for it returns.
+        case removed(String)
+    }
+}

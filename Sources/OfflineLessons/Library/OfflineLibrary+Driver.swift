@@ -1,0 +1,202 @@
+import Downloads
+import Foundation
+
+/// The driver of the library's machine: it performs each action, and feeds each await's
+/// result back as an event.
+extension OfflineLibrary {
+    // MARK: Driving the machine
+
+    /// Handles `event` and performs what it leads to.
+    func send(_ event: LibraryMachine.Event) {
+        perform(machine.handle(event))
+        switch event {
+        case .ended(let id, _, _), .submitted(let id, _, _), .pause(let id), .cancel(let id), .remove(let id, _):
+            answerHandOverWaiters(of: id)
+        default:
+            break
+        }
+    }
+
+    /// Performs `actions` in order. What takes an await (the background transfers' work) goes
+    /// in the item's chain, in order, and reports back as an event where the machine needs it.
+    func perform(_ actions: [LibraryMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .save:
+                do {
+                    try save()
+                } catch {
+                    lastSaveFailure = error
+                }
+            case .saveRemoving(let id, let remote):
+                var records = machine.savedRecords
+                records[id] = Entry(remoteURL: remote, state: .notDownloaded)
+                do {
+                    try save(records)
+                } catch {
+                    lastSaveFailure = error
+                }
+            case .announce(let id, let state):
+                broadcast.yield((id, state))
+            case .start(let id, let generation, let remote, let handOverWhenPlanned):
+                startRun(id, generation: generation, remote: remote, handOverWhenPlanned: handOverWhenPlanned)
+            case .pauseRun(_, let generation):
+                jobs[generation]?.pause()
+            case .cancelRun(_, let generation):
+                jobs[generation]?.cancel()
+            case .submit(let id, let generation, let network):
+                submit(id, generation: generation, network: network)
+            case .withdraw(let id):
+                chain(id) { library in await library.background?.withdraw(id) }
+            case .finishHandOver(let id):
+                chain(id) { library in await library.background?.finish(id) }
+            case .removeFiles(let id, let remote):
+                removeFiles(of: id, remote: remote)
+            case .removeDownloaded(_, let fileName):
+                if Self.isPlainFileName(fileName) { try? FileManager.default.removeItem(at: file(named: fileName)) }
+            case .keepDownloaded(let id, let fileName, let remote):
+                // What background transfers staged for it, even when their hand-over was
+                // withdrawn before this run (``continueInForeground()``): it is in the file.
+                removeStagedBodies(of: id, remote: remote)
+                fileOptions.apply(to: file(named: fileName))
+                // The record that finds this download again should the state file be damaged.
+                writeRecord(of: id, fileName: fileName, remote: remote)
+            case .forgetProgress(let id):
+                latestProgress[id] = nil
+                progressBroadcast.forget(key: id)
+            case .announceWaits:
+                announceWaits()
+            case .removed(let id):
+                for waiter in removalWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
+            }
+        }
+    }
+
+    /// Starts run `generation` of item `id`, with the tasks that read its progress and its end.
+    func startRun(_ id: String, generation: UInt64, remote: URL, handOverWhenPlanned: Bool) {
+        let fileName = Self.fileName(for: id, remote: remote)
+        let job = start(remote, file(named: fileName))
+        jobs[generation] = job
+        if handOverWhenPlanned {
+            own { library in
+                guard await job.waitUntilPlanned() else { return }
+                await library.send(.planned(id, generation: generation))
+            }
+        }
+        own { library in
+            for await progress in job.progress { await library.progressed(id, generation: generation, progress) }
+        }
+        let directory = directory
+        outcomes[generation] = own { library in
+            let outcome: LibraryMachine.Outcome
+            do throws(DownloadError) {
+                let result = try await job.result()
+                // The downloader may choose the extension (an HLS lesson becomes an `.mp4`):
+                // keep the name of the file it wrote, when that file is in the library's folder.
+                let written = result.file.lastPathComponent
+                let inFolder =
+                    result.file.deletingLastPathComponent().standardizedFileURL.path
+                    == directory.standardizedFileURL.path && Self.isPlainFileName(written)
+                outcome = .downloaded(fileName: inFolder ? written : fileName, byteCount: result.byteCount)
+            } catch {
+                switch error.kind {
+                case .cancelled: outcome = .cancelled
+                case .paused: outcome = .paused
+                default: outcome = .failed(DownloadFailure(error))
+                }
+            }
+            await library.ended(id, generation: generation, outcome)
+        }
+    }
+
+    func progressed(_ id: String, generation: UInt64, _ progress: DownloadProgress) {
+        guard machine.run(of: id)?.generation == generation else { return }
+        latestProgress[id] = progress
+        progressBroadcast.yield((id, progress))
+        send(.progress(id, generation: generation, fraction: progress.fraction))
+    }
+
+    func ended(_ id: String, generation: UInt64, _ outcome: LibraryMachine.Outcome) {
+        send(.ended(id, generation: generation, outcome))
+        jobs[generation] = nil
+        outcomes[generation] = nil
+    }
+
+    /// Hands run `generation`'s remaining parts to the background transfers, in the item's chain.
+    func submit(_ id: String, generation: UInt64, network: DownloadRequirements.Network) {
+        // Read now: the job ends as this is called.
+        let remainder = jobs[generation]?.remaining
+        chain(id) { library in
+            let result = await library.submitted(id, remainder: remainder, network: network)
+            await library.send(.submitted(id, generation: generation, result))
+        }
+    }
+
+    func submitted(
+        _ id: String, remainder: DownloadJob.Remainder?, network: DownloadRequirements.Network
+    ) async -> LibraryMachine.Submitted {
+        guard let background else { return .unknownRemainder }
+        guard let remainder else { return .unknownRemainder }
+        let parts = remainder.remaining
+        guard !parts.isEmpty else { return .nothingLeft }
+        do {
+            // An earlier hand-over of this item (settled, or taken back) gives way.
+            await background.withdraw(id)
+            try await background.handOver(id, destination: remainder.destination, parts: parts, network: network)
+            return .handedOver
+        } catch {
+            return .refused(Self.state(refusedBy: error))
+        }
+    }
+
+    /// Runs `work` after what item `id`'s chain already holds.
+    func chain(_ id: String, _ work: @escaping @Sendable (OfflineLibrary) async -> Void) {
+        let previous = chains[id]
+        nextLink += 1
+        let link = nextLink
+        chains[id] = own { library in
+            await previous?.value
+            await work(library)
+            await library.chainEnded(id, link: link)
+        }
+        chainLinks[id] = link
+    }
+
+    func chainEnded(_ id: String, link: UInt64) {
+        guard chainLinks[id] == link else { return }
+        chains[id] = nil
+        chainLinks[id] = nil
+    }
+
+    /// Starts `work` in a task the library owns: kept until it ends, cancelled with the library.
+    @discardableResult
+    func own(_ work: @escaping @Sendable (OfflineLibrary) async -> Void) -> Task<Void, Never> {
+        nextTask += 1
+        let number = nextTask
+        let task = Task { [weak self] in
+            guard let self else { return }
+            await work(self)
+            await self.taskEnded(number)
+        }
+        tasks[number] = task
+        return task
+    }
+
+    func taskEnded(_ number: UInt64) {
+        tasks[number] = nil
+    }
+
+    /// Tells the callers of ``continueInBackground()`` waiting for `id` whether it was handed
+    /// over, once its hand-over is no longer under way.
+    func answerHandOverWaiters(of id: String) {
+        guard handOverWaiters[id] != nil else { return }
+        switch machine.items[id]?.activity {
+        case .running(let run)? where run.isHandingOver: return
+        case .submitting?: return
+        default: break
+        }
+        let handed = machine.isHandedOver(id)
+        for answer in handOverWaiters.removeValue(forKey: id) ?? [] { answer(handed) }
+    }
+
+}
