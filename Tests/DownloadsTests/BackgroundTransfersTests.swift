@@ -163,7 +163,7 @@ struct BackgroundTransfersTests {
         // events arrive, and a resubmission at the launch adds nothing.
         let waiting = try #require(await coordinator.handovers.first).requests
         #expect(waiting.map(\.label) == Array(labels.dropFirst(2)))
-        #expect(waiting.allSatisfy { $0.isSubmitted && !$0.isStopped && $0.failure == nil })
+        #expect(waiting.allSatisfy { $0.state == .submitted })
         await coordinator.resubmit()
         #expect(daemon.running == Array(labels.dropFirst(2)))
         #expect(daemon.resumedWith == labels.dropFirst(2).map { Data("resume \($0)".utf8) })
@@ -331,7 +331,7 @@ struct BackgroundTransfersTests {
             freeSpace: { _ in 1 << 40 })
         try await unsubmitted.handOver("other", destination: other, parts: Array(remaining.prefix(1)))
         #expect(daemon.submitted == 6)
-        #expect(await unsubmitted.handovers.last?.requests.allSatisfy(\.isSubmitted) == true)
+        #expect(await unsubmitted.handovers.last?.requests.allSatisfy { $0.state == .submitted } == true)
     }
 
     @Test(
@@ -423,6 +423,6 @@ extension BackgroundTransfersTests {
         #expect(daemon.running == later)
         #expect(daemon.submitted == earlier.count + later.count)
         let requests = try #require(await second.handovers.first).requests
-        #expect(requests.allSatisfy { $0.isSubmitted && !$0.isStopped && $0.attempts == 1 })
+        #expect(requests.allSatisfy { $0.state == .submitted && $0.attempts == 1 })
     }
 }

@@ -28,7 +28,7 @@ actor BackgroundTransfers {
     }
 
     /// One request handed over, as the journal keeps it.
-    struct Handed: Codable, Hashable, Sendable {
+    struct Handed: Hashable, Sendable {
         /// The label's text (the task's description).
         var label: String
         /// The resource.
@@ -39,19 +39,47 @@ actor BackgroundTransfers {
         var expectedBytes: UInt64?
         /// How many tasks were submitted for it.
         var attempts: Int
-        /// What the last cancelled task left to go on from.
-        var resumeData: Data?
-        /// Why it was given up, when it was; its parts are then fetched by the download's next run.
-        var failure: DownloadError.Category?
-        /// Whether its task was submitted (saved after the submission: a kill before leaves it
-        /// `false`, and the next launch submits it).
-        var isSubmitted = false
-        /// Whether the system stopped its task (a force-quit or a cancel): submitted again at
-        /// the next launch. A task submitted and not reported is the system's, running or
-        /// finished with its events still to come, and is never submitted twice.
-        var isStopped = false
+        /// Where it is.
+        var state: State = .unsubmitted(resumeData: nil)
         /// The networks its task may use (absent: any, as in files of earlier versions).
         var network: DownloadRequirements.Network?
+
+        /// Where a request handed over is: one state, saved in the journal.
+        enum State: Hashable, Sendable {
+            /// No task of it is the system's: never submitted (a kill came before its
+            /// submission was saved), or to be submitted again after a failure a retry can mend,
+            /// from the resume data the failure brought.
+            case unsubmitted(resumeData: Data?)
+            /// Its task is the system's: running, or ended with its events still to come. It is
+            /// never submitted twice.
+            case submitted
+            /// The system stopped its task (a force-quit, or a cancel of its own): submitted
+            /// again, from its resume data.
+            case stopped(resumeData: Data?)
+            /// Given up: its parts are the download's next run's to fetch.
+            case givenUp(DownloadError.Category)
+        }
+
+        /// Whether a task of it is to be submitted: unsubmitted or stopped.
+        var needsSubmission: Bool {
+            switch state {
+            case .unsubmitted, .stopped: true
+            case .submitted, .givenUp: false
+            }
+        }
+
+        /// What its next task goes on from.
+        var resumeData: Data? {
+            switch state {
+            case .unsubmitted(let data), .stopped(let data): data
+            case .submitted, .givenUp: nil
+            }
+        }
+
+        /// Why it was given up, when it was.
+        var failure: DownloadError.Category? {
+            if case .givenUp(let category) = state { category } else { nil }
+        }
     }
 
     /// One download handed over.
@@ -85,10 +113,8 @@ actor BackgroundTransfers {
     private let freeSpace: @Sendable (URL) -> UInt64?
     private var journal = Journal()
     private var isLoaded = false
-    /// The system's completion handlers not called yet (a wake-up may bring more than one).
-    private var completionHandlers: [@Sendable () -> Void] = []
-    /// Whether the last event was `eventsDelivered` with no handler yet to call.
-    private var eventsDeliveredUnanswered = false
+    /// The system's completion handlers and the end of its events, in whatever order they come.
+    private var wakeUp = BackgroundWakeUp<@Sendable () -> Void>()
     private var reader: Task<Void, Never>?
     /// The labels of tasks cancelled by ``withdraw(_:)`` whose events have not arrived yet (a
     /// label may be given again to a later hand-over's task): each such event is dropped.
@@ -261,15 +287,13 @@ actor BackgroundTransfers {
         for task in tasks {
             guard let handover,
                 let index = journal.handovers[handover].requests.firstIndex(where: {
-                    $0.label == task.taskDescription && $0.failure == nil && !$0.isSubmitted
+                    $0.label == task.taskDescription && $0.needsSubmission
                 })
             else {
                 orphaned.insert(task.taskDescription)
                 continue
             }
-            journal.handovers[handover].requests[index].isSubmitted = true
-            journal.handovers[handover].requests[index].isStopped = false
-            journal.handovers[handover].requests[index].resumeData = nil
+            journal.handovers[handover].requests[index].state = .submitted
         }
         try? save()
         guard !orphaned.isEmpty else { return }
@@ -288,13 +312,9 @@ actor BackgroundTransfers {
         for handover in journal.handovers.indices {
             for index in journal.handovers[handover].requests.indices {
                 let handed = journal.handovers[handover].requests[index]
-                guard handed.failure == nil, handed.isStopped || !handed.isSubmitted, !running.contains(handed.label)
-                else { continue }
+                guard handed.needsSubmission, !running.contains(handed.label) else { continue }
                 // Not an attempt more: a force-quit or a kill is no failure of the request.
                 tasks[journal.handovers[handover].key, default: []].append(task(for: handed))
-                // Saved as not submitted: a kill before the submission leaves it for the next
-                // launch, which submits it again.
-                journal.handovers[handover].requests[index].isSubmitted = false
             }
         }
         guard !tasks.isEmpty else { return }
@@ -306,13 +326,10 @@ actor BackgroundTransfers {
     /// (`application(_:handleEventsForBackgroundURLSession:completionHandler:)`), and calls it
     /// once the events are all recorded.
     func handleEvents(completion: @escaping @Sendable () -> Void) async {
-        if eventsDeliveredUnanswered {
-            eventsDeliveredUnanswered = false
-            // UIKit's handler, called on the main thread as Apple asks.
-            await MainActor.run { completion() }
-        } else {
-            completionHandlers.append(completion)
-        }
+        let handlers = wakeUp.handlerGiven(completion)
+        guard !handlers.isEmpty else { return }
+        // UIKit's handler, called on the main thread as Apple asks.
+        await MainActor.run { for handler in handlers { handler() } }
     }
 
     /// Forgets the hand-over of `key` (its download has run and read what was staged, or was
@@ -335,8 +352,7 @@ actor BackgroundTransfers {
         journal.handovers.removeAll { $0.key == key }
         try? save()
         // The tasks that will still report: submitted, and neither ended nor stopped.
-        let outstanding = handover.requests.filter { $0.failure == nil && $0.isSubmitted && !$0.isStopped }
-            .map(\.label)
+        let outstanding = handover.requests.filter { $0.state == .submitted }.map(\.label)
         guard !outstanding.isEmpty else { return handover.destination }
         for label in outstanding { withdrawnLabels[label, default: 0] += 1 }
         let session = session
@@ -387,7 +403,7 @@ actor BackgroundTransfers {
     /// Records one event: a body staged beside its download, a failure retried or given up.
     func handle(_ event: BackgroundTransferEvent) async {
         loadIfNeeded()
-        if event != .eventsDelivered { eventsDeliveredUnanswered = false }
+        if event != .eventsDelivered { wakeUp.eventReceived() }
         if dropWithdrawn(event) { return }
         switch event {
         case .finished(let label, let response, let file):
@@ -442,46 +458,35 @@ actor BackgroundTransfers {
             case .forceQuit:
                 // The event reaches the launch after the force-quit: the task goes on from
                 // where it was, now (a force-quit is no failure of the request).
-                journal.handovers[handover].requests[index].resumeData = resumeData
-                journal.handovers[handover].requests[index].isStopped = true
-                try? save()
+                journal.handovers[handover].requests[index].state = .stopped(resumeData: resumeData)
                 await submitStopped(handover, index)
             case .cancelled:
                 // Cancelled by the system for another reason: submitted again while the
                 // request has attempts left, from where it was.
-                journal.handovers[handover].requests[index].resumeData = resumeData
-                journal.handovers[handover].requests[index].isStopped = true
                 if journal.handovers[handover].requests[index].attempts < retry.maximumAttempts {
                     journal.handovers[handover].requests[index].attempts += 1
-                    try? save()
+                    journal.handovers[handover].requests[index].state = .stopped(resumeData: resumeData)
                     await submitStopped(handover, index)
                 } else {
-                    journal.handovers[handover].requests[index].failure = .cancelled
+                    journal.handovers[handover].requests[index].state = .givenUp(.cancelled)
                     try? save()
                     announceIfSettled(handover)
                 }
             case .network(let code):
-                journal.handovers[handover].requests[index].resumeData = resumeData
                 let (category, transient) = Self.failure(ofNetworkCode: code)
-                await failed(handover, index, category: category, transient: transient)
+                await failed(handover, index, category: category, transient: transient, resumeData: resumeData)
             }
         case .eventsDelivered:
-            if !completionHandlers.isEmpty {
-                let handlers = completionHandlers
-                completionHandlers = []
-                // UIKit's handler, called on the main thread as Apple asks.
-                await MainActor.run { for handler in handlers { handler() } }
-            } else {
-                eventsDeliveredUnanswered = true
-            }
+            let handlers = wakeUp.eventsEnded()
+            guard !handlers.isEmpty else { return }
+            // UIKit's handler, called on the main thread as Apple asks.
+            await MainActor.run { for handler in handlers { handler() } }
         }
     }
 
     /// Submits the stopped request at `index` of `handover` again, with its resume data (saved
-    /// as stopped and not submitted first: a kill before the submission leaves it for
-    /// ``resubmit()``).
+    /// as stopped first: a kill before the submission leaves it for ``resubmit()``).
     private func submitStopped(_ handover: Int, _ index: Int) async {
-        journal.handovers[handover].requests[index].isSubmitted = false
         try? save()
         await submit([task(for: journal.handovers[handover].requests[index])], of: journal.handovers[handover].key)
     }
@@ -490,20 +495,21 @@ actor BackgroundTransfers {
     /// failure left some (Apple's *Pausing and resuming downloads*: a transfer that failed for
     /// lost connectivity goes on from there); otherwise gives it up with `category` (its parts
     /// are then the download's next run's to fetch).
-    private func failed(_ handover: Int, _ index: Int, category: DownloadError.Category, transient: Bool) async {
+    private func failed(
+        _ handover: Int, _ index: Int, category: DownloadError.Category, transient: Bool, resumeData: Data? = nil
+    ) async {
         let handed = journal.handovers[handover].requests[index]
         if transient, handed.attempts < retry.maximumAttempts {
             journal.handovers[handover].requests[index].attempts += 1
             // Saved as not submitted first: a kill before the submission leaves it for the
             // next launch's ``resubmit()``.
-            journal.handovers[handover].requests[index].isSubmitted = false
+            journal.handovers[handover].requests[index].state = .unsubmitted(resumeData: resumeData)
             try? save()
             // The key is read now: the journal may change while the submission is awaited.
             await submit([task(for: journal.handovers[handover].requests[index])], of: journal.handovers[handover].key)
             return
         }
-        journal.handovers[handover].requests[index].resumeData = nil
-        journal.handovers[handover].requests[index].failure = category
+        journal.handovers[handover].requests[index].state = .givenUp(category)
         try? save()
         announceIfSettled(handover)
     }
@@ -561,5 +567,51 @@ actor BackgroundTransfers {
 
     private func save() throws {
         try StateFileWriting.write(JSONEncoder().encode(journal), to: journalFile)
+    }
+}
+
+/// The journal keeps a request's state in the fields earlier versions wrote (`isSubmitted`,
+/// `isStopped`, `resumeData`, `failure`), so that journals of either read the same.
+extension BackgroundTransfers.Handed: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case label, url, range, expectedBytes, attempts, resumeData, failure, isSubmitted, isStopped, network
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        label = try container.decode(String.self, forKey: .label)
+        url = try container.decode(URL.self, forKey: .url)
+        range = try container.decodeIfPresent(ByteRange.self, forKey: .range)
+        expectedBytes = try container.decodeIfPresent(UInt64.self, forKey: .expectedBytes)
+        attempts = try container.decode(Int.self, forKey: .attempts)
+        network = try container.decodeIfPresent(DownloadRequirements.Network.self, forKey: .network)
+        let resumeData = try container.decodeIfPresent(Data.self, forKey: .resumeData)
+        if let failure = try container.decodeIfPresent(DownloadError.Category.self, forKey: .failure) {
+            state = .givenUp(failure)
+        } else if try container.decodeIfPresent(Bool.self, forKey: .isStopped) == true {
+            state = .stopped(resumeData: resumeData)
+        } else if try container.decodeIfPresent(Bool.self, forKey: .isSubmitted) == true {
+            state = .submitted
+        } else {
+            state = .unsubmitted(resumeData: resumeData)
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(label, forKey: .label)
+        try container.encode(url, forKey: .url)
+        try container.encodeIfPresent(range, forKey: .range)
+        try container.encodeIfPresent(expectedBytes, forKey: .expectedBytes)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encodeIfPresent(network, forKey: .network)
+        try container.encodeIfPresent(resumeData, forKey: .resumeData)
+        try container.encodeIfPresent(failure, forKey: .failure)
+        try container.encode(state == .submitted, forKey: .isSubmitted)
+        if case .stopped = state {
+            try container.encode(true, forKey: .isStopped)
+        } else {
+            try container.encode(false, forKey: .isStopped)
+        }
     }
 }
