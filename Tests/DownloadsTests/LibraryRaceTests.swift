@@ -178,3 +178,52 @@ struct LibraryRaceTests {
         #expect(try Data(contentsOf: try #require(await library.localFile(of: "lesson"))).count > 0)
     }
 }
+
+extension LibraryRaceTests {
+    /// What the learner says while the download is still stopping, and what the next launch
+    /// must show after a kill at that moment.
+    enum Word: String, CaseIterable, CustomTestStringConvertible {
+        case pause, cancel, delete
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "killed while the learner's pause, cancel or delete is still stopping the download: the next launch keeps that word (paused with its files, cancelled with none, forgotten with none)",
+        arguments: Word.allCases)
+    func killedWhileStopping(word: Word) async throws {
+        let folder = temporaryFolder("race-kill-\(word)").appendingPathComponent("library")
+        let (library, holding, _) = library(holding: "video/seg1.m4s", folder: folder)
+        try await library.download("lesson", from: lesson.entry)
+        await holding.waitForHeld()
+        var deleting: Task<Void, any Error>?
+        switch word {
+        case .pause:
+            await library.pause("lesson")
+        case .cancel:
+            await library.cancel("lesson")
+        case .delete:
+            deleting = Task { try await library.delete("lesson") }
+            #expect(await withinPoolTurns { await library.itemsBeingRemoved.contains("lesson") })
+        }
+        // The kill: the next process reads the folder as this one left it.
+        let (relaunched, _, _) = self.library(holding: "none", folder: folder)
+        let state = await relaunched.state(of: "lesson")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.contains(".partial") || $0.contains(".journal") }
+        switch word {
+        case .pause:
+            #expect(state == .paused)
+            #expect(!left.isEmpty, "a pause keeps what was written")
+        case .cancel:
+            #expect(state == .cancelled)
+            #expect(left.isEmpty, "\(left)")
+        case .delete:
+            #expect(state == .notDownloaded)
+            #expect(await relaunched.states["lesson"] == nil)
+            #expect(left.isEmpty, "\(left)")
+        }
+        holding.release()
+        try await deleting?.value
+        await library.waitForDownload("lesson")
+    }
+}
