@@ -426,3 +426,91 @@ extension BackgroundTransfersTests {
         #expect(requests.allSatisfy { $0.state == .submitted && $0.attempts == 1 })
     }
 }
+
+/// A session whose submission reaches the system, then does not return to the app until the
+/// test says so: the app killed between the two.
+final class SubmissionHoldingSession: BackgroundTransferSession {
+    let base: any BackgroundTransferSession
+    private let state = Locked(
+        (
+            submitted: false, waiters: [CheckedContinuation<Void, Never>](),
+            release: [CheckedContinuation<Void, Never>](), released: false
+        ))
+
+    init(base: any BackgroundTransferSession) {
+        self.base = base
+    }
+
+    var leftovers: [BackgroundTransferEvent] { base.leftovers }
+    var landing: URL { base.landing }
+    var events: AsyncStream<BackgroundTransferEvent> { base.events }
+
+    func submit(_ tasks: [BackgroundTransferTask]) async {
+        await base.submit(tasks)
+        let waiters = state.withLock { state in
+            state.submitted = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+        await withCheckedContinuation { (held: CheckedContinuation<Void, Never>) in
+            let free = state.withLock { state in
+                if !state.released { state.release.append(held) }
+                return state.released
+            }
+            if free { held.resume() }
+        }
+    }
+
+    func runningTaskDescriptions() async -> [String] { await base.runningTaskDescriptions() }
+
+    func cancel(taskDescriptions descriptions: Set<String>) async {
+        await base.cancel(taskDescriptions: descriptions)
+    }
+
+    /// Suspends until the system has the tasks.
+    func waitUntilSubmitted() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                if !state.submitted { state.waiters.append(waiter) }
+                return state.submitted
+            }
+            if ready { waiter.resume() }
+        }
+    }
+
+    /// Lets the held submission return.
+    func release() {
+        let held = state.withLock { state in
+            state.released = true
+            defer { state.release = [] }
+            return state.release
+        }
+        for submission in held { submission.resume() }
+    }
+}
+
+extension BackgroundTransfersTests {
+    @Test(
+        "killed once the system has a hand-over's tasks and before the journal marks them submitted: giving up the hand-over at the next launch (the item was paused) cancels those tasks too"
+    )
+    func killedDuringSubmission() async throws {
+        let folder = temporaryFolder("background-kill-submit")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let landing = folder.appendingPathComponent("landing")
+        let holding = SubmissionHoldingSession(base: daemon.launch(landing: landing))
+        let first = transfers(holding, in: folder)
+        let handing = Task { try await first.handOver("lesson", destination: destination, parts: remaining) }
+        await holding.waitUntilSubmitted()
+        #expect(daemon.running.count == 5)
+        daemon.killApp()
+
+        let next = transfers(daemon.launch(landing: landing), in: folder)
+        #expect(await next.handovers.first?.requests.allSatisfy(\.needsSubmission) == true)
+        await next.withdraw("lesson")
+        #expect(daemon.running.isEmpty, "left running in the system: \(daemon.running)")
+        holding.release()
+        _ = try? await handing.value
+    }
+}

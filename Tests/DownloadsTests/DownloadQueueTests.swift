@@ -749,3 +749,57 @@ extension Sequence {
         return results
     }
 }
+
+extension DownloadQueueTests {
+    @Test("the waitUntilSettled example: a course enqueued on Wi-Fi is downloaded once it returns")
+    func waitUntilSettledExample() async throws {
+        let folder = temporaryFolder("queue-settled-example")
+        let queue = queue(
+            in: folder, network: ManualNetwork(.unmetered), requirements: DownloadRequirements(reserveBytes: 0))
+        try await queue.start()
+        let course = course
+        // example: begin queue-wait-until-settled
+        try await queue.enqueue(course)
+        await queue.waitUntilSettled()
+        let states = await queue.allStates
+        #expect(states.values.allSatisfy { $0.isDownloaded })
+        // example: end queue-wait-until-settled
+        #expect(states.count == course.count)
+        await queue.stop()
+    }
+
+    @Test(
+        "waitUntilSettled returns once nothing is under way: every lesson of a course downloaded on Wi-Fi, every one waiting offline; the course screen's waits as well"
+    )
+    func waitUntilSettled() async throws {
+        let folder = temporaryFolder("queue-settled")
+        let network = ManualNetwork(.offline)
+        let queue = queue(in: folder, network: network, requirements: DownloadRequirements(reserveBytes: 0))
+        try await queue.start()
+        try await queue.enqueue(course)
+        await queue.waitUntilSettled()
+        // Offline: nothing moves until the network does, and every lesson says why.
+        #expect(await queue.allStates.count == course.count)
+        #expect(await queue.allStates.values.allSatisfy { $0 == .waiting(.network(required: .any)) })
+
+        network.send(.unmetered)
+        #expect(await withinPoolTurns { await queue.path == .unmetered })
+        await queue.waitUntilSettled()
+        let settled = await queue.allStates
+        #expect(settled.values.allSatisfy { $0.isDownloaded }, "\(settled)")
+
+        let model = await CourseDownloadsModel(
+            queue: queue,
+            course: OfflineCourse(
+                id: "course", title: "Course",
+                sections: [
+                    OfflineCourse.Section(
+                        id: "course", title: "All",
+                        lessons: course.map { OfflineCourse.Lesson(id: $0.id, title: $0.id, remoteURL: $0.remoteURL) })
+                ]))
+        await model.waitUntilSettled()
+        #expect(await model.fraction == 1)
+        #expect(await model.sections[0].rows.allSatisfy { $0.state?.isDownloaded == true })
+        await queue.stop()
+    }
+}

@@ -351,8 +351,14 @@ actor BackgroundTransfers {
         guard let handover = journal.handovers.first(where: { $0.key == key }) else { return nil }
         journal.handovers.removeAll { $0.key == key }
         try? save()
-        // The tasks that will still report: submitted, and neither ended nor stopped.
-        let outstanding = handover.requests.filter { $0.state == .submitted }.map(\.label)
+        // The tasks that will still report: submitted, and neither ended nor stopped; and those
+        // a kill during their submission left the system running, not yet marked submitted.
+        var outstanding = handover.requests.filter { $0.state == .submitted }.map(\.label)
+        let unmarked = handover.requests.filter(\.needsSubmission).map(\.label)
+        if !unmarked.isEmpty {
+            let running = Set(await session.runningTaskDescriptions())
+            outstanding += unmarked.filter(running.contains)
+        }
         guard !outstanding.isEmpty else { return handover.destination }
         for label in outstanding { withdrawnLabels[label, default: 0] += 1 }
         let session = session
@@ -567,51 +573,5 @@ actor BackgroundTransfers {
 
     private func save() throws {
         try StateFileWriting.write(JSONEncoder().encode(journal), to: journalFile)
-    }
-}
-
-/// The journal keeps a request's state in the fields earlier versions wrote (`isSubmitted`,
-/// `isStopped`, `resumeData`, `failure`), so that journals of either read the same.
-extension BackgroundTransfers.Handed: Codable {
-    private enum CodingKeys: String, CodingKey {
-        case label, url, range, expectedBytes, attempts, resumeData, failure, isSubmitted, isStopped, network
-    }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        label = try container.decode(String.self, forKey: .label)
-        url = try container.decode(URL.self, forKey: .url)
-        range = try container.decodeIfPresent(ByteRange.self, forKey: .range)
-        expectedBytes = try container.decodeIfPresent(UInt64.self, forKey: .expectedBytes)
-        attempts = try container.decode(Int.self, forKey: .attempts)
-        network = try container.decodeIfPresent(DownloadRequirements.Network.self, forKey: .network)
-        let resumeData = try container.decodeIfPresent(Data.self, forKey: .resumeData)
-        if let failure = try container.decodeIfPresent(DownloadError.Category.self, forKey: .failure) {
-            state = .givenUp(failure)
-        } else if try container.decodeIfPresent(Bool.self, forKey: .isStopped) == true {
-            state = .stopped(resumeData: resumeData)
-        } else if try container.decodeIfPresent(Bool.self, forKey: .isSubmitted) == true {
-            state = .submitted
-        } else {
-            state = .unsubmitted(resumeData: resumeData)
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(label, forKey: .label)
-        try container.encode(url, forKey: .url)
-        try container.encodeIfPresent(range, forKey: .range)
-        try container.encodeIfPresent(expectedBytes, forKey: .expectedBytes)
-        try container.encode(attempts, forKey: .attempts)
-        try container.encodeIfPresent(network, forKey: .network)
-        try container.encodeIfPresent(resumeData, forKey: .resumeData)
-        try container.encodeIfPresent(failure, forKey: .failure)
-        try container.encode(state == .submitted, forKey: .isSubmitted)
-        if case .stopped = state {
-            try container.encode(true, forKey: .isStopped)
-        } else {
-            try container.encode(false, forKey: .isStopped)
-        }
     }
 }

@@ -231,7 +231,7 @@ struct LibraryMachine: Sendable, Hashable {
                 let remote = items[id]?.record.remoteURL
             else { return [] }
             items[id]?.record.state = .notDownloaded
-            return [.removeFiles(id, remote: remote), .announce(id, .notDownloaded), .save]
+            return [.save, .removeFiles(id, remote: remote), .announce(id, .notDownloaded)]
         }
     }
 
@@ -390,7 +390,7 @@ struct LibraryMachine: Sendable, Hashable {
             return finishRemoval(id)
         case nil:
             // Nothing known: a delete still says so; a discard has nothing to do.
-            return keepsDownloaded ? [.removed(id)] : [.announce(id, .notDownloaded), .save, .removed(id)]
+            return keepsDownloaded ? [.removed(id)] : [.save, .announce(id, .notDownloaded), .removed(id)]
         }
     }
 

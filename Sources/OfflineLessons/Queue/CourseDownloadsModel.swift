@@ -201,9 +201,22 @@ public final class CourseDownloadsModel {
         await refresh()
     }
 
+    /// Waits until the queue has nothing under way (``DownloadQueue/waitUntilSettled()``) and
+    /// every figure shows how it ended: for tests and previews, which then check ``sections``
+    /// without polling or sleeping.
+    public func waitUntilSettled() async {
+        await queue.waitUntilSettled()
+        await refresh()
+    }
+
     /// Reads the queue again and updates every figure.
     public func refresh() async {
-        let states = await queue.allStates
+        var states = await queue.allStates
+        // A lesson the library holds downloaded shows so, queued or not (a queue file that was
+        // damaged and started again empty loses nothing the learner sees).
+        for (id, state) in await queue.library.states where states[id] == nil {
+            if case .downloaded(_, let byteCount) = state { states[id] = .downloaded(byteCount: byteCount) }
+        }
         let queued = Dictionary(await queue.lessons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var groups: [String: QueueGroupSummary] = [:]
         for section in course.sections { groups[section.id] = await queue.group(section.id) }

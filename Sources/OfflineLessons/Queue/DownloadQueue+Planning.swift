@@ -161,6 +161,8 @@ extension DownloadQueue {
             try? save()  // should this fail, the estimate is made again at the next start
         }
         isEstimating = false
+        for waiter in estimateWaiters { waiter.resume() }
+        estimateWaiters = []
         await replan()
     }
 

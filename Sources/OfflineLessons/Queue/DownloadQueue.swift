@@ -34,8 +34,13 @@ public actor DownloadQueue {
         public enum Kind: Hashable, Sendable {
             /// The queue file could not be written.
             case saveFailed(reason: String, code: Int32?)
-            /// The queue file is not one this version reads.
+            /// The queue file is there but could not be read just now (a file protected until
+            /// the first unlock, an I/O error): it is left as it is and read again at the next
+            /// call. (A damaged file is moved aside instead: ``DownloadQueue/Notice``.)
             case unreadable(reason: String)
+            /// The queue file was written by a newer version of MediaCore: it is kept as it is,
+            /// never saved over, and every change refuses with this error.
+            case newerVersion(Int)
             /// A lesson of this ID is in the queue already.
             case duplicate(id: String)
         }
@@ -56,10 +61,24 @@ public actor DownloadQueue {
             switch kind {
             case .saveFailed(let reason, _): "The download queue could not be saved to \(path): \(reason)"
             case .unreadable(let reason): "The download queue at \(path) could not be read: \(reason)"
+            case .newerVersion(let version):
+                "The download queue at \(path) was written by a newer version (\(version)); it is kept as it is"
             case .duplicate(let id): "Lesson \(id) is in the download queue already"
             }
         }
     }
+
+    /// Something the queue did by itself that the app should know about.
+    public enum Notice: Hashable, Sendable {
+        /// The queue file could not be read (`reason` says what the decoder found): it was moved
+        /// to `movedTo`, kept for a report, and the queue started again empty. The library's
+        /// lessons are as they were: enqueue the course again (``CourseDownloadsModel/downloadCourse()``)
+        /// and each shows as it is, a downloaded one downloaded.
+        case queueFileRecovered(reason: String, movedTo: URL)
+    }
+
+    /// What the queue did by itself since it was created (a queue file it recovered from).
+    public internal(set) var notices: [Notice] = []
 
     /// What is saved.
     struct QueueFile: Codable {
@@ -116,6 +135,8 @@ public actor DownloadQueue {
     var planAgain = false
     /// Whether estimates are being made, and the lessons waiting for theirs.
     var isEstimating = false
+    /// Callers of ``waitUntilSettled()`` waiting for the estimates under way.
+    var estimateWaiters: [CheckedContinuation<Void, Never>] = []
     var toEstimate: [String] = []
     nonisolated let broadcast = Broadcast<(id: String, state: QueuedLessonState)>(key: { $0.id })
 
@@ -155,7 +176,8 @@ public actor DownloadQueue {
     /// requirements allow. Call it once; later calls do nothing.
     ///
     /// - Throws: ``QueueError`` of kind ``QueueError/Kind/unreadable(reason:)`` for a queue file
-    ///   that cannot be read (it is left as it is).
+    ///   that cannot be read now, ``QueueError/Kind/newerVersion(_:)`` for one a newer version
+    ///   wrote (either is left as it is). A damaged one is moved aside: see ``notices``.
     public func start() async throws(QueueError) {
         guard !isStarted else { return }
         try load()
@@ -201,28 +223,100 @@ public actor DownloadQueue {
         if path != .offline { estimateUnestimated() }
     }
 
-    /// Reads the saved queue once, before anything is saved over it; a file that cannot be
-    /// read is never overwritten (every change throws its error instead).
+    /// Reads the saved queue once, before anything is saved over it. A file that cannot be
+    /// read now, or that a newer version wrote, is never overwritten (every change throws its
+    /// error instead); a damaged one (cut short, not JSON, an unknown earlier version) is moved
+    /// aside, kept for a report, and the queue starts again empty, with a ``Notice``: the
+    /// library still holds every lesson, and enqueuing the course again shows each as it is.
     func load() throws(QueueError) {
         guard !isLoaded else { return }
         StateFileWriting.removeLeftover(of: file)
-        if let data = try? Data(contentsOf: file) {
-            do {
-                let saved = try JSONDecoder().decode(QueueFile.self, from: data)
-                guard saved.version == 1 else {
-                    throw QueueError(.unreadable(reason: "version \(saved.version)"), path: file.path)
-                }
-                lessons = saved.lessons
-                requirements = saved.requirements
-                removing = saved.removing ?? []
-                retrying = Set(saved.retrying ?? [])
-            } catch let error as QueueError {
-                throw error
-            } catch {
-                throw QueueError(.unreadable(reason: "\(error)"), path: file.path)
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            guard FileManager.default.fileExists(atPath: file.path) else {
+                isLoaded = true
+                return
             }
+            throw QueueError(.unreadable(reason: error.localizedDescription), path: file.path)
         }
+        // The version first: a newer version's file may not decode as this one's.
+        struct Header: Decodable { var version: Int }
+        if let header = try? JSONDecoder().decode(Header.self, from: data), header.version > 1 {
+            throw QueueError(.newerVersion(header.version), path: file.path)
+        }
+        let saved: QueueFile
+        do {
+            saved = try JSONDecoder().decode(QueueFile.self, from: data)
+        } catch {
+            try recover(reason: String(describing: error))
+            return
+        }
+        guard saved.version == 1 else {
+            try recover(reason: "version \(saved.version) is not one this app reads")
+            return
+        }
+        lessons = saved.lessons
+        requirements = saved.requirements
+        removing = saved.removing ?? []
+        retrying = Set(saved.retrying ?? [])
         isLoaded = true
+    }
+
+    /// Moves a damaged queue file aside, as `queue.json.damaged-N` beside it, and starts empty;
+    /// when it cannot be moved, refuses (it is left as it is, and read again at the next call).
+    private func recover(reason: String) throws(QueueError) {
+        let directory = file.deletingLastPathComponent()
+        var aside: URL?
+        for number in 1...1_000 {
+            let candidate = directory.appendingPathComponent("\(file.lastPathComponent).damaged-\(number)")
+            guard !FileManager.default.fileExists(atPath: candidate.path) else { continue }
+            if (try? FileManager.default.moveItem(at: file, to: candidate)) != nil { aside = candidate }
+            break
+        }
+        guard let aside else { throw QueueError(.unreadable(reason: reason), path: file.path) }
+        notices.append(.queueFileRecovered(reason: reason, movedTo: aside))
+        isLoaded = true
+    }
+
+    /// Waits until the queue has nothing under way: no decision being carried out, no estimate
+    /// being made, and no lesson downloading in the foreground (each has ended, and the queue
+    /// has taken in how). For tests and previews, which then check ``allStates`` without
+    /// polling or sleeping:
+    ///
+    /// <!-- example: queue-wait-until-settled -->
+    /// ```swift
+    /// try await queue.enqueue(course)
+    /// await queue.waitUntilSettled()
+    /// let states = await queue.allStates
+    /// #expect(states.values.allSatisfy { $0.isDownloaded })
+    /// ```
+    ///
+    /// A lesson waiting (for a network, for room) or continuing in the system's background
+    /// transfers is settled: nothing in this process will move it until the world changes.
+    public func waitUntilSettled() async {
+        while true {
+            if let planning {
+                await planning.value
+                continue
+            }
+            if isEstimating {
+                await withCheckedContinuation { estimateWaiters.append($0) }
+                continue
+            }
+            let running = states.filter { if case .downloading = $0.value { true } else { false } }.keys.sorted()
+            var moved = false
+            for id in running {
+                await library.waitForDownload(id)
+                let now = await library.state(of: id)
+                // Still downloading with no run of its own: the background transfers' now.
+                if case .downloading = now { continue }
+                await libraryChanged(id, now)
+                moved = true
+            }
+            if !moved { return }
+        }
     }
 
     /// Stops following the library and the network; downloads going on go on.
