@@ -13,7 +13,58 @@ enum QueueBenchmarks {
             transitions(lessons: quick ? 100 : 1_000),
             reconcile(lessons: quick ? 100 : 1_000),
             smartPass(lessons: quick ? 100 : 500),
+            estimates(lessons: 100, latency: quick ? .milliseconds(20) : .milliseconds(200)),
         ]
+    }
+
+    /// A course of `count` lessons queued, each lesson's size estimated by two requests (its
+    /// master and media playlists) that each take `latency` to answer, as a slow network
+    /// would: the queue makes ``DownloadQueue/estimateConcurrency`` estimates at once. Beside
+    /// it, the same estimates one at a time, as the queue made them before (issue #58).
+    /// Target: at least 3× faster.
+    static func estimates(lessons count: Int, latency: Duration) -> Benchmark {
+        let all = lessons(count).map { lesson in
+            var unestimated = lesson
+            unestimated.estimate = nil
+            return unestimated
+        }
+        let estimator: DownloadQueue.Estimator = { _ in
+            try await Task.sleep(for: latency)  // the master playlist
+            try await Task.sleep(for: latency)  // the media playlist
+            return DownloadEstimate(bytes: 150_000_000, basis: .bandwidth)
+        }
+        let milliseconds = Int(latency / .milliseconds(1))
+        return Benchmark(
+            group: "Downloads",
+            name: "a course of \(count) lessons queued, its sizes estimated over \(milliseconds) ms per request",
+            items: count,
+            maximumSamples: 1,
+            setup: {
+                return {
+                    _ = DownloadBenchmarks.runBlocking {
+                        let place = folder.appendingPathComponent("estimates-\(UUID().uuidString)")
+                        let queue = DownloadQueue(
+                            library: library(in: place), file: place.appendingPathComponent("queue.json"),
+                            network: FixedNetworkPathMonitor(.offline), estimator: estimator,
+                            freeSpace: { _ in 1 << 40 })
+                        try await queue.start()
+                        try await queue.enqueue(all)
+                        return await queue.lessons.filter { $0.estimate != nil }.count
+                    }
+                }
+            },
+            baselines: [
+                .init(name: "the same estimates one at a time", target: .atLeast(3)) {
+                    return {
+                        _ = DownloadBenchmarks.runBlocking {
+                            var known = 0
+                            for lesson in all where (try? await estimator(lesson.remoteURL)) != nil { known += 1 }
+                            return known
+                        }
+                    }
+                }
+            ]
+        )
     }
 
     /// Removes every file the cases wrote.

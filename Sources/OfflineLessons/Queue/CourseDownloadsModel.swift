@@ -82,6 +82,8 @@ public final class CourseDownloadsModel {
         public var isExactSize: Bool
         /// Whether the learner pinned it.
         public var isPinned: Bool
+        /// Whether its size is being estimated: the row says "estimating" until ``bytes`` is known.
+        public var isEstimating = false
     }
 
     /// A section's rows, with its summary once any of its lessons is queued.
@@ -147,7 +149,9 @@ public final class CourseDownloadsModel {
         }
     }
 
-    /// Queues every lesson of the course not queued yet, section by section.
+    /// Queues every lesson of the course not queued yet, section by section, and returns once
+    /// they are queued: their sizes are estimated afterwards, a few at a time, each row
+    /// ``Row/isEstimating`` until its size is known.
     ///
     /// - Throws: ``DownloadQueue/QueueError`` when the queue cannot be saved.
     public func downloadCourse() async throws(DownloadQueue.QueueError) {
@@ -157,7 +161,7 @@ public final class CourseDownloadsModel {
                 QueuedLesson(id: $0.id, remoteURL: $0.remoteURL, group: section.id)
             }
         }
-        if !lessons.isEmpty { try await queue.enqueue(lessons) }
+        if !lessons.isEmpty { try await queue.enqueue(lessons, before: nil, waitingForEstimates: false) }
         await refresh()
     }
 
@@ -218,6 +222,10 @@ public final class CourseDownloadsModel {
             if case .downloaded(_, let byteCount) = state { states[id] = .downloaded(byteCount: byteCount) }
         }
         let queued = Dictionary(await queue.lessons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var estimating: Set<String> = []
+        for section in course.sections {
+            for lesson in section.lessons where await queue.isEstimating(lesson.id) { estimating.insert(lesson.id) }
+        }
         var groups: [String: QueueGroupSummary] = [:]
         for section in course.sections { groups[section.id] = await queue.group(section.id) }
         usedBytes = await queue.library.totalBytes
@@ -237,7 +245,8 @@ public final class CourseDownloadsModel {
                     }
                     return Row(
                         id: lesson.id, title: lesson.title, state: states[lesson.id], bytes: bytes, isExactSize: exact,
-                        isPinned: entry?.isPinned ?? false)
+                        isPinned: entry?.isPinned ?? false, isEstimating: bytes == nil && estimating.contains(lesson.id)
+                    )
                 }, summary: groups[section.id])
         }
         let whole = QueueGroupSummary(id: course.id, lessons: all, states: states)

@@ -141,29 +141,55 @@ extension DownloadQueue {
         broadcast.yield((id, state))
     }
 
-    /// Estimates the lessons' sizes one after another, saving each as it is known. An estimate
-    /// that fails (no network, a server error) is left unknown and tried again at the next
-    /// start and when the network comes back.
+    /// How many estimates run at once: each is a few small requests, mostly waiting for the
+    /// network, so a handful at once shows a long course's sizes that many times sooner without
+    /// crowding the downloads.
+    static let estimateConcurrency = 4
+
+    /// Estimates the lessons' sizes, ``estimateConcurrency`` at a time, saving and announcing
+    /// each as it is known. An estimate that fails (no network, a server error) is left unknown
+    /// and tried again at the next start and when the network comes back; the estimates under
+    /// way end with the task that runs them (``stop()`` cancels it, and the cancellation reaches
+    /// their requests).
     ///
     /// Lessons asked for while estimates are made join the ones being made.
     func estimateSizes(of ids: [String]) async {
         guard let estimator else { return }
-        toEstimate.append(contentsOf: ids.filter { !toEstimate.contains($0) })
+        toEstimate.append(contentsOf: ids.filter { !toEstimate.contains($0) && !estimatingNow.contains($0) })
         guard !isEstimating, !toEstimate.isEmpty else { return }
         isEstimating = true
-        while !toEstimate.isEmpty {
-            let id = toEstimate.removeFirst()
-            guard let lesson = lessons.first(where: { $0.id == id }), lesson.estimate == nil,
-                let estimate = try? await estimator(lesson.remoteURL),
-                let index = lessons.firstIndex(where: { $0.id == id })
-            else { continue }
-            lessons[index].estimate = estimate
-            try? save()  // should this fail, the estimate is made again at the next start
+        await withTaskGroup(of: (String, DownloadEstimate?).self) { group in
+            var running = 0
+            while true {
+                while running < Self.estimateConcurrency, !toEstimate.isEmpty, !Task.isCancelled {
+                    let id = toEstimate.removeFirst()
+                    guard let lesson = lessons.first(where: { $0.id == id }), lesson.estimate == nil else { continue }
+                    estimatingNow.insert(id)
+                    let url = lesson.remoteURL
+                    group.addTask { (id, try? await estimator(url)) }
+                    running += 1
+                }
+                guard let (id, estimate) = await group.next() else { break }
+                running -= 1
+                estimatingNow.remove(id)
+                guard let estimate, let index = lessons.firstIndex(where: { $0.id == id }) else { continue }
+                lessons[index].estimate = estimate
+                try? save()  // should this fail, the estimate is made again at the next start
+                // Its size is shown at once: its state again, with the new figure beside it.
+                if let state = states[id] { broadcast.yield((id, state)) }
+            }
         }
+        if Task.isCancelled { toEstimate = [] }
         isEstimating = false
         for waiter in estimateWaiters { waiter.resume() }
         estimateWaiters = []
         await replan()
+    }
+
+    /// Estimates `ids` in a task of its own, which ``stop()`` cancels.
+    func estimateInBackground(_ ids: [String]) {
+        guard estimator != nil, !ids.isEmpty else { return }
+        watchers.append(Task { [weak self] in await self?.estimateSizes(of: ids) })
     }
 
     /// Estimates, in a task of its own, the lessons whose estimate failed earlier.

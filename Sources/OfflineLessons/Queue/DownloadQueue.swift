@@ -135,6 +135,8 @@ public actor DownloadQueue {
     var planAgain = false
     /// Whether estimates are being made, and the lessons waiting for theirs.
     var isEstimating = false
+    /// The lessons whose estimate is being made now.
+    var estimatingNow: Set<String> = []
     /// Callers of ``waitUntilSettled()`` waiting for the estimates under way.
     var estimateWaiters: [CheckedContinuation<Void, Never>] = []
     var toEstimate: [String] = []
@@ -331,6 +333,18 @@ public actor DownloadQueue {
     /// - Throws: ``QueueError``: a lesson already queued, or a queue that cannot be saved (then
     ///   nothing is added).
     public func enqueue(_ added: [QueuedLesson], before: String? = nil) async throws(QueueError) {
+        try await enqueue(added, before: before, waitingForEstimates: true)
+    }
+
+    /// Whether lesson `id` waits for its size to be estimated: queued, not estimated, and its
+    /// estimate asked for or being made.
+    public func isEstimating(_ id: String) -> Bool {
+        toEstimate.contains(id) || estimatingNow.contains(id)
+    }
+
+    /// Adds lessons as ``enqueue(_:before:)`` does; without `waitingForEstimates`, it returns
+    /// once they are queued and the estimates go on in a task the queue owns.
+    func enqueue(_ added: [QueuedLesson], before: String?, waitingForEstimates: Bool) async throws(QueueError) {
         try load()
         var seen = Set(lessons.map(\.id))
         for lesson in added where !seen.insert(lesson.id).inserted {
@@ -345,8 +359,16 @@ public actor DownloadQueue {
             lessons = previous
             throw error
         }
-        await replan()
-        await estimateSizes(of: added.filter { $0.estimate == nil }.map(\.id))
+        let unestimated = added.filter { $0.estimate == nil }.map(\.id)
+        if waitingForEstimates {
+            await replan()
+            await estimateSizes(of: unestimated)
+        } else {
+            // Marked as estimating before the first plan announces them.
+            if estimator != nil { toEstimate.append(contentsOf: unestimated.filter { !toEstimate.contains($0) }) }
+            await replan()
+            estimateInBackground(unestimated)
+        }
     }
 
     /// Moves lesson `id` to `index` in the queue's order (clamped to its bounds).
