@@ -311,8 +311,11 @@ struct CatalogRepositoryTests {
         async let first = repository.value(.videos(at: url))
         async let second = repository.value(.videos(at: url))
         async let third = repository.refresh(.videos(at: url))
-        // One request's latency (its timeout timer sleeps beside it).
+        // One request's latency (its timeout timer sleeps beside it), and every caller joined to
+        // it before it answers: a caller scheduled after the answer (a loaded machine, a
+        // sanitizer) would otherwise find no request to share, and its own would wait forever.
         await clock.waitForSleeper(until: clock.now.advanced(by: .seconds(1)))
+        #expect(await withinPoolTurns { await repository.waitingCallerCount == 3 })
         clock.advance(by: .seconds(1))
         let results = try await [first, second, third]
         #expect(results.allSatisfy { $0.value.count == 14 })
