@@ -115,15 +115,16 @@ struct QueuePlannerTests {
         #expect(decision.start == ["small"])
     }
 
-    @Test("the quota counts the library's files and the downloads going on")
+    @Test("the quota counts the library's files and the downloads going on, each whole until it finishes")
     func quota() {
         let lessons = [Self.lesson("a", bytes: 400), Self.lesson("b", bytes: 300), Self.lesson("c", bytes: 100)]
         let decision = QueuePlanner.plan(
             lessons, library: ["a": .downloading(fraction: 0.5)], conditions: Self.conditions(used: 500),
             requirements: DownloadRequirements(reserveBytes: 0, quotaBytes: 1_000), concurrency: 3)
-        // 500 used + 200 still to come for a: 300 left, so b (300) fits, then c does not.
-        #expect(decision.start == ["b"])
-        #expect(decision.states["c"] == .waiting(.quota(needed: 100, left: 0)))
+        // 500 used + a's 400, half of it written in no downloaded file yet: 100 left, so b (300)
+        // waits and c (100) fits.
+        #expect(decision.start == ["c"])
+        #expect(decision.states["b"] == .waiting(.quota(needed: 300, left: 100)))
     }
 
     @Test("paused by the learner, failed, downloaded; a failure for want of a network waits for one")
@@ -801,5 +802,31 @@ extension DownloadQueueTests {
         #expect(await model.fraction == 1)
         #expect(await model.sections[0].rows.allSatisfy { $0.state?.isDownloaded == true })
         await queue.stop()
+    }
+}
+
+extension QueuePlannerTests {
+    @Test(
+        "the quota decision does not depend on how far a lesson downloading has gone: it counts whole until it finishes, and the next lesson's fate is the same at every fraction",
+        arguments: [0, 0.1, 0.5, 0.9, 0.92, 0.999])
+    func quotaIndependentOfProgress(fraction: Double) {
+        // Seven lessons of 100 bytes, five downloaded; a quota of 660: the seventh fits only
+        // once the sixth is done and its real size known.
+        let lessons = (1...7).map { Self.lesson("l\($0)") }
+        var library: [String: OfflineLibrary.ItemState] = [:]
+        for index in 1...5 { library["l\(index)"] = .downloaded(fileName: "l\(index).mp4", byteCount: 100) }
+        library["l6"] = .downloading(fraction: fraction)
+        let requirements = DownloadRequirements(reserveBytes: 0, quotaBytes: 660)
+        let decision = QueuePlanner.plan(
+            lessons, library: library, conditions: Self.conditions(used: 500), requirements: requirements,
+            concurrency: 2)
+        #expect(decision.start.isEmpty)
+        #expect(decision.states["l7"] == .waiting(.quota(needed: 100, left: 60)))
+        // Once it is done (measured at 60 bytes), the seventh is let in, whatever came before.
+        library["l6"] = .downloaded(fileName: "l6.mp4", byteCount: 60)
+        let after = QueuePlanner.plan(
+            lessons, library: library, conditions: Self.conditions(used: 560), requirements: requirements,
+            concurrency: 2)
+        #expect(after.start == ["l7"])
     }
 }

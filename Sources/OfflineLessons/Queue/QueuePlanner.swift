@@ -13,7 +13,8 @@ import Downloads
 ///   waits with the bytes it needs; it never starts to be stopped by a full disk. The free space
 ///   it needs is what the download's own check before its first byte asks (the estimate with 2%
 ///   and 1 MiB to spare, for the file's index and the journal), so a lesson the queue starts is
-///   not one the download refuses; the quota counts the estimate alone (the file's size). A
+///   not one the download refuses; the quota counts the estimate alone (the file's size), a
+///   lesson downloading counted whole until it finishes, however far it has gone. A
 ///   lesson of unknown size needs nothing up front (the download's own check refuses it before
 ///   its first byte when the disk is too full).
 /// - At most `concurrency` lessons download at once; the next ones wait their turn, numbered.
@@ -61,10 +62,12 @@ struct QueuePlanner {
             guard case .downloading(let fraction)? = library[lesson.id], networkAllowed, !lesson.isPausedByLearner
             else { continue }
             running += 1
-            let left = remaining(lesson, fraction: fraction)
             let space = spaceNeeded(lesson, fraction: fraction)
             free = free.map { $0 > space ? $0 - space : 0 }
-            committed = saturatingAdd(committed, left)
+            // Against the quota, a lesson downloading counts whole until it finishes: the bytes
+            // it wrote are in no downloaded file yet, so counting only what it has left would let
+            // the next lesson in or not by how far this one had gone when the queue decided.
+            committed = saturatingAdd(committed, remaining(lesson, fraction: 0))
         }
         var slots = max(concurrency, 1) - running
         var position = 0
