@@ -227,3 +227,43 @@ extension LibraryRaceTests {
         await library.waitForDownload("lesson")
     }
 }
+
+/// A weak reference a test can read from any task.
+final class WeakReference<Object: AnyObject>: @unchecked Sendable {
+    private let lock = NSLock()
+    private weak var object: Object?
+
+    init(_ object: Object) { self.object = object }
+
+    var isGone: Bool { lock.withLock { object == nil } }
+}
+
+extension LibraryRaceTests {
+    @Test(
+        "a library no longer used goes, though it follows the background session's reports and the network: the tasks it owns end with it"
+    )
+    func libraryGoes() async throws {
+        let folder = temporaryFolder("library-goes").appendingPathComponent("library")
+        var reference: WeakReference<OfflineLibrary>?
+        do {
+            let daemon = SimulatedBackgroundDaemon(
+                transport: inMemory, scratch: folder.deletingLastPathComponent().appendingPathComponent("daemon"))
+            let session = daemon.launch(landing: folder.deletingLastPathComponent().appendingPathComponent("landing"))
+            let library = OfflineLibrary(
+                directory: folder, fileOptions: OfflineFileOptions(), fileSystem: LocalFileSystem(),
+                background: BackgroundTransfers(session: session, folder: folder),
+                backgroundOptions: BackgroundTransferOptions(identifier: "app.background"),
+                network: FixedNetworkPathMonitor(.unmetered)
+            ) { [clock, inMemory] remote, destination in
+                MediaDownloader(engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: inMemory))
+                    .downloadLesson(from: remote, to: destination, preferredLanguages: [])
+            }
+            _ = try await library.load()  // follows the session's reports and the network from now on
+            // The network's first path is taken in: its task is between two paths now.
+            #expect(await withinPoolTurns { await library.networkPath == .unmetered })
+            reference = WeakReference(library)
+        }
+        let weak = try #require(reference)
+        #expect(await withinPoolTurns { weak.isGone }, "the library's own tasks keep it alive")
+    }
+}

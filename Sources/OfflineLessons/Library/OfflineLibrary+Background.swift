@@ -130,9 +130,7 @@ extension OfflineLibrary {
         isBackgroundStarted = true
         let settled = background.settled
         if let paths = network?.paths() {
-            own { library in
-                for await path in paths { await library.networkChanged(to: path) }
-            }
+            own(following: paths) { library, path in await library.networkChanged(to: path) }
         }
         // Both ways: a hand-over of an item the library no longer waits for (a kill between
         // forgetting it here and there) is given up before its tasks can be submitted again.
@@ -152,9 +150,7 @@ extension OfflineLibrary {
             let known = Set(await background.handovers.map(\.key))
             await library.restartOrphans(known: known)
         }
-        own { library in
-            for await id in settled { await library.send(.tasksEnded(id)) }
-        }
+        own(following: settled) { library, id in await library.send(.tasksEnded(id)) }
     }
 
     /// Runs again every item waiting for background transfers that `known` does not name.

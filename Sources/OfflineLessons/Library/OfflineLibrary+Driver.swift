@@ -182,6 +182,27 @@ extension OfflineLibrary {
         return task
     }
 
+    /// Follows `sequence` in a task the library owns, handing each element to `body`. Between
+    /// two elements the task holds the library weakly, so a library no longer used goes (and
+    /// cancels its tasks, this one with them) though the sequence never ends.
+    func own<Elements: AsyncSequence & Sendable>(
+        following sequence: Elements, _ body: @escaping @Sendable (OfflineLibrary, Elements.Element) async -> Void
+    ) where Elements.Element: Sendable {
+        nextTask += 1
+        let number = nextTask
+        tasks[number] = Task { [weak self] in
+            do {
+                for try await element in sequence {
+                    guard let library = self else { return }
+                    await body(library, element)
+                }
+            } catch {
+                // The sequence failed or was cancelled: nothing more to follow.
+            }
+            await self?.taskEnded(number)
+        }
+    }
+
     func taskEnded(_ number: UInt64) {
         tasks[number] = nil
     }
