@@ -519,6 +519,19 @@ extension BackgroundLibraryTests {
         #expect(await library.continueInBackground() == ["lesson"])
         let labels = scenario.daemon.running
         #expect(!labels.isEmpty)
+        // The course screen says it continues in the background, and counts it.
+        let model = await CourseDownloadsModel(
+            queue: queue,
+            course: OfflineCourse(
+                id: "course", title: "Course",
+                sections: [
+                    OfflineCourse.Section(
+                        id: "all", title: "All",
+                        lessons: [OfflineCourse.Lesson(id: "lesson", title: "Lesson", remoteURL: lesson.entry)])
+                ]))
+        await model.refresh()
+        #expect(await model.sections[0].rows[0].isInBackground)
+        #expect(await model.lessonsInBackground == 1)
 
         // The device goes offline: the queue would stop a foreground download, not this one.
         network.send(.offline)

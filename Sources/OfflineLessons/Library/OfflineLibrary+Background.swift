@@ -65,8 +65,12 @@ extension OfflineLibrary {
         }
     }
 
-    /// Whether item `id` waits for background transfers (handed over, with no run of its own).
-    func isHandedOver(_ id: String) -> Bool {
+    /// Whether item `id` continues in the system's background transfers: handed over by
+    /// ``continueInBackground()``, its state ``ItemState/downloading(fraction:)``, and no run of
+    /// its own in this process until its tasks have ended or ``continueInForeground()`` takes it
+    /// back. A screen says so ("Continuing in the background") rather than show a fraction that
+    /// does not move; ``waitReason(of:)`` says when it waits for a network.
+    public func isHandedOver(_ id: String) -> Bool {
         loadIfNeeded()
         return machine.isHandedOver(id)
     }

@@ -84,6 +84,9 @@ public final class CourseDownloadsModel {
         public var isPinned: Bool
         /// Whether its size is being estimated: the row says "estimating" until ``bytes`` is known.
         public var isEstimating = false
+        /// Whether it continues in the system's background transfers
+        /// (``OfflineLibrary/isHandedOver(_:)``): its fraction moves when their tasks end.
+        public var isInBackground = false
     }
 
     /// A section's rows, with its summary once any of its lessons is queued.
@@ -113,6 +116,8 @@ public final class CourseDownloadsModel {
     public private(set) var remainingTime: Duration?
     /// The bytes the library's downloads take.
     public private(set) var usedBytes: UInt64 = 0
+    /// How many of the course's lessons continue in the system's background transfers.
+    public private(set) var lessonsInBackground = 0
     /// The library's quota, if any.
     public private(set) var quotaBytes: UInt64?
 
@@ -223,9 +228,14 @@ public final class CourseDownloadsModel {
         }
         let queued = Dictionary(await queue.lessons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var estimating: Set<String> = []
+        var inBackground: Set<String> = []
         for section in course.sections {
-            for lesson in section.lessons where await queue.isEstimating(lesson.id) { estimating.insert(lesson.id) }
+            for lesson in section.lessons {
+                if await queue.isEstimating(lesson.id) { estimating.insert(lesson.id) }
+                if await queue.library.isHandedOver(lesson.id) { inBackground.insert(lesson.id) }
+            }
         }
+        lessonsInBackground = inBackground.count
         var groups: [String: QueueGroupSummary] = [:]
         for section in course.sections { groups[section.id] = await queue.group(section.id) }
         usedBytes = await queue.library.totalBytes
@@ -245,8 +255,9 @@ public final class CourseDownloadsModel {
                     }
                     return Row(
                         id: lesson.id, title: lesson.title, state: states[lesson.id], bytes: bytes, isExactSize: exact,
-                        isPinned: entry?.isPinned ?? false, isEstimating: bytes == nil && estimating.contains(lesson.id)
-                    )
+                        isPinned: entry?.isPinned ?? false,
+                        isEstimating: bytes == nil && estimating.contains(lesson.id),
+                        isInBackground: inBackground.contains(lesson.id))
                 }, summary: groups[section.id])
         }
         let whole = QueueGroupSummary(id: course.id, lessons: all, states: states)
