@@ -125,3 +125,24 @@ struct LibraryMachineTests {
         #expect(forgetful.settled().contains { $0.contains("cancel of a ended paused") })
     }
 }
+
+extension LibraryMachineTests {
+    @Test(
+        "a record not downloaded (its file went missing) loads as it was, saved or not; only one saved as being removed is finished and forgotten (found by the offline-library fuzz target)"
+    )
+    func notDownloadedIsNotARemoval() {
+        let remote = LibraryWorld.remote(of: "a")
+        let records: [String: LibraryMachine.Record] = [
+            "gone": LibraryMachine.Record(remoteURL: remote, state: .notDownloaded),
+            "removing": LibraryMachine.Record(remoteURL: remote, state: .notDownloaded, isBeingRemoved: true),
+        ]
+        var machine = LibraryMachine(hasBackground: false)
+        let actions = machine.load(records, downloaded: [:], missingFiles: [], badFileNames: [:])
+        #expect(machine.records.keys.sorted() == ["gone"])
+        #expect(actions.contains(.removeFiles("removing", remote: remote)))
+        #expect(!actions.contains(.removeFiles("gone", remote: remote)))
+        var again = LibraryMachine(hasBackground: false)
+        _ = again.load(machine.savedRecords, downloaded: [:], missingFiles: [], badFileNames: [:])
+        #expect(again.records == machine.records)
+    }
+}

@@ -258,7 +258,7 @@ struct LibraryWorld: Hashable {
             saved = machine.savedRecords
         case .saveRemoving(let id, let remote):
             saved = machine.savedRecords
-            saved[id] = LibraryMachine.Record(remoteURL: remote, state: .notDownloaded)
+            saved[id] = LibraryMachine.Record(remoteURL: remote, state: .notDownloaded, isBeingRemoved: true)
         case .start(let id, let generation, _, let handOverWhenPlanned):
             if jobs[id] != nil { violations.append("a second job of \(id) started") }
             if words[id] != .download {
@@ -397,11 +397,11 @@ struct LibraryWorld: Hashable {
         for (id, record) in saved {
             var expected: LibraryMachine.Record? = record
             switch record.state {
+            case _ where record.isBeingRemoved == true:
+                expected = nil  // a removal a kill interrupted: finished at the launch
             case .downloading where record.inBackground != true:
                 expected?.state = .paused
                 expected?.inBackground = nil
-            case .notDownloaded:
-                expected = nil  // a removal a kill interrupted: finished at the launch
             default:
                 break
             }

@@ -16,6 +16,9 @@ extension LibraryMachine {
         /// The networks its download may use, when a download queue's rule narrowed them (absent:
         /// any): its background transfers are made with the same rule.
         var network: DownloadRequirements.Network?
+        /// Whether a delete or discard was removing it when the file was saved: a launch that
+        /// reads it removes its files and forgets it (absent in files of earlier versions).
+        var isBeingRemoved: Bool?
     }
 
     /// A download asked for while the item's run stops: started once it has.
@@ -143,8 +146,8 @@ extension LibraryMachine {
     enum Action: Sendable, Hashable {
         /// Save every record.
         case save
-        /// Save every record, and `id`, from `remote`, as being removed (not downloaded): a
-        /// launch that reads it removes the item's files and forgets it.
+        /// Save every record, and `id`, from `remote`, as being removed: a launch that reads it
+        /// removes the item's files and forgets it.
         case saveRemoving(String, remote: URL)
         /// Announce `id`'s state (on ``OfflineLibrary/updates``).
         case announce(String, OfflineLibrary.ItemState)

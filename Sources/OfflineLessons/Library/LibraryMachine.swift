@@ -79,6 +79,7 @@ struct LibraryMachine: Sendable, Hashable {
                 // Gone at the next launch with its files, unless a discard keeps its download.
                 if removal.keepsDownloaded, case .downloaded = record.state { break }
                 record.state = .notDownloaded
+                record.isBeingRemoved = true
                 record.inBackground = nil
                 record.fractionDone = nil
             }
@@ -135,8 +136,8 @@ struct LibraryMachine: Sendable, Hashable {
     /// app being killed is paused, one handed over still waits for its tasks (with background
     /// transfers), and `downloaded` lists items whose finished file was found for a record that
     /// did not say downloaded (a kill after the file was in place and before its end was saved:
-    /// it is downloaded, as it would have been had the process lived). A record saved as not
-    /// downloaded is a delete or discard that a kill interrupted: its files go, and so does it.
+    /// it is downloaded, as it would have been had the process lived). A record saved as being
+    /// removed is a delete or discard that a kill interrupted: its files go, and so does it.
     ///
     /// - Returns: The announcements of the loaded states and the removals (the driver saves
     ///   afterwards).
@@ -147,7 +148,7 @@ struct LibraryMachine: Sendable, Hashable {
         var actions: [Action] = []
         for (id, loaded) in records.sorted(by: { $0.key < $1.key }) where items[id] == nil {
             var record = loaded
-            if case .notDownloaded = record.state {
+            if record.isBeingRemoved == true {
                 if let found = downloaded[id] { actions.append(.removeDownloaded(id, fileName: found.fileName)) }
                 actions += [.removeFiles(id, remote: record.remoteURL), .announce(id, .notDownloaded)]
                 continue

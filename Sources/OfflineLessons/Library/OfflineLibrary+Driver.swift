@@ -30,7 +30,7 @@ extension OfflineLibrary {
                 }
             case .saveRemoving(let id, let remote):
                 var records = machine.savedRecords
-                records[id] = Entry(remoteURL: remote, state: .notDownloaded)
+                records[id] = Entry(remoteURL: remote, state: .notDownloaded, isBeingRemoved: true)
                 do {
                     try save(records)
                 } catch {
