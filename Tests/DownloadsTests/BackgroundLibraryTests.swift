@@ -42,6 +42,8 @@ struct BackgroundLibraryTests {
 
         /// Where finished files land before they are staged.
         let landing: URL
+        /// How many of the daemon's tasks were running as each foreground run started.
+        let tasksAtEachStart = Locked<[Int]>([])
 
         init(_ lesson: ServedLesson, holding held: String?, concurrency: Int = 2, folder: URL? = nil) {
             self.lesson = lesson
@@ -62,11 +64,14 @@ struct BackgroundLibraryTests {
             let transfers = BackgroundTransfers(
                 session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3), freeSpace: { _ in free })
             let downloader = downloader
+            let (daemon, starts) = (daemon, tasksAtEachStart)
             let library = OfflineLibrary(
                 directory: folder, fileOptions: OfflineFileOptions(), fileSystem: fileSystem,
                 background: transfers, backgroundOptions: options, network: network
             ) { remote, destination in
-                downloader.downloadLesson(from: remote, to: destination, preferredLanguages: [])
+                let running = daemon.running.count
+                starts.withLock { $0.append(running) }
+                return downloader.downloadLesson(from: remote, to: destination, preferredLanguages: [])
             }
             return Process(library: library, session: session)
         }
@@ -417,5 +422,22 @@ extension OfflineLibrary.ItemState {
         case .downloading, .downloaded: false
         default: true
         }
+    }
+}
+
+extension BackgroundLibraryTests {
+    @Test(
+        "taken back into the foreground, the run starts only once the hand-over's tasks are cancelled, as the library's actions come: it never runs beside them"
+    )
+    func takeBackStartsAfterTheCancellation() async throws {
+        let (scenario, process, labels, expected) = try await handedOver("cmaf", fromMiddle: true)
+        #expect(!labels.isEmpty && !scenario.daemon.running.isEmpty)
+        #expect(await process.library.continueInForeground() == ["lesson"])
+        guard case .downloaded? = await end(of: process.library) else {
+            Issue.record("\(await process.library.state(of: "lesson"))")
+            return
+        }
+        #expect(scenario.tasksAtEachStart.withLock { $0.last } == 0, "\(scenario.tasksAtEachStart.withLock { $0 })")
+        #expect(try Data(contentsOf: try #require(await process.library.localFile(of: "lesson"))) == expected)
     }
 }

@@ -39,11 +39,21 @@ extension OfflineLibrary {
             case .announce(let id, let state):
                 broadcast.yield((id, state))
             case .start(let id, let generation, let remote, let handOverWhenPlanned):
-                startRun(id, generation: generation, remote: remote, handOverWhenPlanned: handOverWhenPlanned)
+                if chains[id] == nil {
+                    startRun(id, generation: generation, remote: remote, handOverWhenPlanned: handOverWhenPlanned)
+                } else {
+                    // After what the item's chain holds (a take-back's cancellation of its
+                    // tasks), as the actions come: a stop asked meanwhile waits for the job.
+                    stopsBeforeStart.updateValue(nil, forKey: generation)
+                    chain(id) { library in
+                        await library.startRun(
+                            id, generation: generation, remote: remote, handOverWhenPlanned: handOverWhenPlanned)
+                    }
+                }
             case .pauseRun(_, let generation):
-                jobs[generation]?.pause()
+                if let job = jobs[generation] { job.pause() } else { keepStop(.pause, for: generation) }
             case .cancelRun(_, let generation):
-                jobs[generation]?.cancel()
+                if let job = jobs[generation] { job.cancel() } else { keepStop(.cancel, for: generation) }
             case .submit(let id, let generation, let network):
                 submit(id, generation: generation, network: network)
             case .withdraw(let id):
@@ -72,11 +82,24 @@ extension OfflineLibrary {
         }
     }
 
-    /// Starts run `generation` of item `id`, with the tasks that read its progress and its end.
+    /// Keeps a stop asked of run `generation` before its job started (it waits in the item's
+    /// chain): a cancel outranks a pause.
+    private func keepStop(_ stop: LibraryMachine.Stop, for generation: UInt64) {
+        guard let kept = stopsBeforeStart[generation] else { return }  // no run waits to start
+        if kept != .cancel { stopsBeforeStart[generation] = stop }
+    }
+
+    /// Starts run `generation` of item `id`, with the tasks that read its progress and its end;
+    /// a stop asked while it waited to start is applied at once.
     func startRun(_ id: String, generation: UInt64, remote: URL, handOverWhenPlanned: Bool) {
         let fileName = Self.fileName(for: id, remote: remote)
         let job = start(remote, file(named: fileName))
         jobs[generation] = job
+        switch stopsBeforeStart.removeValue(forKey: generation) {
+        case .pause??: job.pause()
+        case .cancel??: job.cancel()
+        default: break
+        }
         if handOverWhenPlanned {
             own { library in
                 guard await job.waitUntilPlanned() else { return }

@@ -103,6 +103,9 @@ public actor OfflineLibrary {
     var machine: LibraryMachine
     /// The running jobs, by their run's generation.
     var jobs: [UInt64: DownloadJob] = [:]
+    /// The runs waiting in their item's chain to start, by generation, with the stop asked of
+    /// each meanwhile.
+    var stopsBeforeStart: [UInt64: LibraryMachine.Stop?] = [:]
     /// The tasks the library started: each run's readers of its progress and its outcome, each
     /// item's chain of background work (submissions, withdrawals). Each removes itself when
     /// done; the library's end cancels the rest.
@@ -396,11 +399,17 @@ public actor OfflineLibrary {
     /// #expect(await library.localFile(of: "950") != nil)
     /// ```
     public func waitForDownload(_ id: String) async {
-        while let generation = currentRun(of: id), let outcome = outcomes[generation] {
-            await outcome.value
+        while true {
+            if let generation = currentRun(of: id), let outcome = outcomes[generation] {
+                await outcome.value
+            } else if let chain = chains[id] {
+                // What its end asked of background transfers (their staged bodies removed), or
+                // a run waiting there to start.
+                await chain.value
+            } else {
+                return
+            }
         }
-        // And what its end asked of background transfers (their staged bodies removed).
-        await chains[id]?.value
     }
 
     /// The generation of the run item `id` waits for: its own, or the one its removal stops.
