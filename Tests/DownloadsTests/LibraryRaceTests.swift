@@ -267,3 +267,43 @@ extension LibraryRaceTests {
         #expect(await withinPoolTurns { weak.isGone }, "the library's own tasks keep it alive")
     }
 }
+
+extension LibraryRaceTests {
+    @Test("a delete whose save fails throws that failure, and one that saves does not throw another item's")
+    func deleteReportsItsOwnSave() async throws {
+        let folder = temporaryFolder("library-delete-save")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in ["a.mp4", "b.mp4"] { try Data("file".utf8).write(to: folder.appendingPathComponent(name)) }
+        let remote = lesson.entry
+        let items = ["a", "b"].map { id in
+            "\"\(id)\":{\"remoteURL\":\"\(remote.absoluteString)\",\"state\":{\"downloaded\":{\"fileName\":\"\(id).mp4\",\"byteCount\":4}}}"
+        }
+        try Data("{\"version\":1,\"items\":{\(items.joined(separator: ","))}}".utf8)
+            .write(to: folder.appendingPathComponent("offline-library.json"))
+        let refusing = Locked(false)
+        let fileSystem = TestFileSystem(plan: { operation, file in
+            if refusing.withLock({ $0 }), operation == .write, file.lastPathComponent == "offline-library.json" {
+                throw CocoaError(.fileWriteOutOfSpace)
+            }
+        })
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: inMemory))
+        let library = OfflineLibrary(directory: folder, fileOptions: OfflineFileOptions(), fileSystem: fileSystem) {
+            downloader.downloadLesson(from: $0, to: $1, preferredLanguages: [])
+        }
+        _ = try await library.load()
+        refusing.withLock { $0 = true }
+        do {
+            try await library.delete("a")
+            Issue.record("the delete did not say its save failed")
+        } catch {
+            guard case .saveFailed = error.kind else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        refusing.withLock { $0 = false }
+        try await library.delete("b")
+        #expect(await library.states["b"] == nil)
+    }
+}

@@ -20,13 +20,15 @@ extension OfflineLibrary {
     /// Performs `actions` in order. What takes an await (the background transfers' work) goes
     /// in the item's chain, in order, and reports back as an event where the machine needs it.
     func perform(_ actions: [LibraryMachine.Action]) {
+        // The failure of a save among these actions, for the removal they end.
+        var saveFailure: LibraryError?
         for action in actions {
             switch action {
             case .save:
                 do {
                     try save()
                 } catch {
-                    lastSaveFailure = error
+                    saveFailure = error
                 }
             case .saveRemoving(let id, let remote):
                 var records = machine.savedRecords
@@ -34,7 +36,7 @@ extension OfflineLibrary {
                 do {
                     try save(records)
                 } catch {
-                    lastSaveFailure = error
+                    saveFailure = error
                 }
             case .announce(let id, let state):
                 broadcast.yield((id, state))
@@ -77,7 +79,7 @@ extension OfflineLibrary {
             case .announceWaits:
                 announceWaits()
             case .removed(let id):
-                for waiter in removalWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
+                for waiter in removalWaiters.removeValue(forKey: id) ?? [] { waiter.resume(returning: saveFailure) }
             }
         }
     }

@@ -118,12 +118,11 @@ public actor OfflineLibrary {
     var chains: [String: Task<Void, Never>] = [:]
     var chainLinks: [String: UInt64] = [:]
     var nextLink: UInt64 = 0
-    /// The callers waiting for an item's removal (``delete(_:)``, ``discard(_:)``) to be done.
-    var removalWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// The callers waiting for an item's removal (``delete(_:)``, ``discard(_:)``) to be done,
+    /// told the failure of the save that ended it, if it failed.
+    var removalWaiters: [String: [CheckedContinuation<LibraryError?, Never>]] = [:]
     /// The callers of ``continueInBackground()`` waiting to hear whether an item was handed over.
     var handOverWaiters: [String: [@Sendable (Bool) -> Void]] = [:]
-    /// The last save that failed while an action was performed, for the call that asked for it.
-    var lastSaveFailure: LibraryError?
     /// The background transfers downloads continue in while the app is suspended, when the app
     /// chose them.
     nonisolated let background: BackgroundTransfers?
@@ -441,16 +440,13 @@ public actor OfflineLibrary {
     /// Removes item `id` as ``delete(_:)`` or ``discard(_:)`` does, and waits until it is done.
     private func remove(_ id: String, keepsDownloaded: Bool) async throws(LibraryError) {
         loadIfNeeded()
-        lastSaveFailure = nil
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        let failure = await withCheckedContinuation { (done: CheckedContinuation<LibraryError?, Never>) in
             removalWaiters[id, default: []].append(done)
             send(.remove(id, keepsDownloaded: keepsDownloaded))
         }
         await chains[id]?.value
-        if let failure = lastSaveFailure {
-            lastSaveFailure = nil
-            throw failure
-        }
+        // The failure of this removal's own save, not another item's.
+        if let failure { throw failure }
     }
 
     /// What the library is waiting for, for a test that stalls: each item's activity and the
