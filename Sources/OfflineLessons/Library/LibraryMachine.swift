@@ -44,8 +44,8 @@ struct LibraryMachine: Sendable, Hashable {
 
     /// The records the state file keeps: each as it stands, with the learner's word applied to
     /// one whose run is still stopping (a pause saved paused, a cancel cancelled, a delete's item
-    /// left out), so that a process killed before the run has stopped keeps that word at the
-    /// next launch.
+    /// marked as being removed, a Download asked meanwhile paused to resume), so that a process
+    /// killed before the run has stopped keeps that word at the next launch.
     ///
     /// - Complexity: O(*n*) for the *n* items.
     var savedRecords: [String: Record] {
