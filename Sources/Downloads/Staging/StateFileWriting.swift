@@ -27,6 +27,18 @@ package enum StateFileWriting {
         }
     }
 
+    /// Moves a damaged `file` aside, beside it, as `NAME.damaged-N` (the first free N up to
+    /// 1,000), and returns where; `nil` when it could not be moved (it is then left as it is).
+    package static func moveAside(_ file: URL) -> URL? {
+        let directory = file.deletingLastPathComponent()
+        for number in 1...1_000 {
+            let candidate = directory.appendingPathComponent("\(file.lastPathComponent).damaged-\(number)")
+            guard !FileManager.default.fileExists(atPath: candidate.path) else { continue }
+            return (try? FileManager.default.moveItem(at: file, to: candidate)) != nil ? candidate : nil
+        }
+        return nil
+    }
+
     /// Removes what a save of `file` that a kill interrupted left.
     package static func removeLeftover(of file: URL) {
         try? FileManager.default.removeItem(at: temporaryFile(of: file))

@@ -79,15 +79,9 @@ struct LibraryStateFile: Sendable {
         }
     }
 
-    /// Moves the file aside, beside it, as `offline-library.json.damaged-N` (the first free N
-    /// up to 1,000), and returns where; `nil` when it could not be moved.
+    /// Moves the file aside, beside it, as `offline-library.json.damaged-N`, and returns where;
+    /// `nil` when it could not be moved.
     func moveAside() -> URL? {
-        let directory = url.deletingLastPathComponent()
-        for number in 1...1_000 {
-            let candidate = directory.appendingPathComponent("\(url.lastPathComponent).damaged-\(number)")
-            guard !FileManager.default.fileExists(atPath: candidate.path) else { continue }
-            return (try? FileManager.default.moveItem(at: url, to: candidate)) != nil ? candidate : nil
-        }
-        return nil
+        StateFileWriting.moveAside(url)
     }
 }

@@ -194,9 +194,7 @@ extension DownloadQueue {
 
     /// Estimates, in a task of its own, the lessons whose estimate failed earlier.
     func estimateUnestimated() {
-        let ids = unestimated
-        guard estimator != nil, !ids.isEmpty else { return }
-        watchers.append(Task { [weak self] in await self?.estimateSizes(of: ids) })
+        estimateInBackground(unestimated)
     }
 
     /// The lessons not downloaded whose size is not known yet.

@@ -269,15 +269,9 @@ public actor DownloadQueue {
     /// Moves a damaged queue file aside, as `queue.json.damaged-N` beside it, and starts empty;
     /// when it cannot be moved, refuses (it is left as it is, and read again at the next call).
     private func recover(reason: String) throws(QueueError) {
-        let directory = file.deletingLastPathComponent()
-        var aside: URL?
-        for number in 1...1_000 {
-            let candidate = directory.appendingPathComponent("\(file.lastPathComponent).damaged-\(number)")
-            guard !FileManager.default.fileExists(atPath: candidate.path) else { continue }
-            if (try? FileManager.default.moveItem(at: file, to: candidate)) != nil { aside = candidate }
-            break
+        guard let aside = StateFileWriting.moveAside(file) else {
+            throw QueueError(.unreadable(reason: reason), path: file.path)
         }
-        guard let aside else { throw QueueError(.unreadable(reason: reason), path: file.path) }
         notices.append(.queueFileRecovered(reason: reason, movedTo: aside))
         isLoaded = true
     }
