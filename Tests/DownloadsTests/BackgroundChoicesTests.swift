@@ -144,7 +144,7 @@ extension BackgroundLibraryTests {
         #expect(try Data(contentsOf: file) == expected)
         // Back on cellular, a finished item does not wait.
         network.send(.cellular)
-        #expect(await eventually { await library.networkPath == .cellular })
+        #expect(await eventually { await library.machine.networkPath == .cellular })
         #expect(await library.waitReason(of: "lesson") == nil)
     }
 }

@@ -49,24 +49,27 @@ struct LibraryMachineTests {
     }
 
     @Test(
-        "two items, every order of events to depth 8 with a kill between any two actions: one job per item, the learner's last word wins, every save reloads, every item settles"
+        "two items, every order of events to depth 8 with a kill between any two actions: one job per item, the learner's last word wins, every save reloads, no generation but the item's own is withdrawn, every item settles"
     )
     func exhaustive() {
         let start = LibraryWorld(ids: ["a", "b"])
-        let (violations, visited) = Self.explore(start, depth: 8, submissionOutcomes: [.handedOver, .nothingLeft])
+        let (violations, visited) = Self.explore(
+            start, depth: 8, submissionOutcomes: [.handedOver(generation: 0), .nothingLeft])
         #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))")
         #expect(visited > 20_000)
     }
 
     @Test(
-        "one item, every order of events to depth 10 with every way a submission ends and hand-over always",
-        arguments: [false, true]
+        "one item, every order of events to depth 10 with every way a submission ends, with hand-over always, and with the network going between Wi-Fi and cellular under a Wi-Fi-only rule",
+        arguments: [(false, false), (true, false), (false, true)]
     )
-    func exhaustiveOneItem(handsOverAlways: Bool) {
-        let start = LibraryWorld(ids: ["a"], handsOverAlways: handsOverAlways)
+    func exhaustiveOneItem(handsOverAlways: Bool, networks: Bool) {
+        let start = LibraryWorld(ids: ["a"], handsOverAlways: handsOverAlways, networks: networks)
         let (violations, visited) = Self.explore(
             start, depth: 10,
-            submissionOutcomes: [.handedOver, .nothingLeft, .unknownRemainder, .refused(.failed(LibraryWorld.failure))])
+            submissionOutcomes: [
+                .handedOver(generation: 0), .nothingLeft, .unknownRemainder, .refused(.failed(LibraryWorld.failure)),
+            ])
         #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))")
         #expect(visited > 300)
     }
@@ -79,12 +82,14 @@ struct LibraryMachineTests {
         var generator = SplitMix64(seed: seed)
         var violations: [String] = []
         for walk in 0..<150 {
-            var world = LibraryWorld(ids: ["a", "b", "c"], handsOverAlways: walk % 3 == 0)
+            var world = LibraryWorld(ids: ["a", "b", "c"], handsOverAlways: walk % 3 == 0, networks: walk % 2 == 0)
             var trace: [LibraryWorld.Step] = []
             for _ in 0..<60 {
                 let steps = world.steps(
                     learnerEvents: true, discards: true,
-                    submissionOutcomes: [.handedOver, .nothingLeft, .unknownRemainder, .refused(.paused)])
+                    submissionOutcomes: [
+                        .handedOver(generation: 0), .nothingLeft, .unknownRemainder, .refused(.paused),
+                    ])
                 var choices = steps + [.kill(during: nil, performed: 0)]
                 if Int.random(in: 0..<4, using: &generator) == 0 { choices += steps.flatMap(world.kills) }
                 let step = choices[Int.random(in: 0..<choices.count, using: &generator)]
@@ -144,5 +149,92 @@ extension LibraryMachineTests {
         var again = LibraryMachine(hasBackground: false)
         _ = again.load(machine.savedRecords, downloaded: [:], missingFiles: [], badFileNames: [:])
         #expect(again.records == machine.records)
+    }
+}
+
+/// Hand-overs named by their generations: no event or action of one is taken for another's.
+extension LibraryMachineTests {
+    /// A machine with item "a" handed over as hand-over `generation`.
+    static func handedOver(generation: UInt64) throws -> LibraryMachine {
+        var machine = LibraryMachine(hasBackground: true)
+        _ = machine.handle(.download("a", remote: LibraryWorld.remote(of: "a"), network: nil))
+        let run = try #require(machine.run(of: "a"))
+        #expect(machine.handle(.handOver(["a"])) == [.pauseRun("a", generation: run.generation)])
+        _ = machine.handle(.ended("a", generation: run.generation, .paused))
+        _ = machine.handle(.submitted("a", generation: run.generation, .handedOver(generation: generation)))
+        #expect(machine.handOver(of: "a") == LibraryMachine.HandedOver(generation: generation))
+        #expect(machine.savedRecords["a"]?.handOver == generation, "the generation is saved")
+        return machine
+    }
+
+    @Test("a settled report of an earlier hand-over does not start the run of the later one; its own does")
+    func staleSettledReport() throws {
+        var machine = try Self.handedOver(generation: 7)
+        #expect(machine.handle(.tasksEnded("a", generation: 6)).isEmpty)
+        #expect(machine.isHandedOver("a"))
+        #expect(
+            machine.handle(.tasksEnded("a", generation: 7)).contains { if case .start = $0 { true } else { false } })
+    }
+
+    @Test("a take-back and a pause withdraw the item's own hand-over by its generation")
+    func withdrawalsNameTheirGeneration() throws {
+        var taken = try Self.handedOver(generation: 7)
+        #expect(taken.handle(.takeBack).first == .withdraw("a", generation: 7))
+        var paused = try Self.handedOver(generation: 7)
+        #expect(paused.handle(.pause("a")).contains(.withdraw("a", generation: 7)))
+        #expect(paused.savedRecords["a"]?.handOver == nil)
+    }
+
+    @Test(
+        "at a launch: a hand-over of another generation than the item's is given up by its own, and the item runs again; one the transfers do not know runs again; one of a deleted item is finished"
+    )
+    func launchReconciles() throws {
+        var other = try Self.handedOver(generation: 7)
+        let actions = other.handle(.launched(handOvers: ["a": 6, "gone": 3]))
+        #expect(actions.contains(.finishHandOver("gone", generation: 3)))
+        #expect(actions.contains(.withdraw("a", generation: 6)))
+        #expect(!actions.contains(.withdraw("a", generation: 7)))
+        #expect(other.run(of: "a")?.readsStaged == true)
+        var unknown = try Self.handedOver(generation: 7)
+        #expect(unknown.handle(.launched(handOvers: [:])).contains { if case .start = $0 { true } else { false } })
+        var known = try Self.handedOver(generation: 7)
+        #expect(known.handle(.launched(handOvers: ["a": 7])).isEmpty)
+        #expect(known.isHandedOver("a"))
+    }
+
+    @Test("a stop asked while a run waits to start in its item's chain is asked of its job once it exists")
+    func stopBeforeTheJobExists() throws {
+        var machine = try Self.handedOver(generation: 7)
+        let takeBack = machine.handle(.takeBack)
+        let run = try #require(machine.run(of: "a"))
+        #expect(takeBack.contains { if case .start = $0 { true } else { false } })
+        #expect(machine.handle(.pause("a")).contains(.pauseRun("a", generation: run.generation)))
+        #expect(
+            machine.handle(.jobStarted("a", generation: run.generation)) == [.pauseRun("a", generation: run.generation)]
+        )
+        #expect(machine.handle(.cancel("a")).contains(.cancelRun("a", generation: run.generation)))
+        #expect(
+            machine.handle(.jobStarted("a", generation: run.generation)) == [
+                .cancelRun("a", generation: run.generation)
+            ])
+        #expect(machine.handle(.jobStarted("a", generation: run.generation + 1)).isEmpty)
+    }
+
+    @Test(
+        "wait reasons come from the machine: an item handed over under a Wi-Fi-only rule waits on cellular, and no longer once back on Wi-Fi or taken back"
+    )
+    func waitReasonsFromTheMachine() throws {
+        var machine = LibraryMachine(hasBackground: true, waitOptions: LibraryWorld.wifiOnly)
+        #expect(machine.handle(.network(.cellular)).isEmpty)
+        _ = machine.handle(.download("a", remote: LibraryWorld.remote(of: "a"), network: nil))
+        let run = try #require(machine.run(of: "a"))
+        _ = machine.handle(.handOver(["a"]))
+        _ = machine.handle(.ended("a", generation: run.generation, .paused))
+        let handedOver = machine.handle(.submitted("a", generation: run.generation, .handedOver(generation: 1)))
+        #expect(handedOver.last == .announceWait("a", .network(required: .notExpensive)))
+        #expect(machine.handle(.network(.unmetered)) == [.announceWait("a", nil)])
+        #expect(machine.handle(.network(.cellular)) == [.announceWait("a", .network(required: .notExpensive))])
+        #expect(machine.handle(.takeBack).last == .announceWait("a", nil))
+        #expect(machine.waitReason(of: "a") == nil)
     }
 }

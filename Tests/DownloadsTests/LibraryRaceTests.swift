@@ -260,7 +260,7 @@ extension LibraryRaceTests {
             }
             _ = try await library.load()  // follows the session's reports and the network from now on
             // The network's first path is taken in: its task is between two paths now.
-            #expect(await withinPoolTurns { await library.networkPath == .unmetered })
+            #expect(await withinPoolTurns { await library.machine.networkPath == .unmetered })
             reference = WeakReference(library)
         }
         let weak = try #require(reference)

@@ -5,7 +5,8 @@ import Foundation
 
 /// The library's machine inside a model of everything around it: the jobs its actions start,
 /// the hand-overs being submitted, the background session's tasks (which outlive the process),
-/// the downloaded files on disk, the state file, and the learner's last word per item.
+/// the downloaded files on disk, the state file, the device's network, and the learner's last
+/// word per item.
 ///
 /// A ``Step`` is one thing that can happen next; ``steps(learnerEvents:)`` lists those that can,
 /// and ``take(_:)`` takes one, checking the rules as the machine's actions are performed. A kill
@@ -41,8 +42,13 @@ struct LibraryWorld: Hashable {
         case placeFile(String)
         /// A job ends.
         case end(String, LibraryMachine.Outcome)
-        /// A submission ends.
+        /// A submission ends (a hand-over's generation is the world's to give: the one in the
+        /// step is a placeholder).
         case submitted(String, LibraryMachine.Submitted)
+        /// A start waiting in the item's chain (behind a withdrawal) makes its job.
+        case jobStarts(String)
+        /// The device's network changes.
+        case network(NetworkPath)
         /// The system's tasks of a hand-over all end.
         case tasksFinish(String)
         /// The background transfers report that a hand-over has settled.
@@ -60,6 +66,8 @@ struct LibraryWorld: Hashable {
             case .placeFile(let id): "placeFile(\(id))"
             case .end(let id, let outcome): "end(\(id), \(outcome))"
             case .submitted(let id, let result): "submitted(\(id), \(result))"
+            case .jobStarts(let id): "jobStarts(\(id))"
+            case .network(let path): "network(\(path == .unmetered ? "Wi-Fi" : "cellular"))"
             case .tasksFinish(let id): "tasksFinish(\(id))"
             case .tasksEnded(let id): "tasksEnded(\(id))"
             case .kill(nil, _): "kill"
@@ -75,10 +83,17 @@ struct LibraryWorld: Hashable {
     var jobs: [String: Job] = [:]
     /// Submissions under way, by the generation of the run handed over.
     var submissions: [String: UInt64] = [:]
-    /// Items with hand-over tasks alive in the system.
-    var system: Set<String> = []
-    /// Hand-overs whose tasks have all ended, not yet reported.
-    var settledUnreported: Set<String> = []
+    /// Starts waiting in their item's chain, behind a withdrawal of the same transition.
+    var pendingStarts: [String: (generation: UInt64, reportsPlan: Bool)] = [:]
+    /// The hand-over whose tasks are alive in the system, by item, with its generation (the
+    /// background transfers' journal, which outlives the process).
+    var system: [String: UInt64] = [:]
+    /// Hand-overs whose tasks have all ended, not yet reported, with their generations.
+    var settledUnreported: [String: UInt64] = [:]
+    /// The device's network, when the world changes it (``Step/network(_:)``).
+    var path: NetworkPath?
+    /// The wait reasons announced since the launch, by item.
+    var announcedWaits: [String: WaitReason] = [:]
     /// Items whose downloaded file is on disk.
     var files: Set<String> = []
     var words: [String: Word] = [:]
@@ -89,9 +104,48 @@ struct LibraryWorld: Hashable {
     /// What broke the rules, in the order found.
     var violations: [String] = []
 
-    init(ids: [String], handsOverAlways: Bool = false) {
+    /// A world of items `ids`; with `networks`, background transfers wait for a network that
+    /// is not expensive, and the device's network goes between Wi-Fi and cellular.
+    init(ids: [String], handsOverAlways: Bool = false, networks: Bool = false) {
         self.ids = ids
-        machine = LibraryMachine(hasBackground: true, handsOverAlways: handsOverAlways)
+        machine = LibraryMachine(
+            hasBackground: true, handsOverAlways: handsOverAlways, waitOptions: networks ? Self.wifiOnly : nil)
+        if networks {
+            path = .unmetered
+            apply(machine.handle(.network(.unmetered)))
+        }
+    }
+
+    static let wifiOnly = BackgroundTransferOptions(identifier: "world", allowsExpensiveNetworkAccess: false)
+
+    /// Hashable with the pending starts' tuples.
+    static func == (lhs: LibraryWorld, rhs: LibraryWorld) -> Bool {
+        lhs.ids == rhs.ids && lhs.machine == rhs.machine && lhs.saved == rhs.saved && lhs.jobs == rhs.jobs
+            && lhs.submissions == rhs.submissions && lhs.system == rhs.system
+            && lhs.settledUnreported == rhs.settledUnreported && lhs.path == rhs.path
+            && lhs.announcedWaits == rhs.announcedWaits && lhs.files == rhs.files && lhs.words == rhs.words
+            && lhs.shaken == rhs.shaken && lhs.removalsWaiting == rhs.removalsWaiting
+            && lhs.violations == rhs.violations
+            && lhs.pendingStarts.mapValues { [$0.generation, $0.reportsPlan ? 1 : 0] }
+                == rhs.pendingStarts.mapValues { [$0.generation, $0.reportsPlan ? 1 : 0] }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(machine)
+        hasher.combine(saved)
+        hasher.combine(jobs)
+        hasher.combine(system)
+        hasher.combine(words)
+        hasher.combine(pendingStarts.mapValues(\.generation))
+    }
+
+    /// The generation the next hand-over gets: above every one the world still names, as the
+    /// transfers' journal never gives one twice while it can matter.
+    private var nextHandOver: UInt64 {
+        let named =
+            Array(system.values) + Array(settledUnreported.values)
+            + machine.records.values.compactMap(\.handOver) + saved.values.compactMap(\.handOver)
+        return (named.max() ?? 0) + 1
     }
 
     static func remote(of id: String) -> URL {
@@ -120,6 +174,7 @@ struct LibraryWorld: Hashable {
             }
             if !runningToHandOver.isEmpty { steps.append(.handOver) }
             if ids.contains(where: machine.isHandedOver) { steps.append(.takeBack) }
+            if let path { steps.append(.network(path == .unmetered ? .cellular : .unmetered)) }
         }
         steps += worldSteps(submissionOutcomes: submissionOutcomes)
         return steps
@@ -144,19 +199,15 @@ struct LibraryWorld: Hashable {
             if submissions[id] != nil {
                 steps += submissionOutcomes.map { .submitted(id, $0) }
             }
-            if system.contains(id) { steps.append(.tasksFinish(id)) }
-            if settledUnreported.contains(id) { steps.append(.tasksEnded(id)) }
+            if pendingStarts[id] != nil { steps.append(.jobStarts(id)) }
+            if system[id] != nil { steps.append(.tasksFinish(id)) }
+            if settledUnreported[id] != nil { steps.append(.tasksEnded(id)) }
         }
         return steps
     }
 
     /// The runs `continueInBackground()` hands over.
-    var runningToHandOver: [String] {
-        ids.filter { id in
-            guard let run = machine.run(of: id) else { return false }
-            return run.stop == nil && !run.isHandingOver
-        }
-    }
+    var runningToHandOver: [String] { machine.runsToHandOver }
 
     /// The kills during `step`: after each action of its transition that leaves a mark outside
     /// the process (a save, a withdrawal, a file removed), but the last.
@@ -209,21 +260,30 @@ struct LibraryWorld: Hashable {
             guard let job = jobs.removeValue(forKey: id) else { return nil }
             if case .failed = outcome { shaken.insert(id) }
             return .ended(id, generation: job.generation, outcome)
-        case .submitted(let id, let result):
+        case .submitted(let id, var result):
             guard let generation = submissions.removeValue(forKey: id) else { return nil }
             switch result {
-            case .handedOver: system.insert(id)
+            case .handedOver:
+                let handOver = nextHandOver
+                result = .handedOver(generation: handOver)
+                system[id] = handOver
             case .refused, .unknownRemainder: shaken.insert(id)
             case .nothingLeft: break
             }
             return .submitted(id, generation: generation, result)
+        case .jobStarts(let id):
+            guard let pending = pendingStarts.removeValue(forKey: id) else { return nil }
+            makeJob(id, generation: pending.generation, reportsPlan: pending.reportsPlan)
+            return .jobStarted(id, generation: pending.generation)
+        case .network(let path):
+            self.path = path
+            return .network(path)
         case .tasksFinish(let id):
-            system.remove(id)
-            settledUnreported.insert(id)
+            settledUnreported[id] = system.removeValue(forKey: id)
             return nil
         case .tasksEnded(let id):
-            settledUnreported.remove(id)
-            return .tasksEnded(id)
+            guard let generation = settledUnreported.removeValue(forKey: id) else { return nil }
+            return .tasksEnded(id, generation: generation)
         case .kill:
             return nil
         }
@@ -238,18 +298,60 @@ struct LibraryWorld: Hashable {
     mutating func take(_ step: Step) {
         if case .kill(let during, let performed) = step {
             if let during, let event = event(of: during) {
-                for action in machine.handle(event).prefix(performed) { perform(action) }
+                apply(Array(machine.handle(event).prefix(performed)), complete: false)
             }
             relaunch()
             return
         }
         guard let event = event(of: step) else { return }
-        let actions = machine.handle(event)
-        for action in actions { perform(action) }
-        // A withdrawal never takes the tasks of a hand-over the machine still waits for.
-        for case .withdraw(let id) in actions where machine.isHandedOver(id) && !system.contains(id) {
-            violations.append("withdrew the tasks \(id) waits for")
+        apply(machine.handle(event))
+    }
+
+    /// Performs `actions` in order, as the driver does, and checks the rules they must keep
+    /// (those of a whole transition only when it is `complete`, not cut short by a kill).
+    private mutating func apply(_ actions: [LibraryMachine.Action], complete: Bool = true) {
+        // The items whose chain holds background work of this transition: a start after it waits.
+        var chained: Set<String> = []
+        for action in actions {
+            switch action {
+            case .withdraw(let id, let generation), .finishHandOver(let id, let generation):
+                // No generation but the item's own: a withdrawal names one, unless the item has
+                // no hand-over, and never that of the hand-over the machine still waits for.
+                if generation == nil, system[id] != nil || settledUnreported[id] != nil {
+                    violations.append("a withdrawal of \(id) names no generation")
+                }
+                if system[id] == generation || settledUnreported[id] == generation, generation != nil {
+                    system[id] = nil
+                    settledUnreported[id] = nil
+                }
+                if let handedOver = machine.handOver(of: id), handedOver.generation == generation {
+                    violations.append("withdrew the hand-over \(id) waits for")
+                }
+                chained.insert(id)
+            case .start(let id, let generation, _, let reportsPlan) where chained.contains(id):
+                checkStart(of: id)
+                pendingStarts[id] = (generation, reportsPlan)
+            default:
+                perform(action)
+            }
         }
+        // The wait reasons announced are the machine's.
+        for id in ids where complete && announcedWaits[id] != machine.waitReason(of: id) {
+            violations.append(
+                "\(id) shows \(String(describing: announcedWaits[id])), not \(String(describing: machine.waitReason(of: id)))"
+            )
+        }
+    }
+
+    private mutating func checkStart(of id: String) {
+        if jobs[id] != nil || pendingStarts[id] != nil { violations.append("a second job of \(id) started") }
+        if words[id] != .download {
+            violations.append("\(id) started against the learner's \(String(describing: words[id]))")
+        }
+    }
+
+    private mutating func makeJob(_ id: String, generation: UInt64, reportsPlan: Bool) {
+        jobs[id] = Job(generation: generation, reportsPlan: reportsPlan)
     }
 
     private mutating func perform(_ action: LibraryMachine.Action) {
@@ -259,12 +361,13 @@ struct LibraryWorld: Hashable {
         case .saveRemoving(let id, let remote):
             saved = machine.savedRecords
             saved[id] = LibraryMachine.Record(remoteURL: remote, state: .notDownloaded, isBeingRemoved: true)
-        case .start(let id, let generation, _, let handOverWhenPlanned):
-            if jobs[id] != nil { violations.append("a second job of \(id) started") }
-            if words[id] != .download {
-                violations.append("\(id) started against the learner's \(String(describing: words[id]))")
+        case .start(let id, let generation, _, let reportsPlan):
+            checkStart(of: id)
+            makeJob(id, generation: generation, reportsPlan: reportsPlan)
+            // The driver reports the job at once: nothing is asked of it yet.
+            if !machine.handle(.jobStarted(id, generation: generation)).isEmpty {
+                violations.append("a job started at once was asked to stop")
             }
-            jobs[id] = Job(generation: generation, reportsPlan: handOverWhenPlanned)
         case .pauseRun(let id, let generation):
             if jobs[id]?.generation == generation { jobs[id]?.pauseAsked = true }
         case .cancelRun(let id, let generation):
@@ -273,9 +376,13 @@ struct LibraryWorld: Hashable {
             if submissions[id] != nil { violations.append("a second submission of \(id)") }
             if jobs[id] != nil { violations.append("\(id) submitted while its job runs") }
             submissions[id] = generation
-        case .withdraw(let id), .finishHandOver(let id):
-            system.remove(id)
-            settledUnreported.remove(id)
+            // An earlier hand-over of the item gives way (the driver withdraws it first).
+            system[id] = nil
+            settledUnreported[id] = nil
+        case .withdraw, .finishHandOver:
+            break  // in ``apply(_:)``
+        case .announceWait(let id, let reason):
+            announcedWaits[id] = reason
         case .removeDownloaded(let id, let fileName):
             if fileName == Self.fileName(of: id) {
                 files.remove(id)
@@ -284,7 +391,7 @@ struct LibraryWorld: Hashable {
             }
         case .removed(let id):
             removalsWaiting.remove(id)
-        case .announce, .removeFiles, .keepDownloaded, .forgetProgress, .announceWaits:
+        case .announce, .removeFiles, .keepDownloaded, .forgetProgress:
             break
         }
     }
@@ -293,7 +400,9 @@ struct LibraryWorld: Hashable {
     /// state file and the files, and the background transfers give up the hand-overs of items
     /// that no longer wait for them, and report those whose tasks ended.
     private mutating func relaunch() {
-        var fresh = LibraryMachine(hasBackground: machine.hasBackground, handsOverAlways: machine.handsOverAlways)
+        var fresh = LibraryMachine(
+            hasBackground: machine.hasBackground, handsOverAlways: machine.handsOverAlways,
+            waitOptions: machine.waitOptions)
         var found: [String: (fileName: String, byteCount: UInt64)] = [:]
         var missing: Set<String> = []
         for (id, record) in saved {
@@ -303,19 +412,22 @@ struct LibraryWorld: Hashable {
         }
         jobs = [:]
         submissions = [:]
+        pendingStarts = [:]
         removalsWaiting = []
+        announcedWaits = [:]
         shaken.formUnion(ids.filter { words[$0] == .download })
         machine = fresh
         let actions = fresh.load(saved, downloaded: found, missingFiles: missing, badFileNames: [:])
         machine = fresh
         for action in actions { perform(action) }
-        // The library saves what it loaded.
+        // The library saves what it loaded, then hears which hand-overs the transfers know
+        // (those settled report again at their start), then the network.
         saved = machine.savedRecords
-        for id in system.union(settledUnreported) where !machine.isHandedOver(id) {
-            system.remove(id)
-            settledUnreported.remove(id)
-        }
-        for id in ids where machine.isHandedOver(id) && !system.contains(id) { settledUnreported.insert(id) }
+        var known: [String: UInt64?] = [:]
+        for (id, generation) in system { known[id] = generation }
+        for (id, generation) in settledUnreported { known[id] = generation }
+        apply(machine.handle(.launched(handOvers: known)))
+        if let path { apply(machine.handle(.network(path))) }
     }
 
     // MARK: Settling
@@ -341,9 +453,10 @@ struct LibraryWorld: Hashable {
                 if job.pauseAsked { return .end(id, .paused) }
                 return .placeFile(id)
             }
-            if submissions[id] != nil { return .submitted(id, .handedOver) }
-            if system.contains(id) { return .tasksFinish(id) }
-            if settledUnreported.contains(id) { return .tasksEnded(id) }
+            if pendingStarts[id] != nil { return .jobStarts(id) }
+            if submissions[id] != nil { return .submitted(id, .handedOver(generation: 0)) }
+            if system[id] != nil { return .tasksFinish(id) }
+            if settledUnreported[id] != nil { return .tasksEnded(id) }
         }
         return nil
     }
@@ -402,6 +515,7 @@ struct LibraryWorld: Hashable {
             case .downloading where record.inBackground != true:
                 expected?.state = .paused
                 expected?.inBackground = nil
+                expected?.handOver = nil
             default:
                 break
             }

@@ -122,12 +122,20 @@ actor BackgroundTransfers {
     /// Cancellations under way, by download: a hand-over of the same download waits for them,
     /// so that they never reach its new tasks.
     private var withdrawals: [String: Task<Void, Never>] = [:]
-    private let settledKeys = AsyncStream<String>.makeStream()
+    private let settledKeys = AsyncStream<Settled>.makeStream()
 
-    /// The key of each download whose requests have all ended, staged or given up, as it
-    /// happens (and at ``start()``, those that had before): its next run reads what was staged
-    /// and fetches what was given up.
-    nonisolated var settled: AsyncStream<String> { settledKeys.stream }
+    /// A hand-over whose requests have all ended.
+    struct Settled: Hashable, Sendable {
+        /// Its download's key.
+        var key: String
+        /// Its generation (`nil` in journals of earlier versions).
+        var generation: UInt64?
+    }
+
+    /// Each hand-over whose requests have all ended, staged or given up, as it happens (and at
+    /// ``start()``, those that had before): its download's next run reads what was staged and
+    /// fetches what was given up.
+    nonisolated var settled: AsyncStream<Settled> { settledKeys.stream }
 
     private var journalFile: URL { folder.appendingPathComponent("background-transfers.json") }
 
@@ -179,7 +187,7 @@ actor BackgroundTransfers {
         guard reader == nil else { return }
         for handover in journal.handovers { Self.stagedBodies(for: handover.destination).removeIncomplete() }
         for handover in journal.handovers where Self.isSettled(handover) {
-            settledKeys.continuation.yield(handover.key)
+            settledKeys.continuation.yield(Settled(key: handover.key, generation: handover.generation))
         }
         // Events an earlier process received and died before recording (their files and
         // records were still in the landing folder when the session was created), then what
@@ -233,10 +241,12 @@ actor BackgroundTransfers {
     /// Hands `parts` (each with its index in the download's plan) of the download `key` to the
     /// session as one batch, adjacent ranges of one resource merged into one task.
     ///
+    /// - Returns: The hand-over's generation, which its tasks' labels carry.
     /// - Throws: ``HandoverError``, before anything is submitted.
+    @discardableResult
     func handOver(
         _ key: String, destination: URL, parts: [BackgroundBatch.Part], network: DownloadRequirements.Network = .any
-    ) async throws(HandoverError) {
+    ) async throws(HandoverError) -> UInt64 {
         loadIfNeeded()
         while let pending = withdrawals[key] {
             await pending.value
@@ -273,6 +283,7 @@ actor BackgroundTransfers {
             throw .saveFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error))
         }
         await submit(handed.map(task(for:)), of: key)
+        return generation
     }
 
     /// Submits `tasks` of the download `key` and marks their requests submitted, their resume
@@ -333,22 +344,27 @@ actor BackgroundTransfers {
     }
 
     /// Forgets the hand-over of `key` (its download has run and read what was staged, or was
-    /// given up), with its staged bodies.
-    func finish(_ key: String) async {
-        guard let destination = await withdraw(key) else { return }
+    /// given up), with its staged bodies. With a `generation`, only the hand-over of that
+    /// generation (or of a journal of an earlier version, which has none) is forgotten.
+    func finish(_ key: String, generation: UInt64? = nil) async {
+        guard let destination = await withdraw(key, generation: generation) else { return }
         Self.stagedBodies(for: destination).removeAll()
     }
 
     /// Takes the download `key` back from the background session: cancels its tasks still
     /// running and forgets its hand-over, keeping what it staged for the download's next run.
     /// The cancelled tasks' events are dropped as they arrive (in this process; a later
-    /// hand-over of the same download waits until the cancellations are made).
+    /// hand-over of the same download waits until the cancellations are made). With a
+    /// `generation`, only the hand-over of that generation (or of a journal of an earlier
+    /// version, which has none) is taken back: a later one of the same download is left alone.
     ///
     /// - Returns: The download's destination, or `nil` if it was not handed over.
     @discardableResult
-    func withdraw(_ key: String) async -> URL? {
+    func withdraw(_ key: String, generation: UInt64? = nil) async -> URL? {
         loadIfNeeded()
-        guard let handover = journal.handovers.first(where: { $0.key == key }) else { return nil }
+        guard let handover = journal.handovers.first(where: { $0.key == key }),
+            generation == nil || handover.generation == nil || handover.generation == generation
+        else { return nil }
         journal.handovers.removeAll { $0.key == key }
         try? save()
         // The tasks that will still report: submitted, and neither ended nor stopped; and those
@@ -394,7 +410,8 @@ actor BackgroundTransfers {
     /// Announces on ``settled`` the download of the request at `handover` once it has ended.
     private func announceIfSettled(_ handover: Int) {
         guard journal.handovers.indices.contains(handover), Self.isSettled(journal.handovers[handover]) else { return }
-        settledKeys.continuation.yield(journal.handovers[handover].key)
+        let settled = journal.handovers[handover]
+        settledKeys.continuation.yield(Settled(key: settled.key, generation: settled.generation))
     }
 
     private func task(for handed: Handed) -> BackgroundTransferTask {

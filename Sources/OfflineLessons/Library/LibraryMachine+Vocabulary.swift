@@ -13,6 +13,9 @@ extension LibraryMachine {
         /// Whether its remaining parts were handed to background transfers, which it waits for,
         /// or which the run after them reads (absent in files of earlier versions).
         var inBackground: Bool?
+        /// The generation of the hand-over it waits for, as the background transfers named it
+        /// (absent: none, or a file of an earlier version, whose hand-over any generation is).
+        var handOver: UInt64?
         /// The networks its download may use, when a download queue's rule narrowed them (absent:
         /// any): its background transfers are made with the same rule.
         var network: DownloadRequirements.Network?
@@ -47,6 +50,9 @@ extension LibraryMachine {
         var restart: Restart?
         /// Whether it reads what a hand-over staged: it is never handed over at its start.
         var readsStaged = false
+        /// Whether it has planned its parts, so that it can say what remains (known with
+        /// hand-over always, whose runs report it).
+        var hasPlanned = false
     }
 
     /// A hand-over whose parts are being submitted to background transfers, and what the learner
@@ -103,8 +109,8 @@ extension LibraryMachine {
 
     /// How a hand-over's submission ended.
     enum Submitted: Sendable, Hashable {
-        /// Its tasks run in the background session.
-        case handedOver
+        /// Its tasks run in the background session, as its hand-over `generation`.
+        case handedOver(generation: UInt64)
         /// Every part was written already: the run that finishes the file runs now.
         case nothingLeft
         /// The run could not say what remains (it was still planning).
@@ -125,7 +131,8 @@ extension LibraryMachine {
         case remove(String, keepsDownloaded: Bool)
         /// The app leaves the foreground: these runs go to the background transfers.
         case handOver([String])
-        /// A run with its parts planned is handed over at once (``BackgroundTransferOptions/HandOver/always``).
+        /// A run has planned its parts: with ``BackgroundTransferOptions/HandOver/always`` it is
+        /// handed over at once, unless it reads what a hand-over staged.
         case planned(String, generation: UInt64)
         /// A run's progress: its share done.
         case progress(String, generation: UInt64, fraction: Double)
@@ -133,9 +140,17 @@ extension LibraryMachine {
         case ended(String, generation: UInt64, Outcome)
         /// A hand-over's submission ended.
         case submitted(String, generation: UInt64, Submitted)
-        /// Every task of the item's hand-over has ended: the run after them reads what they
-        /// staged and fetches the rest.
-        case tasksEnded(String)
+        /// The job of run `generation` exists now: a stop asked before is applied to it.
+        case jobStarted(String, generation: UInt64)
+        /// Every task of the item's hand-over `generation` has ended: the run after them reads
+        /// what they staged and fetches the rest. One of another hand-over changes nothing.
+        case tasksEnded(String, generation: UInt64?)
+        /// At a launch, the hand-overs the background transfers know, by item, with their
+        /// generations: an item waiting for one they do not know runs again (nothing else would
+        /// start it), and one they know for an item that no longer waits is given up.
+        case launched(handOvers: [String: UInt64?])
+        /// The device's network is now `path`.
+        case network(NetworkPath)
         /// The app is back in the foreground: the items handed over run again now.
         case takeBack
         /// The downloaded file of `id` is gone (removed behind the library's back).
@@ -151,9 +166,9 @@ extension LibraryMachine {
         case saveRemoving(String, remote: URL)
         /// Announce `id`'s state (on ``OfflineLibrary/updates``).
         case announce(String, OfflineLibrary.ItemState)
-        /// Start run `generation` of `id` from `remote`; `handOverWhenPlanned` asks for a
+        /// Start run `generation` of `id` from `remote`; `reportsPlan` asks for a
         /// ``Event/planned(_:generation:)`` once it has planned its parts.
-        case start(String, generation: UInt64, remote: URL, handOverWhenPlanned: Bool)
+        case start(String, generation: UInt64, remote: URL, reportsPlan: Bool)
         /// Pause the run (it keeps what it wrote).
         case pauseRun(String, generation: UInt64)
         /// Cancel the run (it removes what it wrote).
@@ -161,10 +176,12 @@ extension LibraryMachine {
         /// Hand run `generation`'s remaining parts to the background transfers (any earlier
         /// hand-over of the item gives way), then report ``Event/submitted(_:generation:_:)``.
         case submit(String, generation: UInt64, network: DownloadRequirements.Network)
-        /// Cancel the hand-over's tasks; what they staged stays for a resume.
-        case withdraw(String)
-        /// Cancel the hand-over's tasks and remove what they staged.
-        case finishHandOver(String)
+        /// Cancel the tasks of `id`'s hand-over `generation` (`nil`: whichever it has); what
+        /// they staged stays for a resume. Another hand-over of `id` is left as it is.
+        case withdraw(String, generation: UInt64?)
+        /// Cancel the tasks of `id`'s hand-over `generation` (`nil`: whichever it has) and
+        /// remove what they staged.
+        case finishHandOver(String, generation: UInt64?)
         /// Remove the hidden files a download of `id` from `remote` made (partial file, journal,
         /// validators, lock, staged bodies) and its sidecar subtitles.
         case removeFiles(String, remote: URL)
@@ -175,9 +192,24 @@ extension LibraryMachine {
         case keepDownloaded(String, fileName: String, remote: URL)
         /// Forget the run's progress reports.
         case forgetProgress(String)
-        /// Work out again why the items handed over wait.
-        case announceWaits
+        /// Announce why `id` waits for a network (on ``OfflineLibrary/waitUpdates``), or that
+        /// it no longer does.
+        case announceWait(String, WaitReason?)
         /// The removal of `id` is done: the delete or discard that asked for it returns.
         case removed(String)
+    }
+}
+
+extension LibraryMachine.Event {
+    /// The one item the event is about; `nil` for one about every item (or the items it names).
+    var item: String? {
+        switch self {
+        case .download(let id, _, _), .pause(let id), .cancel(let id), .remove(let id, _), .planned(let id, _),
+            .progress(let id, _, _), .ended(let id, _, _), .submitted(let id, _, _), .jobStarted(let id, _),
+            .tasksEnded(let id, _), .fileMissing(let id):
+            id
+        case .handOver, .takeBack, .launched, .network:
+            nil
+        }
     }
 }

@@ -10,8 +10,9 @@ import Foundation
 /// events can be checked (`LibraryMachineTests`).
 ///
 /// An item is its ``Record`` (what the state file keeps) and its ``Activity`` (what runs now,
-/// lost with the process). Whether it is handed over, and so why it waits, is derived from the
-/// two, in one place (``isHandedOver(_:)``).
+/// lost with the process). Whether it is handed over (and which hand-over, by its generation),
+/// and so why it waits for a network, is derived from the two and the device's network, in one
+/// place (``handOver(of:)``, ``waitReason(of:)``).
 ///
 /// The rules:
 /// - **One run at a time.** An item has at most one run (a ``Run``'s generation names it); an
@@ -30,104 +31,17 @@ struct LibraryMachine: Sendable, Hashable {
     /// Whether background transfers exist, and whether every download goes to them at its start.
     let hasBackground: Bool
     let handsOverAlways: Bool
+    /// The background options whose network rules an item handed over waits under.
+    let waitOptions: BackgroundTransferOptions?
+    /// The device's network, once known (``Event/network(_:)``).
+    private(set) var networkPath: NetworkPath?
 
-    /// A machine with no items, for a library with (or without) background transfers.
-    init(hasBackground: Bool, handsOverAlways: Bool = false) {
+    /// A machine with no items, for a library with (or without) background transfers, whose
+    /// items handed over wait for the networks `waitOptions` allow.
+    init(hasBackground: Bool, handsOverAlways: Bool = false, waitOptions: BackgroundTransferOptions? = nil) {
         self.hasBackground = hasBackground
         self.handsOverAlways = hasBackground && handsOverAlways
-    }
-
-    // MARK: Reading
-
-    /// Each item's record, as it stands.
-    var records: [String: Record] { items.mapValues(\.record) }
-
-    /// The records the state file keeps: each as it stands, with the learner's word applied to
-    /// one whose run is still stopping (a pause saved paused, a cancel cancelled, a delete's item
-    /// marked as being removed, a Download asked meanwhile paused to resume), so that a process
-    /// killed before the run has stopped keeps that word at the next launch.
-    ///
-    /// - Complexity: O(*n*) for the *n* items.
-    var savedRecords: [String: Record] {
-        var saved: [String: Record] = [:]
-        for (id, item) in items {
-            var record = item.record
-            switch item.activity {
-            case .idle:
-                break
-            case .running(let run):
-                if let restart = run.restart {
-                    // A Download asked after the stop is the last word: paused, as a kill
-                    // leaves every run, so that the next launch shows it ready to resume.
-                    record = Self.restarting(record, restart)
-                } else if let stop = run.stop {
-                    Self.apply(stop, to: &record)
-                }
-            case .submitting(let submission):
-                if let restart = submission.restart {
-                    record = Self.restarting(record, restart)
-                } else if let stop = submission.stop {
-                    Self.apply(stop, to: &record)
-                }
-            case .removing(let removal):
-                if let restart = removal.restart {
-                    // Downloaded again once removed.
-                    record = Self.restarting(record, restart)
-                    record.fractionDone = nil
-                    break
-                }
-                // Gone at the next launch with its files, unless a discard keeps its download.
-                if removal.keepsDownloaded, case .downloaded = record.state { break }
-                record.state = .notDownloaded
-                record.isBeingRemoved = true
-                record.inBackground = nil
-                record.fractionDone = nil
-            }
-            saved[id] = record
-        }
-        return saved
-    }
-
-    private static func restarting(_ record: Record, _ restart: Restart) -> Record {
-        Record(
-            remoteURL: restart.remote, state: .paused,
-            fractionDone: restart.remote == record.remoteURL ? record.fractionDone : nil,
-            network: restart.network ?? record.network)
-    }
-
-    private static func apply(_ stop: Stop, to record: inout Record) {
-        record.inBackground = nil
-        switch stop {
-        case .pause:
-            record.state = .paused
-        case .cancel:
-            record.state = .cancelled
-            record.fractionDone = nil
-        }
-    }
-
-    /// Item `id`'s state (not downloaded when unknown).
-    func state(of id: String) -> OfflineLibrary.ItemState {
-        items[id]?.record.state ?? .notDownloaded
-    }
-
-    /// The generation of `id`'s run, if one runs.
-    func run(of id: String) -> Run? {
-        if case .running(let run)? = items[id]?.activity { return run }
-        return nil
-    }
-
-    /// Whether `id` waits for background transfers: downloading, marked so, and no run of its own.
-    func isHandedOver(_ id: String) -> Bool {
-        guard let item = items[id], item.activity == .idle, item.record.inBackground == true,
-            case .downloading = item.record.state
-        else { return false }
-        return true
-    }
-
-    /// Whether anything runs or stops for `id`.
-    func isBusy(_ id: String) -> Bool {
-        items[id].map { $0.activity != .idle } ?? false
+        self.waitOptions = hasBackground ? waitOptions : nil
     }
 
     // MARK: Loading
@@ -184,16 +98,29 @@ struct LibraryMachine: Sendable, Hashable {
             items[id] = Item(record: record)
             actions.append(.announce(id, record.state))
         }
-        return actions
+        return actions + records.keys.sorted().compactMap { id in waitReason(of: id).map { .announceWait(id, $0) } }
     }
 
     // MARK: Transitions
 
-    /// Handles `event` and returns what to do, in order.
+    /// Handles `event` and returns what to do, in order, ending with the changes of the items'
+    /// wait reasons it made.
     ///
-    /// - Complexity: O(1) for every event but ``Event/handOver(_:)`` and ``Event/takeBack``,
-    ///   O(*n*) for the *n* items they name or the library holds.
+    /// - Complexity: O(1) for an event of one item, O(*n*) for ``Event/handOver(_:)``,
+    ///   ``Event/takeBack``, ``Event/launched(handOvers:)`` and ``Event/network(_:)``, for the
+    ///   *n* items the library holds.
     mutating func handle(_ event: Event) -> [Action] {
+        let watched = event.item.map { [$0] } ?? items.keys.sorted()
+        let before = watched.map(waitReason(of:))
+        var actions = transition(event)
+        for (id, was) in zip(watched, before) {
+            let now = waitReason(of: id)
+            if now != was { actions.append(.announceWait(id, now)) }
+        }
+        return actions
+    }
+
+    private mutating func transition(_ event: Event) -> [Action] {
         switch event {
         case .download(let id, let remote, let network):
             return download(id, remote: remote, network: network)
@@ -206,9 +133,10 @@ struct LibraryMachine: Sendable, Hashable {
         case .handOver(let ids):
             return ids.flatMap { handOver($0) }
         case .planned(let id, let generation):
-            guard let run = run(of: id), run.generation == generation, run.stop == nil, !run.isHandingOver else {
-                return []
-            }
+            guard var run = run(of: id), run.generation == generation else { return [] }
+            run.hasPlanned = true
+            items[id]?.activity = .running(run)
+            guard run.stop == nil, !run.isHandingOver, !run.readsStaged else { return [] }
             return handOver(id)
         case .progress(let id, let generation, let fraction):
             guard run(of: id)?.generation == generation, case .downloading(let shown)? = items[id]?.record.state
@@ -221,12 +149,29 @@ struct LibraryMachine: Sendable, Hashable {
             return ended(id, generation: generation, outcome)
         case .submitted(let id, let generation, let result):
             return submitted(id, generation: generation, result)
-        case .tasksEnded(let id):
+        case .jobStarted(let id, let generation):
+            // A stop asked before its job existed (it waited in the item's chain).
+            guard let run = run(of: id), run.generation == generation else { return [] }
+            switch run.stop {
+            case .cancel?: return [.cancelRun(id, generation: generation)]
+            case .pause?: return [.pauseRun(id, generation: generation)]
+            case nil: return run.isHandingOver ? [.pauseRun(id, generation: generation)] : []
+            }
+        case .tasksEnded(let id, let generation):
+            guard let handedOver = handOver(of: id),
+                handedOver.generation == nil || generation == nil || handedOver.generation == generation
+            else { return [] }
             return runAfterBackground(id)
         case .takeBack:
-            return items.keys.sorted().filter(isHandedOver).flatMap { id in
-                [.withdraw(id)] + runAfterBackground(id)
+            return items.keys.sorted().compactMap { id in handOver(of: id).map { (id, $0) } }.flatMap {
+                id, handedOver in
+                [.withdraw(id, generation: handedOver.generation)] + runAfterBackground(id)
             }
+        case .launched(let known):
+            return launched(knowing: known)
+        case .network(let path):
+            networkPath = path
+            return []
         case .fileMissing(let id):
             guard case .downloaded? = items[id]?.record.state, items[id]?.activity == .idle,
                 let remote = items[id]?.record.remoteURL
@@ -276,14 +221,14 @@ struct LibraryMachine: Sendable, Hashable {
             remoteURL: restart.remote, state: .downloading(fraction: kept), fractionDone: kept,
             // The run after a hand-over stays marked in this very save: a process ending during
             // it leaves it to run again by itself at the next launch.
-            inBackground: readsStaged ? true : nil, network: rule == .any ? nil : rule)
+            inBackground: readsStaged ? true : nil, handOver: readsStaged ? before?.handOver : nil,
+            network: rule == .any ? nil : rule)
         items[id] = Item(record: record, activity: .running(Run(generation: generation, readsStaged: readsStaged)))
         return [
             .save, .announce(id, record.state),
             .start(
-                id, generation: generation, remote: restart.remote, handOverWhenPlanned: handsOverAlways && !readsStaged
+                id, generation: generation, remote: restart.remote, reportsPlan: handsOverAlways
             ),
-            .announceWaits,
         ]
     }
 
@@ -320,11 +265,12 @@ struct LibraryMachine: Sendable, Hashable {
             items[id]?.activity = .removing(removal)
             return hadRestart ? [.save] : []
         case .idle?:
-            guard isHandedOver(id) else { return [] }
+            guard let handedOver = handOver(of: id) else { return [] }
             // Taken back from the background: its tasks cancelled, what they staged kept.
             items[id]?.record.inBackground = nil
+            items[id]?.record.handOver = nil
             items[id]?.record.state = .paused
-            return [.save, .announce(id, .paused), .announceWaits, .withdraw(id)]
+            return [.save, .announce(id, .paused), .withdraw(id, generation: handedOver.generation)]
         case nil:
             return []
         }
@@ -359,15 +305,15 @@ struct LibraryMachine: Sendable, Hashable {
 
     /// `id` cancelled with nothing running: what it kept goes now, as does a hand-over.
     private mutating func cancelled(_ id: String) -> [Action] {
-        guard let remote = items[id]?.record.remoteURL else { return [] }
-        let handedOver = items[id]?.record.inBackground == true
+        guard let record = items[id]?.record else { return [] }
         items[id]?.record.inBackground = nil
+        items[id]?.record.handOver = nil
         items[id]?.record.fractionDone = nil
         items[id]?.record.state = .cancelled
         // Saved first: a kill after it leaves the next launch to give up the hand-over and
         // sweep what the download kept.
-        return [.save] + (handedOver ? [.finishHandOver(id)] : []) + [
-            .removeFiles(id, remote: remote), .announce(id, .cancelled), .announceWaits,
+        return [.save] + Self.givingUpHandOver(of: id, record) + [
+            .removeFiles(id, remote: record.remoteURL), .announce(id, .cancelled),
         ]
     }
 
@@ -400,19 +346,19 @@ struct LibraryMachine: Sendable, Hashable {
         guard case .removing(let removal)? = items[id]?.activity, let record = items[id]?.record else { return [] }
         if case .downloaded = record.state, removal.keepsDownloaded {
             items[id]?.activity = .idle
-            return (record.inBackground == true ? [.finishHandOver(id)] : []) + [.removed(id)]
+            return Self.givingUpHandOver(of: id, record) + [.removed(id)]
         }
         // Saved first as being removed: a kill before the item is saved gone leaves the next
         // launch to remove its files and give up its hand-over. A Download asked meanwhile is
         // saved as its new run, which a kill leaves paused.
         items[id] = nil
         var actions: [Action] = [removal.restart == nil ? .saveRemoving(id, remote: record.remoteURL) : .save]
-        if record.inBackground == true { actions.append(.finishHandOver(id)) }
+        actions += Self.givingUpHandOver(of: id, record)
         if case .downloaded(let fileName, _) = record.state {
             actions.append(.removeDownloaded(id, fileName: fileName))
         }
         actions += [.removeFiles(id, remote: record.remoteURL), .announce(id, .notDownloaded)]
-        actions += [.save, .announceWaits, .removed(id)]
+        actions += [.save, .removed(id)]
         if let restart = removal.restart { actions += start(id, restart: restart, readsStaged: false) }
         return actions
     }
@@ -477,20 +423,24 @@ struct LibraryMachine: Sendable, Hashable {
         default: items[id]?.record.fractionDone = nil
         }
         if case .downloaded(let fileName, _) = state {
-            if items[id]?.record.inBackground == true { actions.append(.finishHandOver(id)) }
+            actions += items[id].map { Self.givingUpHandOver(of: id, $0.record) } ?? []
             items[id]?.record.inBackground = nil
+            items[id]?.record.handOver = nil
             actions.append(.keepDownloaded(id, fileName: fileName, remote: remote))
         } else if run.readsStaged, case .paused = state {
             // The run after a hand-over, paused: it is the learner's pause, not the system's.
             items[id]?.record.inBackground = nil
+            items[id]?.record.handOver = nil
         } else if run.readsStaged, case .failed = state {
             items[id]?.record.inBackground = nil
+            items[id]?.record.handOver = nil
         } else if case .cancelled = state {
-            if items[id]?.record.inBackground == true { actions.append(.finishHandOver(id)) }
+            actions += items[id].map { Self.givingUpHandOver(of: id, $0.record) } ?? []
             items[id]?.record.inBackground = nil
+            items[id]?.record.handOver = nil
         }
         items[id]?.record.state = state
-        actions += [.announce(id, state), .save, .announceWaits]
+        actions += [.announce(id, state), .save]
         if let restart = run.restart {
             switch state {
             case .downloaded: break
@@ -508,16 +458,17 @@ struct LibraryMachine: Sendable, Hashable {
             case (.cancel?, _):
                 // Cancelled meanwhile (what it kept is gone already): the hand-over goes too,
                 // and a Download asked after the cancel starts over.
-                var actions: [Action] = result == .handedOver ? [.finishHandOver(id)] : []
+                var actions = Self.giveUp(result, of: id, keepingStaged: false)
                 if let restart = submission.restart { actions += start(id, restart: restart, readsStaged: false) }
                 return actions
             case (.pause?, _):
-                var actions: [Action] = result == .handedOver ? [.withdraw(id)] : []
+                var actions = Self.giveUp(result, of: id, keepingStaged: true)
                 if let restart = submission.restart { actions += start(id, restart: restart, readsStaged: false) }
                 return actions
-            case (nil, .handedOver):
+            case (nil, .handedOver(let handOver)):
                 items[id]?.record.inBackground = true
-                return [.save, .announceWaits]
+                items[id]?.record.handOver = handOver
+                return [.save]
             case (nil, .nothingLeft):
                 // Every part is written: the run that finishes the file runs now.
                 items[id]?.record.inBackground = true
@@ -531,10 +482,51 @@ struct LibraryMachine: Sendable, Hashable {
             }
         case .removing(let removal)? where removal.generation == nil:
             // Deleted or discarded while its parts were submitted.
-            return (result == .handedOver ? [.finishHandOver(id)] : []) + finishRemoval(id)
+            return Self.giveUp(result, of: id, keepingStaged: false) + finishRemoval(id)
         default:
-            return result == .handedOver ? [.withdraw(id)] : []
+            // A submission no longer waited for: its own hand-over goes, and no other.
+            return Self.giveUp(result, of: id, keepingStaged: true)
         }
+    }
+
+    /// Gives up the hand-over a submission made, if it made one: by its generation, so that no
+    /// other hand-over of `id` is touched.
+    private static func giveUp(_ result: Submitted, of id: String, keepingStaged: Bool) -> [Action] {
+        guard case .handedOver(let generation) = result else { return [] }
+        return [keepingStaged ? .withdraw(id, generation: generation) : .finishHandOver(id, generation: generation)]
+    }
+
+    /// Gives up the hand-over `record` is marked with, if it is: by its generation.
+    private static func givingUpHandOver(of id: String, _ record: Record) -> [Action] {
+        record.inBackground == true ? [.finishHandOver(id, generation: record.handOver)] : []
+    }
+
+    /// A launch's reconciliation with the background transfers: an item waiting for a hand-over
+    /// they do not know runs again; one they know that no item waits for is given up, its
+    /// staged bodies kept for an item paused or failed (they resume from them), removed
+    /// otherwise (an item cancelled, deleted or downloaded since).
+    private mutating func launched(knowing known: [String: UInt64?]) -> [Action] {
+        var actions: [Action] = []
+        for (id, generation) in known.sorted(by: { $0.key < $1.key }) {
+            if let handedOver = handOver(of: id),
+                handedOver.generation == nil || generation == nil || handedOver.generation == generation
+            {
+                continue
+            }
+            // The generation of a hand-over the item waits for as another is that other's.
+            switch items[id]?.record.state {
+            case .paused?, .failed?, .downloading?: actions.append(.withdraw(id, generation: generation))
+            default: actions.append(.finishHandOver(id, generation: generation))
+            }
+        }
+        for id in items.keys.sorted() where isHandedOver(id) {
+            let handedOver = handOver(of: id)
+            let matches = known[id].map { known in
+                handedOver?.generation == nil || known == nil || known == handedOver?.generation
+            }
+            if matches != true { actions += runAfterBackground(id) }
+        }
+        return actions
     }
 
     /// Runs `id` again once its hand-over's tasks have ended, or it was taken back: the run

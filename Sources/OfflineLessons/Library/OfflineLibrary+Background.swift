@@ -30,11 +30,7 @@ extension OfflineLibrary {
         // A run the learner is pausing or cancelling stops as asked, not in the background; one
         // being handed over is on its way, as is, with ``BackgroundTransferOptions/HandOver/always``,
         // one still reading its playlists (handed over once it has).
-        let always = backgroundOptions?.handOver == .always
-        let running = machine.items.keys.sorted().filter { id in
-            guard let run = machine.run(of: id), run.stop == nil, !run.isHandingOver else { return false }
-            return !always || jobs[run.generation]?.hasPlanned == true
-        }
+        let running = machine.runsToHandOver
         guard !running.isEmpty else { return [] }
         var handed: [String] = []
         await withTaskGroup(of: (String, Bool).self) { group in
@@ -134,34 +130,28 @@ extension OfflineLibrary {
         isBackgroundStarted = true
         let settled = background.settled
         if let paths = network?.paths() {
-            own(following: paths) { library, path in await library.networkChanged(to: path) }
+            own(following: paths) { library, path in await library.send(.network(path)) }
         }
-        // Both ways: a hand-over of an item the library no longer waits for (a kill between
-        // forgetting it here and there) is given up before its tasks can be submitted again.
-        var owners: [String: BackgroundTransfers.HandoverOwner] = [:]
-        for (id, record) in machine.records {
-            switch record.state {
-            case .downloading: owners[id] = .waiting
-            case .paused, .failed: owners[id] = .paused
-            default: break
-            }
-        }
-        let reconciled = owners
         own { library in
-            await background.start(reconciling: reconciled)
-            // An item waiting for a hand-over the transfers no longer know (their journal was
-            // lost) runs again: nothing else would ever start it.
-            let known = Set(await background.handovers.map(\.key))
-            await library.restartOrphans(known: known)
+            // Both ways, before the transfers read their events or submit anything again: a
+            // hand-over of an item the library no longer waits for (a kill between forgetting
+            // it here and there) is given up, and an item waiting for one the transfers no
+            // longer know (their journal was lost) runs again.
+            var known: [String: UInt64?] = [:]
+            for handover in await background.handovers { known[handover.key] = handover.generation }
+            await library.launched(knowing: known)
+            await background.start()
         }
-        own(following: settled) { library, id in await library.send(.tasksEnded(id)) }
+        own(following: settled) { library, settled in
+            await library.send(.tasksEnded(settled.key, generation: settled.generation))
+        }
     }
 
-    /// Runs again every item waiting for background transfers that `known` does not name.
-    func restartOrphans(known: Set<String>) {
-        for id in machine.items.keys.sorted() where machine.isHandedOver(id) && !known.contains(id) {
-            send(.tasksEnded(id))
-        }
+    /// Tells the machine which hand-overs the transfers know, and returns once the give-ups
+    /// that leads to are done.
+    private func launched(knowing known: [String: UInt64?]) async {
+        send(.launched(handOvers: known))
+        for id in known.keys.sorted() { await chains[id]?.value }
     }
 
     // MARK: Waiting for a network
@@ -177,7 +167,7 @@ extension OfflineLibrary {
     /// does. Discretionary transfers may wait longer, for power and a good moment.
     public func waitReason(of id: String) -> WaitReason? {
         loadIfNeeded()
-        return waits[id]
+        return machine.waitReason(of: id)
     }
 
     /// Every change of an item's ``waitReason(of:)``: `nil` when it no longer waits. Each
@@ -229,29 +219,6 @@ extension OfflineLibrary {
         #else
             nil
         #endif
-    }
-
-    private func networkChanged(to path: NetworkPath) {
-        networkPath = path
-        announceWaits()
-    }
-
-    /// Works out why each handed-over item waits, and announces each change.
-    ///
-    /// - Complexity: O(*n*) for the library's *n* items.
-    func announceWaits() {
-        guard let options = backgroundOptions, let path = networkPath else { return }
-        var now: [String: WaitReason] = [:]
-        // Those whose transfers are the background session's: no run of their own.
-        for (id, item) in machine.items where machine.isHandedOver(id) {
-            guard let reason = Self.waitReason(on: path, options: options, rule: item.record.network ?? .any)
-            else { continue }
-            now[id] = reason
-        }
-        for id in Set(waits.keys).union(now.keys).sorted() where waits[id] != now[id] {
-            waitBroadcast.yield((id, now[id]))
-        }
-        waits = now
     }
 
     /// The state of an item whose hand-over `error` refused.

@@ -40,28 +40,28 @@ extension OfflineLibrary {
                 }
             case .announce(let id, let state):
                 broadcast.yield((id, state))
-            case .start(let id, let generation, let remote, let handOverWhenPlanned):
+            case .start(let id, let generation, let remote, let reportsPlan):
                 if chains[id] == nil {
-                    startRun(id, generation: generation, remote: remote, handOverWhenPlanned: handOverWhenPlanned)
+                    startRun(id, generation: generation, remote: remote, reportsPlan: reportsPlan)
                 } else {
                     // After what the item's chain holds (a take-back's cancellation of its
-                    // tasks), as the actions come: a stop asked meanwhile waits for the job.
-                    stopsBeforeStart.updateValue(nil, forKey: generation)
+                    // tasks), as the actions come: a stop asked meanwhile is the machine's to
+                    // apply once the job exists (``LibraryMachine/Event/jobStarted(_:generation:)``).
                     chain(id) { library in
                         await library.startRun(
-                            id, generation: generation, remote: remote, handOverWhenPlanned: handOverWhenPlanned)
+                            id, generation: generation, remote: remote, reportsPlan: reportsPlan)
                     }
                 }
             case .pauseRun(_, let generation):
-                if let job = jobs[generation] { job.pause() } else { keepStop(.pause, for: generation) }
+                jobs[generation]?.pause()
             case .cancelRun(_, let generation):
-                if let job = jobs[generation] { job.cancel() } else { keepStop(.cancel, for: generation) }
+                jobs[generation]?.cancel()
             case .submit(let id, let generation, let network):
                 submit(id, generation: generation, network: network)
-            case .withdraw(let id):
-                chain(id) { library in await library.background?.withdraw(id) }
-            case .finishHandOver(let id):
-                chain(id) { library in await library.background?.finish(id) }
+            case .withdraw(let id, let generation):
+                chain(id) { library in await library.background?.withdraw(id, generation: generation) }
+            case .finishHandOver(let id, let generation):
+                chain(id) { library in await library.background?.finish(id, generation: generation) }
             case .removeFiles(let id, let remote):
                 removeFiles(of: id, remote: remote)
             case .removeDownloaded(_, let fileName):
@@ -76,33 +76,22 @@ extension OfflineLibrary {
             case .forgetProgress(let id):
                 latestProgress[id] = nil
                 progressBroadcast.forget(key: id)
-            case .announceWaits:
-                announceWaits()
+            case .announceWait(let id, let reason):
+                waitBroadcast.yield((id, reason))
             case .removed(let id):
                 for waiter in removalWaiters.removeValue(forKey: id) ?? [] { waiter.resume(returning: saveFailure) }
             }
         }
     }
 
-    /// Keeps a stop asked of run `generation` before its job started (it waits in the item's
-    /// chain): a cancel outranks a pause.
-    private func keepStop(_ stop: LibraryMachine.Stop, for generation: UInt64) {
-        guard let kept = stopsBeforeStart[generation] else { return }  // no run waits to start
-        if kept != .cancel { stopsBeforeStart[generation] = stop }
-    }
-
     /// Starts run `generation` of item `id`, with the tasks that read its progress and its end;
     /// a stop asked while it waited to start is applied at once.
-    func startRun(_ id: String, generation: UInt64, remote: URL, handOverWhenPlanned: Bool) {
+    func startRun(_ id: String, generation: UInt64, remote: URL, reportsPlan: Bool) {
         let fileName = Self.fileName(for: id, remote: remote)
         let job = start(remote, file(named: fileName))
         jobs[generation] = job
-        switch stopsBeforeStart.removeValue(forKey: generation) {
-        case .pause??: job.pause()
-        case .cancel??: job.cancel()
-        default: break
-        }
-        if handOverWhenPlanned {
+        send(.jobStarted(id, generation: generation))
+        if reportsPlan {
             own { library in
                 guard await job.waitUntilPlanned() else { return }
                 await library.send(.planned(id, generation: generation))
@@ -166,9 +155,10 @@ extension OfflineLibrary {
         guard !parts.isEmpty else { return .nothingLeft }
         do {
             // An earlier hand-over of this item (settled, or taken back) gives way.
-            await background.withdraw(id)
-            try await background.handOver(id, destination: remainder.destination, parts: parts, network: network)
-            return .handedOver
+            await background.withdraw(id, generation: nil)
+            let generation = try await background.handOver(
+                id, destination: remainder.destination, parts: parts, network: network)
+            return .handedOver(generation: generation)
         } catch {
             return .refused(Self.state(refusedBy: error))
         }

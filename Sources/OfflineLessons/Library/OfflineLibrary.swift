@@ -103,9 +103,6 @@ public actor OfflineLibrary {
     var machine: LibraryMachine
     /// The running jobs, by their run's generation.
     var jobs: [UInt64: DownloadJob] = [:]
-    /// The runs waiting in their item's chain to start, by generation, with the stop asked of
-    /// each meanwhile.
-    var stopsBeforeStart: [UInt64: LibraryMachine.Stop?] = [:]
     /// The tasks the library started: each run's readers of its progress and its outcome, each
     /// item's chain of background work (submissions, withdrawals). Each removes itself when
     /// done; the library's end cancels the rest.
@@ -133,10 +130,6 @@ public actor OfflineLibrary {
     nonisolated let backgroundOptions: BackgroundTransferOptions?
     /// Where the device's network is read, for ``waitReason(of:)``.
     nonisolated let network: (any NetworkPathMonitor)?
-    /// The device's network as last read, once the monitor has said.
-    var networkPath: NetworkPath?
-    /// Why each item handed over is waiting, as last announced (to announce each change once).
-    var waits: [String: WaitReason] = [:]
     nonisolated let waitBroadcast = Broadcast<(id: String, reason: WaitReason?)>(key: { $0.id })
     nonisolated let broadcast = Broadcast<(id: String, state: ItemState)>(key: { $0.id })
     /// Every change of any item's state, as it happens.
@@ -206,7 +199,8 @@ public actor OfflineLibrary {
         self.start = start
         machine = LibraryMachine(
             hasBackground: background != nil,
-            handsOverAlways: background != nil && backgroundOptions?.handOver == .always)
+            handsOverAlways: background != nil && backgroundOptions?.handOver == .always,
+            waitOptions: backgroundOptions)
     }
 
     deinit {

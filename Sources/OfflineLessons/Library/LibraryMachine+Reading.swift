@@ -1,0 +1,133 @@
+import Downloads
+import Foundation
+
+/// What the machine says of its items, derived in one place from their records, their
+/// activities and the device's network.
+extension LibraryMachine {
+    // MARK: Reading
+
+    /// Each item's record, as it stands.
+    var records: [String: Record] { items.mapValues(\.record) }
+
+    /// The records the state file keeps: each as it stands, with the learner's word applied to
+    /// one whose run is still stopping (a pause saved paused, a cancel cancelled, a delete's item
+    /// marked as being removed, a Download asked meanwhile paused to resume), so that a process
+    /// killed before the run has stopped keeps that word at the next launch.
+    ///
+    /// - Complexity: O(*n*) for the *n* items.
+    var savedRecords: [String: Record] {
+        var saved: [String: Record] = [:]
+        for (id, item) in items {
+            var record = item.record
+            switch item.activity {
+            case .idle:
+                break
+            case .running(let run):
+                if let restart = run.restart {
+                    // A Download asked after the stop is the last word: paused, as a kill
+                    // leaves every run, so that the next launch shows it ready to resume.
+                    record = Self.restarting(record, restart)
+                } else if let stop = run.stop {
+                    Self.apply(stop, to: &record)
+                }
+            case .submitting(let submission):
+                if let restart = submission.restart {
+                    record = Self.restarting(record, restart)
+                } else if let stop = submission.stop {
+                    Self.apply(stop, to: &record)
+                }
+            case .removing(let removal):
+                if let restart = removal.restart {
+                    // Downloaded again once removed.
+                    record = Self.restarting(record, restart)
+                    record.fractionDone = nil
+                    break
+                }
+                // Gone at the next launch with its files, unless a discard keeps its download.
+                if removal.keepsDownloaded, case .downloaded = record.state { break }
+                record.state = .notDownloaded
+                record.isBeingRemoved = true
+                record.inBackground = nil
+                record.handOver = nil
+                record.fractionDone = nil
+            }
+            saved[id] = record
+        }
+        return saved
+    }
+
+    fileprivate static func restarting(_ record: Record, _ restart: Restart) -> Record {
+        Record(
+            remoteURL: restart.remote, state: .paused,
+            fractionDone: restart.remote == record.remoteURL ? record.fractionDone : nil,
+            network: restart.network ?? record.network)
+    }
+
+    fileprivate static func apply(_ stop: Stop, to record: inout Record) {
+        record.inBackground = nil
+        record.handOver = nil
+        switch stop {
+        case .pause:
+            record.state = .paused
+        case .cancel:
+            record.state = .cancelled
+            record.fractionDone = nil
+        }
+    }
+
+    /// Item `id`'s state (not downloaded when unknown).
+    func state(of id: String) -> OfflineLibrary.ItemState {
+        items[id]?.record.state ?? .notDownloaded
+    }
+
+    /// The generation of `id`'s run, if one runs.
+    func run(of id: String) -> Run? {
+        if case .running(let run)? = items[id]?.activity { return run }
+        return nil
+    }
+
+    /// A hand-over an item waits for.
+    struct HandedOver: Hashable, Sendable {
+        /// Its generation, as the background transfers named it (`nil`: from a state file of an
+        /// earlier version, which kept none).
+        var generation: UInt64?
+    }
+
+    /// The hand-over `id` waits for: downloading, marked in the background, and no run of its
+    /// own. The one place that says an item is handed over.
+    func handOver(of id: String) -> HandedOver? {
+        guard let item = items[id], item.activity == .idle, item.record.inBackground == true,
+            case .downloading = item.record.state
+        else { return nil }
+        return HandedOver(generation: item.record.handOver)
+    }
+
+    /// Whether `id` waits for background transfers (``handOver(of:)``).
+    func isHandedOver(_ id: String) -> Bool {
+        handOver(of: id) != nil
+    }
+
+    /// Why `id`, handed over, does not download now: the device's network is not one its
+    /// transfers may use. `nil` while they can run, and for an item not handed over.
+    func waitReason(of id: String) -> WaitReason? {
+        guard let options = waitOptions, let path = networkPath, isHandedOver(id) else { return nil }
+        return OfflineLibrary.waitReason(on: path, options: options, rule: items[id]?.record.network ?? .any)
+    }
+
+    /// The runs ``OfflineLibrary/continueInBackground()`` hands over: running, neither stopping
+    /// nor being handed over already. With hand-over always, only those that have planned their
+    /// parts: the others go by themselves once they have, and a run that has not could not
+    /// say what remains.
+    var runsToHandOver: [String] {
+        guard hasBackground else { return [] }
+        return items.keys.sorted().filter { id in
+            guard let run = run(of: id), run.stop == nil, !run.isHandingOver else { return false }
+            return !handsOverAlways || run.hasPlanned
+        }
+    }
+
+    /// Whether anything runs or stops for `id`.
+    func isBusy(_ id: String) -> Bool {
+        items[id].map { $0.activity != .idle } ?? false
+    }
+}
