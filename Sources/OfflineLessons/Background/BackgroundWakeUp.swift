@@ -46,3 +46,6 @@ struct BackgroundWakeUp<Handler: Sendable>: Sendable {
         isAnswerDue = false
     }
 }
+
+extension BackgroundWakeUp: Equatable where Handler: Equatable {}
+extension BackgroundWakeUp: Hashable where Handler: Hashable {}
