@@ -307,3 +307,49 @@ extension LibraryRaceTests {
         #expect(await library.states["b"] == nil)
     }
 }
+
+extension LibraryRaceTests {
+    @Test(
+        "a cancel whose save fails says so (saveFailure), and the learner's word is saved with the next call, even one that changes nothing; saveFailure is nil then"
+    )
+    func cancelSaveFailureIsSavedAgain() async throws {
+        let folder = temporaryFolder("library-cancel-save")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("file".utf8).write(to: folder.appendingPathComponent("b.mp4"))
+        let remote = lesson.entry
+        let stateFile = folder.appendingPathComponent("offline-library.json")
+        let items = [
+            "\"a\":{\"remoteURL\":\"\(remote.absoluteString)\",\"state\":{\"paused\":{}}}",
+            "\"b\":{\"remoteURL\":\"\(remote.absoluteString)\",\"state\":{\"downloaded\":{\"fileName\":\"b.mp4\",\"byteCount\":4}}}",
+        ]
+        try Data("{\"version\":1,\"items\":{\(items.joined(separator: ","))}}".utf8).write(to: stateFile)
+        let refusing = Locked(false)
+        let fileSystem = TestFileSystem(plan: { operation, file in
+            if refusing.withLock({ $0 }), operation == .write, file.lastPathComponent == "offline-library.json" {
+                throw CocoaError(.fileWriteOutOfSpace)
+            }
+        })
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: inMemory))
+        let library = OfflineLibrary(directory: folder, fileOptions: OfflineFileOptions(), fileSystem: fileSystem) {
+            downloader.downloadLesson(from: $0, to: $1, preferredLanguages: [])
+        }
+        _ = try await library.load()
+        #expect(await library.state(of: "a") == .paused)
+        refusing.withLock { $0 = true }
+        await library.cancel("a")
+        let failure = try #require(await library.saveFailure)
+        guard case .saveFailed = failure.kind else {
+            Issue.record("\(failure)")
+            return
+        }
+        #expect(await library.state(of: "a") == .cancelled)
+        #expect(try String(decoding: Data(contentsOf: stateFile), as: UTF8.self).contains("paused"))
+        refusing.withLock { $0 = false }
+        // A pause of a downloaded item changes nothing; the save it makes is the cancel's.
+        await library.pause("b")
+        #expect(await library.saveFailure == nil)
+        let saved = try String(decoding: Data(contentsOf: stateFile), as: UTF8.self)
+        #expect(saved.contains("cancelled") && !saved.contains("paused"), "\(saved)")
+    }
+}

@@ -89,6 +89,13 @@ package final class Broadcast<Element: Sendable>: Sendable {
         }
     }
 
+    /// The latest value of `key` in the current state (the latest value, without a key).
+    ///
+    /// - Complexity: O(1).
+    package func latest(for name: String = "") -> Element? {
+        state.withLock { $0.latest[name] }
+    }
+
     /// Drops the latest value of `key` from the current state (a download that ended has no
     /// progress to show), so later subscribers do not start from it.
     ///

@@ -113,7 +113,7 @@ actor BackgroundTransfers {
     private let reserveBytes: UInt64
     private let freeSpace: @Sendable (URL) -> UInt64?
     /// The journal, the tasks withdrawn and the wake-ups: every request's state, in one value.
-    private var machine: HandoverMachine<@Sendable () -> Void>
+    private var machine: HandoverMachine<@MainActor @Sendable () -> Void>
     private var isLoaded = false
     private var reader: Task<Void, Never>?
     /// Cancellations under way, by download: a hand-over of the same download waits for them,
@@ -259,7 +259,7 @@ actor BackgroundTransfers {
     /// Keeps the completion handler the system gave the app for this session's events
     /// (`application(_:handleEventsForBackgroundURLSession:completionHandler:)`), and calls it
     /// once the events are all recorded.
-    func handleEvents(completion: @escaping @Sendable () -> Void) async {
+    func handleEvents(completion: @escaping @MainActor @Sendable () -> Void) async {
         loadIfNeeded()
         await perform(machine.handle(.handlerGiven(completion)))
     }
@@ -332,7 +332,7 @@ actor BackgroundTransfers {
 
     /// Performs `effects` in order, feeding what a stage and a submission report back to the
     /// machine.
-    private func perform(_ effects: [HandoverMachine<@Sendable () -> Void>.Effect]) async {
+    private func perform(_ effects: [HandoverMachine<@MainActor @Sendable () -> Void>.Effect]) async {
         for effect in effects {
             switch effect {
             case .save:

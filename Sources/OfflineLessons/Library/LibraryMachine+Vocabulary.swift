@@ -151,6 +151,8 @@ extension LibraryMachine {
         case launched(handOvers: [String: UInt64?])
         /// The device's network is now `path`.
         case network(NetworkPath)
+        /// A save of the state file ended: with the failure, if it failed.
+        case saved(OfflineLibrary.LibraryError?)
         /// The app is back in the foreground: the items handed over run again now.
         case takeBack
         /// The downloaded file of `id` is gone (removed behind the library's back).
@@ -208,7 +210,7 @@ extension LibraryMachine.Event {
             .progress(let id, _, _), .ended(let id, _, _), .submitted(let id, _, _), .jobStarted(let id, _),
             .tasksEnded(let id, _), .fileMissing(let id):
             id
-        case .handOver, .takeBack, .launched, .network:
+        case .handOver, .takeBack, .launched, .network, .saved:
             nil
         }
     }

@@ -35,6 +35,9 @@ struct LibraryMachine: Sendable, Hashable {
     let waitOptions: BackgroundTransferOptions?
     /// The device's network, once known (``Event/network(_:)``).
     private(set) var networkPath: NetworkPath?
+    /// The failure of the latest save, if it failed (``Event/saved(_:)``): what the machine
+    /// holds is not on disk yet, and the next transition saves again, whatever it changes.
+    private(set) var saveFailure: OfflineLibrary.LibraryError?
 
     /// A machine with no items, for a library with (or without) background transfers, whose
     /// items handed over wait for the networks `waitOptions` allow.
@@ -110,12 +113,26 @@ struct LibraryMachine: Sendable, Hashable {
     ///   ``Event/takeBack``, ``Event/launched(handOvers:)`` and ``Event/network(_:)``, for the
     ///   *n* items the library holds.
     mutating func handle(_ event: Event) -> [Action] {
+        if case .saved(let failure) = event {
+            saveFailure = failure
+            return []
+        }
         let watched = event.item.map { [$0] } ?? items.keys.sorted()
         let before = watched.map(waitReason(of:))
         var actions = transition(event)
         for (id, was) in zip(watched, before) {
             let now = waitReason(of: id)
             if now != was { actions.append(.announceWait(id, now)) }
+        }
+        // A save that failed is made again with the next change (a progress report is none).
+        let saves = actions.contains { action in
+            switch action {
+            case .save, .saveRemoving: true
+            default: false
+            }
+        }
+        if saveFailure != nil, !saves {
+            if case .progress = event {} else { actions.append(.save) }
         }
         return actions
     }
@@ -172,6 +189,8 @@ struct LibraryMachine: Sendable, Hashable {
         case .network(let path):
             networkPath = path
             return []
+        case .saved:
+            return []  // handled above
         case .fileMissing(let id):
             guard case .downloaded? = items[id]?.record.state, items[id]?.activity == .idle,
                 let remote = items[id]?.record.remoteURL

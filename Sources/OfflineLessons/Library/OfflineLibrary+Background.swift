@@ -36,8 +36,11 @@ extension OfflineLibrary {
         await withTaskGroup(of: (String, Bool).self) { group in
             for id in running {
                 // Registered before the hand-over begins: its answer cannot come first.
-                let answer = expectHandOverAnswer(for: id)
-                group.addTask { (id, await answer.value) }
+                let answers = expectHandOverAnswer(for: id)
+                group.addTask {
+                    for await answer in answers { return (id, answer) }
+                    return (id, false)
+                }
             }
             send(.handOver(running))
             for await (id, wasHanded) in group where wasHanded { handed.append(id) }
@@ -48,17 +51,14 @@ extension OfflineLibrary {
         return handed.sorted()
     }
 
-    /// A task that returns whether item `id` was handed over, once its hand-over has ended.
-    private func expectHandOverAnswer(for id: String) -> Task<Bool, Never> {
+    /// Whether item `id` was handed over, said once its hand-over has ended.
+    private func expectHandOverAnswer(for id: String) -> AsyncStream<Bool> {
         let (answers, continuation) = AsyncStream<Bool>.makeStream()
         handOverWaiters[id, default: []].append { answer in
             continuation.yield(answer)
             continuation.finish()
         }
-        return Task {
-            for await answer in answers { return answer }
-            return false
-        }
+        return answers
     }
 
     /// Whether item `id` continues in the system's background transfers: handed over by
@@ -111,16 +111,16 @@ extension OfflineLibrary {
             return
         }
         startBackgroundIfNeeded()
-        await background.handleEvents { Task { @MainActor in completion() } }
+        await background.handleEvents(completion: completion)
     }
 
     /// Returns once the events of the background session's wake-up are recorded and saved:
     /// for SwiftUI's `.backgroundTask(.urlSession(_:))`, whose action ends the wake-up when it
     /// returns. Without background transfers it returns at once.
     public func handleBackgroundEvents() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Task { await handleBackgroundEvents { done.resume() } }
-        }
+        let (answered, answer) = AsyncStream<Void>.makeStream()
+        await handleBackgroundEvents { answer.finish() }
+        for await _ in answered {}
     }
 
     /// Starts reading the background session's events and resubmits what the system stopped

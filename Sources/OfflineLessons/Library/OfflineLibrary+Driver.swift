@@ -27,16 +27,20 @@ extension OfflineLibrary {
             case .save:
                 do {
                     try save()
+                    send(.saved(nil))
                 } catch {
                     saveFailure = error
+                    send(.saved(error))
                 }
             case .saveRemoving(let id, let remote):
                 var records = machine.savedRecords
                 records[id] = Entry(remoteURL: remote, state: .notDownloaded, isBeingRemoved: true)
                 do {
                     try save(records)
+                    send(.saved(nil))
                 } catch {
                     saveFailure = error
+                    send(.saved(error))
                 }
             case .announce(let id, let state):
                 broadcast.yield((id, state))
@@ -74,7 +78,6 @@ extension OfflineLibrary {
                 // The record that finds this download again should the state file be damaged.
                 writeRecord(of: id, fileName: fileName, remote: remote)
             case .forgetProgress(let id):
-                latestProgress[id] = nil
                 progressBroadcast.forget(key: id)
             case .announceWait(let id, let reason):
                 waitBroadcast.yield((id, reason))
@@ -125,7 +128,6 @@ extension OfflineLibrary {
 
     func progressed(_ id: String, generation: UInt64, _ progress: DownloadProgress) {
         guard machine.run(of: id)?.generation == generation else { return }
-        latestProgress[id] = progress
         progressBroadcast.yield((id, progress))
         send(.progress(id, generation: generation, fraction: progress.fraction))
     }

@@ -153,8 +153,6 @@ public actor OfflineLibrary {
     public nonisolated var progressUpdates: AsyncStream<(id: String, progress: DownloadProgress)> {
         progressBroadcast.subscribe()
     }
-    /// The latest progress report of each run, as it came (for ``progress(of:)``).
-    var latestProgress: [String: DownloadProgress] = [:]
 
     /// How the library's files are kept on the device.
     public nonisolated let fileOptions: OfflineFileOptions
@@ -263,6 +261,15 @@ public actor OfflineLibrary {
     /// What the library did by itself since it was created (a state file it recovered from).
     public internal(set) var notices: [Notice] = []
 
+    /// Why the latest save of the state file failed, if it did (a full disk, a folder not
+    /// writable): the states shown, a ``pause(_:)`` or a ``cancel(_:)`` among them, are not on
+    /// disk yet, and a process ended now would show the saved ones at the next launch. The
+    /// library saves again with every change until a save succeeds; `nil` then. The calls that
+    /// throw (``download(_:from:)``, ``delete(_:)``) report their own save's failure instead.
+    public var saveFailure: LibraryError? {
+        machine.saveFailure
+    }
+
     /// The state of item `id` (not downloaded when unknown).
     ///
     /// A downloaded item whose file was removed behind the library's back (by the learner, the
@@ -349,7 +356,10 @@ public actor OfflineLibrary {
         // was and nothing starts.
         var next = machine
         let actions = next.handle(.download(id, remote: remote, network: network))
-        if actions.first == .save { try save(next.savedRecords) }
+        if actions.first == .save {
+            try save(next.savedRecords)
+            _ = next.handle(.saved(nil))
+        }
         machine = next
         perform(actions.first == .save ? Array(actions.dropFirst()) : actions)
     }
@@ -377,7 +387,7 @@ public actor OfflineLibrary {
 
     /// The latest progress report of item `id`'s download in progress, if any.
     public func progress(of id: String) -> DownloadProgress? {
-        latestProgress[id]
+        progressBroadcast.latest(for: id)?.progress
     }
 
     /// Waits until item `id`'s current download (if any) has ended and its state is recorded
