@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "HLS", targets: ["HLS"]),
         .library(name: "Downloads", targets: ["Downloads"]),
         .library(name: "OfflineLessons", targets: ["OfflineLessons"]),
+        .library(name: "OfflineLessonsTesting", targets: ["OfflineLessonsTesting"]),
         .library(name: "MediaContainers", targets: ["MediaContainers"]),
         .library(name: "HTTPSupport", targets: ["HTTPSupport"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
@@ -62,6 +63,12 @@ let package = Package(
         .target(name: "Locking", swiftSettings: upcomingFeatures),
 
         // MARK: Tests
+        // A testing library, a product for apps' tests: the system's background transfer daemon,
+        // simulated, so that an app's tests (and the package's) drive its background wiring on
+        // any machine. Not a module of the graph: no module imports it.
+        .target(
+            name: "OfflineLessonsTesting", dependencies: ["Downloads", "HTTPSupport", "Locking", "OfflineLessons"],
+            swiftSettings: upcomingFeatures),
         // Test helpers, and the HLS lessons made with ffmpeg that several test targets serve
         // (Lessons/README.md says how each was made).
         .target(
@@ -110,7 +117,10 @@ let package = Package(
         ),
         .testTarget(
             name: "DownloadsTests",
-            dependencies: ["Downloads", "OfflineLessons", "HLS", "HTTPSupport", "MediaContainers", "TestSupport"],
+            dependencies: [
+                "Downloads", "OfflineLessons", "OfflineLessonsTesting", "HLS", "HTTPSupport", "MediaContainers",
+                "TestSupport",
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: upcomingFeatures
         ),

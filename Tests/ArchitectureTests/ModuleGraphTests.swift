@@ -38,6 +38,10 @@ struct ModuleGraphTests {
     /// is no module of the graph: no product exports it and no module imports it.
     static let examples = "AppleExamples"
 
+    /// The testing library, a product an app links into its tests only: no module of the graph,
+    /// since no module imports it (``testingLibrary()``).
+    static let testing = "OfflineLessonsTesting"
+
     /// What the Apple examples may import besides MediaCore's modules and the toolchain's.
     static let exampleFrameworks: Set<String> = ["SwiftUI", "UIKit", "AVFoundation", "AVKit", "CoreGraphics"]
 
@@ -105,12 +109,14 @@ struct ModuleGraphTests {
         #expect(adapter.contains("struct ProgressWatchedLessons: WatchedLessons"))
     }
 
-    @Test("the graph has no cycle, and every source folder is a module of the table or the Apple examples")
+    @Test(
+        "the graph has no cycle, and every source folder is a module of the table, the Apple examples or the testing library"
+    )
     func acyclic() throws {
         let folders = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter {
             !$0.hasPrefix(".")
         }
-        #expect(Set(folders) == Set(Self.allowed.keys).union([Self.examples]))
+        #expect(Set(folders) == Set(Self.allowed.keys).union([Self.examples, Self.testing]))
         // Depth-first search for a back edge.
         var state: [String: Int] = [:]  // 1: on the path, 2: done
         func visit(_ module: String) -> Bool {
@@ -163,6 +169,19 @@ struct ModuleGraphTests {
                     !text.contains("#if canImport(" + framework),
                     "\(file.lastPathComponent) keeps an example that compiles only with \(framework)")
             }
+        }
+    }
+}
+
+extension ModuleGraphTests {
+    @Test(
+        "the testing library OfflineLessonsTesting imports OfflineLessons, Downloads, HTTPSupport and Locking, and no module imports it"
+    )
+    func testingLibrary() throws {
+        let imported = Set(try Self.imports(of: "OfflineLessonsTesting").keys)
+        #expect(imported.subtracting(Self.toolchain) == ["OfflineLessons", "Downloads", "HTTPSupport", "Locking"])
+        for module in Self.allowed.keys {
+            #expect(try Self.imports(of: module)["OfflineLessonsTesting"] == nil, "\(module)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import OfflineLessonsTesting
 import TestSupport
 import Testing
 

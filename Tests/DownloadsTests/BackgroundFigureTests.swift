@@ -1,5 +1,6 @@
 import Foundation
 import HTTPSupport
+import OfflineLessonsTesting
 import TestSupport
 import Testing
 

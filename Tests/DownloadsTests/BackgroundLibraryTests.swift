@@ -1,6 +1,7 @@
 import Foundation
 import HTTPSupport
 import Locking
+import OfflineLessonsTesting
 import TestSupport
 import Testing
 

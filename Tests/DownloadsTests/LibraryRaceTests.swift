@@ -2,6 +2,7 @@ import Downloads
 import Foundation
 import HTTPSupport
 import Locking
+import OfflineLessonsTesting
 import TestSupport
 import Testing
 

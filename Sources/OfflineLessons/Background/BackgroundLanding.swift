@@ -1,5 +1,5 @@
 import Downloads
-import Foundation
+package import Foundation
 
 /// Where a background session's finished files land, each with a record of the event it came
 /// with, so that an event the app received but did not record before it died is not lost.
@@ -14,7 +14,7 @@ import Foundation
 /// A task that ends without a file (`didCompleteWithError`: a lost connection, a cancel, a
 /// force-quit) is delivered once too: its event is written as `landing/<uuid>.failure`, with
 /// its resume data, and removed once recorded (``removeFailure(of:in:)``).
-enum BackgroundLanding {
+package enum BackgroundLanding {
     private struct Record: Codable {
         var taskDescription: String
         var statusCode: Int
@@ -37,7 +37,7 @@ enum BackgroundLanding {
     /// a process that dies before recording it finds it at its next start.
     ///
     /// - Throws: The file operation's error.
-    static func landFailure(
+    package static func landFailure(
         of taskDescription: String, _ failure: BackgroundTransferFailure, resumeData: Data?, in landing: URL
     ) throws {
         let record: FailureRecord
@@ -57,7 +57,7 @@ enum BackgroundLanding {
     ///
     /// - Complexity: O(*f*) file reads for the *f* failure records in `landing` (few: one per
     ///   task that failed and is not recorded yet).
-    static func removeFailure(of taskDescription: String, in landing: URL) {
+    package static func removeFailure(of taskDescription: String, in landing: URL) {
         for (file, record) in failureRecords(in: landing) where record.taskDescription == taskDescription {
             try? FileManager.default.removeItem(at: file)
         }
@@ -81,7 +81,7 @@ enum BackgroundLanding {
     /// records it (its file the landed one).
     ///
     /// - Throws: The file operation's error; nothing is left in `landing` then.
-    static func land(
+    package static func land(
         _ file: URL, in landing: URL, taskDescription: String, response: BackgroundTransferResponse
     ) throws -> BackgroundTransferEvent {
         let manager = FileManager.default
@@ -103,7 +103,7 @@ enum BackgroundLanding {
     /// oldest name first; a file without its record, or a record without its file, is deleted.
     ///
     /// - Complexity: O(*n*) file reads for *n* files in `landing`.
-    static func leftovers(in landing: URL) -> [BackgroundTransferEvent] {
+    package static func leftovers(in landing: URL) -> [BackgroundTransferEvent] {
         let manager = FileManager.default
         let names = ((try? manager.contentsOfDirectory(atPath: landing.path)) ?? []).sorted()
         var events: [BackgroundTransferEvent] = []
@@ -141,7 +141,7 @@ enum BackgroundLanding {
     }
 
     /// Deletes a landed file and its record (once the event is recorded).
-    static func remove(_ file: URL) {
+    package static func remove(_ file: URL) {
         try? FileManager.default.removeItem(at: file)
         try? FileManager.default.removeItem(at: recordFile(of: file))
     }

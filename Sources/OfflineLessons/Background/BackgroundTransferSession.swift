@@ -1,42 +1,60 @@
 import Downloads
-import Foundation
+package import Foundation
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+    package import FoundationNetworking
 #endif
 
 /// One download task for a background session: a request, the label that tells a relaunched
 /// process what it is for, and the bytes it expects.
-struct BackgroundTransferTask: Hashable, Sendable {
+package struct BackgroundTransferTask: Hashable, Sendable {
     /// The request (a `Range` header for a byte range).
-    var request: URLRequest
+    package var request: URLRequest
     /// The task's `taskDescription`: a ``BackgroundTaskLabel``'s text.
-    var taskDescription: String
+    package var taskDescription: String
     /// `countOfBytesClientExpectsToReceive`, or `nil` when not known.
-    var expectedBytesToReceive: Int64?
+    package var expectedBytesToReceive: Int64?
     /// What a cancelled or failed earlier task left to go on from, when there is any.
-    var resumeData: Data?
+    package var resumeData: Data?
     /// The networks the task may use (a download queue's rule): the system session sets the
     /// request's own `allowsExpensiveNetworkAccess` and `allowsConstrainedNetworkAccess` from it,
     /// which narrow the session's.
-    var network: DownloadRequirements.Network = .any
+    package var network: DownloadRequirements.Network = .any
+
+    /// A task for `request`, labelled `taskDescription`.
+    package init(
+        request: URLRequest, taskDescription: String, expectedBytesToReceive: Int64? = nil, resumeData: Data? = nil,
+        network: DownloadRequirements.Network = .any
+    ) {
+        self.request = request
+        self.taskDescription = taskDescription
+        self.expectedBytesToReceive = expectedBytesToReceive
+        self.resumeData = resumeData
+        self.network = network
+    }
 }
 
 /// The status and headers of a background task's response.
-struct BackgroundTransferResponse: Hashable, Sendable {
+package struct BackgroundTransferResponse: Hashable, Sendable {
     /// The HTTP status.
-    var statusCode: Int
+    package var statusCode: Int
     /// The headers, by their names as sent.
-    var headers: [String: String]
+    package var headers: [String: String]
+
+    /// A response of `statusCode` with `headers`.
+    package init(statusCode: Int, headers: [String: String]) {
+        self.statusCode = statusCode
+        self.headers = headers
+    }
 
     /// The value of header `name`, its case ignored (RFC 9110 §5.1).
-    func value(of name: String) -> String? {
+    package func value(of name: String) -> String? {
         headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
 
 /// Why a background task ended without a body.
-enum BackgroundTransferFailure: Hashable, Sendable {
+package enum BackgroundTransferFailure: Hashable, Sendable {
     /// The learner force-quit the app, which cancels every task of its background sessions
     /// (`NSURLErrorCancelledReasonUserForceQuitApplication`).
     case forceQuit
@@ -47,7 +65,7 @@ enum BackgroundTransferFailure: Hashable, Sendable {
 }
 
 /// What a background session reports, in the order it happens.
-enum BackgroundTransferEvent: Hashable, Sendable {
+package enum BackgroundTransferEvent: Hashable, Sendable {
     /// A task's response arrived whole. Its body is in `file`, already moved out of the
     /// system's temporary location (which is deleted when the delegate call returns) into the
     /// session's landing folder, with a record of the event (``BackgroundLanding``). An error
@@ -67,7 +85,7 @@ enum BackgroundTransferEvent: Hashable, Sendable {
 /// handlers; a relaunched process recreates the session with the same identifier, finds the
 /// tasks still running, and receives the events that happened meanwhile, in a batch, ending with
 /// `urlSessionDidFinishEvents`.
-protocol BackgroundTransferSession: Sendable {
+package protocol BackgroundTransferSession: Sendable {
     /// The events an earlier process received and did not record, read from the landing folder
     /// (``BackgroundLanding``) when the session was created, before it could land anything.
     var leftovers: [BackgroundTransferEvent] { get }

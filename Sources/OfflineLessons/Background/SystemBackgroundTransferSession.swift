@@ -1,5 +1,5 @@
 import Downloads
-import Foundation
+package import Foundation
 import HTTPSupport
 
 /// The app's choices for the downloads an ``OfflineLibrary`` continues in the background.
@@ -54,19 +54,52 @@ public struct BackgroundTransferOptions: Hashable, Sendable {
     }
 }
 
+/// Where an ``OfflineLibrary``'s downloads go on in the background: the system's background
+/// `URLSession` (``system``), or a simulation of it for tests.
+///
+/// An app passes nothing and gets ``system``. Its tests pass the simulated service of the
+/// `OfflineLessonsTesting` module, whose daemon runs the tasks out of the library's process, as
+/// the system does, so that the app's wiring (its app delegate, its scene-phase handlers, its
+/// relaunch in the background) is tested on any machine, Linux included.
+public struct BackgroundTransferService: Sendable {
+    /// The session for `options`, landing finished files in `landing`; `nil` where there is none.
+    package let session:
+        @Sendable (_ options: BackgroundTransferOptions, _ landing: URL) -> (any BackgroundTransferSession)?
+
+    /// A service whose sessions `session` makes.
+    package init(
+        session:
+            @escaping @Sendable (_ options: BackgroundTransferOptions, _ landing: URL) -> (
+                any BackgroundTransferSession
+            )?
+    ) {
+        self.session = session
+    }
+
+    /// The system's background `URLSession` of the options' identifier (on Apple platforms;
+    /// elsewhere there is none, and downloads run in the foreground only).
+    public static var system: BackgroundTransferService {
+        BackgroundTransferService { options, landing in
+            #if canImport(Darwin)
+                SystemBackgroundTransferSession(options: options, landing: landing)
+            #else
+                nil
+            #endif
+        }
+    }
+}
+
 extension BackgroundTransfers {
-    /// Background transfers through the system's session `options` names, keeping their journal
-    /// in `folder`, landing finished files in a hidden folder there, and retrying a failed part
-    /// as `retry` says (the downloader's policy); `nil` where the platform has no background
-    /// session (Linux).
-    static func system(_ options: BackgroundTransferOptions, folder: URL, retry: RetryPolicy) -> BackgroundTransfers? {
-        #if canImport(Darwin)
-            let session = SystemBackgroundTransferSession(
-                options: options, landing: folder.appendingPathComponent(".background-landing"))
-            return BackgroundTransfers(session: session, folder: folder, retry: retry)
-        #else
+    /// Background transfers through `service`'s session for `options`, keeping their journal in
+    /// `folder`, landing finished files in a hidden folder there, and retrying a failed part as
+    /// `retry` says (the downloader's policy); `nil` where the service has no session.
+    static func make(
+        _ service: BackgroundTransferService, options: BackgroundTransferOptions, folder: URL, retry: RetryPolicy
+    ) -> BackgroundTransfers? {
+        guard let session = service.session(options, folder.appendingPathComponent(".background-landing")) else {
             return nil
-        #endif
+        }
+        return BackgroundTransfers(session: session, folder: folder, retry: retry)
     }
 }
 

@@ -217,19 +217,21 @@ public actor OfflineLibrary {
     /// fetches them while the app is suspended or not running (Apple platforms; elsewhere the
     /// options are ignored and downloads run in the foreground only). `network` tells the library
     /// which network the device has (`SystemNetworkPathMonitor()` on Apple platforms), so that
-    /// ``waitReason(of:)`` says when those transfers wait for a network the options allow. See
-    /// <doc:DownloadingInTheBackground>.
+    /// ``waitReason(of:)`` says when those transfers wait for a network the options allow.
+    /// `backgroundService` is where they run: the system's session, unless a test passes the
+    /// simulated one of `OfflineLessonsTesting`. See <doc:DownloadingInTheBackground>.
     public init<C: Clock>(
         directory: URL, downloader: MediaDownloader<C>,
         preferredLanguages: @autoclosure @escaping @Sendable () -> [String] = Locale.preferredLanguages,
         audioRenditions: AudioRenditionSelection = .best, subtitles: SubtitleHandling = .embedded,
         fileOptions: OfflineFileOptions = OfflineFileOptions(), background: BackgroundTransferOptions? = nil,
-        network: (any NetworkPathMonitor)? = nil
+        backgroundService: BackgroundTransferService = .system, network: (any NetworkPathMonitor)? = nil
     ) where C.Duration == Duration {
         self.init(
             directory: directory, fileOptions: fileOptions, fileSystem: downloader.engine.fileSystem,
             background: background.flatMap {
-                BackgroundTransfers.system($0, folder: directory, retry: downloader.engine.retry)
+                BackgroundTransfers.make(
+                    backgroundService, options: $0, folder: directory, retry: downloader.engine.retry)
             },
             backgroundOptions: background, network: network ?? Self.deviceNetwork
         ) { remote, destination in

@@ -1,25 +1,58 @@
-import Foundation
-import HTTPSupport
+import Downloads
+public import Foundation
+public import HTTPSupport
 import Locking
-import TestSupport
-
-@testable import Downloads
-@testable import OfflineLessons
+public import OfflineLessons
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
-/// The system's background transfer daemon, as Apple documents it, for tests on Linux: it runs
-/// tasks out of the app's process, so they go on while the app is suspended, killed or not
-/// running; it fetches a task's request whole into a file of its own, which it moves to the
-/// app's folder as it tells the app (the delegate must move it before returning); events that
-/// happen while the app is not running wait, and reach the next launch in one batch followed by
-/// "events delivered"; a force-quit cancels every task, each with its resume data.
+/// The system's background transfer daemon, as Apple documents it, for tests on any machine: it
+/// runs an app's background tasks out of the app's process, so they go on while the app is
+/// suspended, killed or not running.
 ///
-/// The test decides when each task ends (``complete(_:)``, in any order) and when the app dies
-/// or launches. Every fetch goes through `transport`, so a test counts the requests.
-final class SimulatedBackgroundDaemon: Sendable {
+/// It behaves as Apple's *Downloading files in the background* describes the system's
+/// background `URLSession`:
+/// - It fetches each task's request whole into a file of its own, which it moves to the app's
+///   folder as it tells the app (the delegate must move it before returning).
+/// - Events that happen while the app is not running wait, and reach the next launch in one
+///   batch, followed by "events delivered" (`urlSessionDidFinishEvents`).
+/// - A force-quit cancels every task, each with its resume data, and the next launch hears of it.
+/// - A task made from resume data asks only for the rest of its body (`Range` with `If-Range`).
+///
+/// A test decides when each task ends (``complete(_:)``, in any order) and when the app dies
+/// (``killApp()``, ``forceQuit()``). Each `OfflineLibrary` created with
+/// `BackgroundTransferService.simulated(by:)` is one launch of the app: create
+/// another with the same daemon for the next one. Every fetch goes through `transport`, so a
+/// test serves the lesson and counts the requests.
+///
+/// <!-- example: simulated-background -->
+/// ```swift
+/// let daemon = SimulatedBackgroundDaemon(transport: server)
+/// @Sendable func launch() -> OfflineLibrary {
+///     OfflineLibrary(
+///         directory: folder,
+///         downloader: MediaDownloader(
+///             engine: DownloadEngine(clock: ContinuousClock(), transport: server)),
+///         background: BackgroundTransferOptions(identifier: "app.lessons"),
+///         backgroundService: .simulated(by: daemon), network: FixedNetworkPathMonitor(.unmetered))
+/// }
+/// let library = launch()
+/// try await library.download("lesson", from: lessonURL)
+/// // The app leaves the foreground mid-download, and the system ends it.
+/// await lessonIsDownloading()
+/// _ = await library.continueInBackground()
+/// daemon.killApp()
+/// try await daemon.completeAll()
+/// // Relaunched for the session's events: the app delegate passes the handler on.
+/// let relaunched = launch()
+/// await relaunched.handleBackgroundEvents()
+/// for await (id, state) in relaunched.updates where id == "lesson" {
+///     if case .downloaded = state { break }
+/// }
+/// ```
+public final class SimulatedBackgroundDaemon: Sendable {
     private struct State {
         var running: [BackgroundTransferTask] = []
         var waiting: [BackgroundTransferEvent] = []
@@ -51,15 +84,20 @@ final class SimulatedBackgroundDaemon: Sendable {
     private let transport: any HTTPTransport
     private let scratch: URL
 
-    /// A daemon that fetches through `transport`, keeping its files in `scratch`.
-    init(transport: any HTTPTransport, scratch: URL) {
+    /// A daemon that fetches through `transport`, keeping its files in `scratch` (a new
+    /// temporary folder by default).
+    public init(
+        transport: any HTTPTransport,
+        scratch: URL = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "simulated-background-\(UUID().uuidString)")
+    ) {
         self.transport = transport
         self.scratch = scratch
     }
 
     /// The app launches (or relaunches) and recreates its session: the events that waited reach
     /// it in one batch, followed by "events delivered".
-    func launch(landing: URL) -> SimulatedBackgroundSession {
+    package func launch(landing: URL) -> SimulatedBackgroundSession {
         let leftovers = BackgroundLanding.leftovers(in: landing)
         let (events, continuation) = AsyncStream<BackgroundTransferEvent>.makeStream()
         let waiting = state.withLock { state in
@@ -73,8 +111,9 @@ final class SimulatedBackgroundDaemon: Sendable {
         return SimulatedBackgroundSession(daemon: self, events: events, leftovers: leftovers, landing: landing)
     }
 
-    /// The app's process ends (killed, or suspended and reclaimed): its tasks go on.
-    func killApp() {
+    /// The app's process ends (killed, or suspended and reclaimed): its tasks go on, and their
+    /// events wait for its next launch.
+    public func killApp() {
         let app = state.withLock { state in
             defer { state.app = nil }
             return state.app
@@ -85,7 +124,9 @@ final class SimulatedBackgroundDaemon: Sendable {
     /// The learner force-quits the app: every task is cancelled, each with resume data, and the
     /// app hears of it at its next launch. Each had received the first half of its body, which
     /// a task made from its resume data does not fetch again.
-    func forceQuit() async throws {
+    ///
+    /// - Throws: The transport's error, fetching the halves.
+    public func forceQuit() async throws {
         killApp()
         let running = state.withLock { $0.running }
         var stopped: [(BackgroundTransferTask, Data)] = []
@@ -101,7 +142,9 @@ final class SimulatedBackgroundDaemon: Sendable {
 
     /// The running task `description` loses its connection after the first half of its body
     /// (`NSURLErrorNetworkConnectionLost`), with resume data to go on from there.
-    func loseConnection(_ description: String) async throws {
+    ///
+    /// - Throws: The transport's error, fetching the half.
+    public func loseConnection(_ description: String) async throws {
         guard let task = state.withLock({ $0.running.first { $0.taskDescription == description } }) else { return }
         let resumeData = try await receiveHalf(of: task)
         deliver(
@@ -149,18 +192,18 @@ final class SimulatedBackgroundDaemon: Sendable {
 
     /// Keeps every later event from the app until its next launch, as if its process were
     /// suspended and then killed before the system told it.
-    func holdEvents() {
+    public func holdEvents() {
         state.withLock { $0.holdsEvents = true }
     }
 
     /// Makes every later submission wait, as if the system were slow to take it, until
     /// ``releaseSubmissions()``.
-    func holdSubmissions() {
+    package func holdSubmissions() {
         state.withLock { $0.holdsSubmissions = true }
     }
 
     /// Lets the held submissions (and every later one) through.
-    func releaseSubmissions() {
+    package func releaseSubmissions() {
         let held = state.withLock { state in
             state.holdsSubmissions = false
             defer { state.heldSubmissions = [] }
@@ -170,7 +213,7 @@ final class SimulatedBackgroundDaemon: Sendable {
     }
 
     /// Suspends until a submission waits at the hold.
-    func waitForHeldSubmission() async {
+    package func waitForHeldSubmission() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state -> Bool in
                 guard state.heldSubmissions.isEmpty else { return true }
@@ -199,23 +242,23 @@ final class SimulatedBackgroundDaemon: Sendable {
     }
 
     /// The descriptions of the running tasks, in the order they were submitted.
-    var running: [String] { state.withLock { $0.running.map(\.taskDescription) } }
+    public var running: [String] { state.withLock { $0.running.map(\.taskDescription) } }
     /// The request of the running task `description`.
-    func request(of description: String) -> URLRequest? {
+    public func request(of description: String) -> URLRequest? {
         state.withLock { $0.running.first { $0.taskDescription == description }?.request }
     }
     /// The networks the running task `description` may use.
-    func network(of description: String) -> DownloadRequirements.Network? {
+    public func network(of description: String) -> DownloadRequirements.Network? {
         state.withLock { $0.running.first { $0.taskDescription == description }?.network }
     }
     /// The resume data tasks were submitted with.
-    var resumedWith: [Data] { state.withLock { $0.resumedWith } }
+    public var resumedWith: [Data] { state.withLock { $0.resumedWith } }
     /// Whether events wait for the app's next launch.
-    var hasWaitingEvents: Bool { state.withLock { !$0.waiting.isEmpty } }
+    public var hasWaitingEvents: Bool { state.withLock { !$0.waiting.isEmpty } }
     /// How many tasks were submitted in all.
-    var submitted: Int { state.withLock { $0.submitted } }
+    public var submitted: Int { state.withLock { $0.submitted } }
 
-    func submit(_ tasks: [BackgroundTransferTask]) {
+    package func submit(_ tasks: [BackgroundTransferTask]) {
         state.withLock { state in
             state.running.append(contentsOf: tasks)
             state.submitted += tasks.count
@@ -225,10 +268,20 @@ final class SimulatedBackgroundDaemon: Sendable {
 
     /// Ends the running task `description`: fetches its request whole and tells the app (now,
     /// or at its next launch).
-    func complete(_ description: String) async throws {
+    ///
+    /// - Throws: The transport's error (the task then still runs).
+    public func complete(_ description: String) async throws {
         guard let task = state.withLock({ $0.running.first { $0.taskDescription == description } }) else { return }
         let (file, response) = try await fetch(task)
         deliver(.finished(taskDescription: description, response: response, file: file))
+    }
+
+    /// Ends every running task as ``complete(_:)`` does, in the order they were submitted, and
+    /// those submitted meanwhile too.
+    ///
+    /// - Throws: The transport's error.
+    public func completeAll() async throws {
+        while let next = running.first { try await complete(next) }
     }
 
     /// Fetches `task`'s request into a file of the daemon's own. A task made from resume data
@@ -254,7 +307,7 @@ final class SimulatedBackgroundDaemon: Sendable {
     }
 
     /// Ends the running task `description` with `failure`.
-    func fail(_ description: String, _ failure: BackgroundTransferFailure, resumeData: Data? = nil) {
+    package func fail(_ description: String, _ failure: BackgroundTransferFailure, resumeData: Data? = nil) {
         deliver(.failed(taskDescription: description, failure: failure, resumeData: resumeData))
     }
 
@@ -293,7 +346,8 @@ final class SimulatedBackgroundDaemon: Sendable {
     /// Ends the running task `description` with `failure`, and the app's process dies as the
     /// delegate returns: the failure's record is written, the event counts as delivered, and the
     /// app never records it.
-    func failAsTheAppDies(_ description: String, _ failure: BackgroundTransferFailure, resumeData: Data? = nil) {
+    package func failAsTheAppDies(_ description: String, _ failure: BackgroundTransferFailure, resumeData: Data? = nil)
+    {
         let landing = state.withLock { state -> URL? in
             state.running.removeAll { $0.taskDescription == description }
             return state.app?.landing
@@ -306,7 +360,7 @@ final class SimulatedBackgroundDaemon: Sendable {
     /// Ends the running task `description` as ``complete(_:)`` does, and the app's process dies
     /// as the delegate returns: the file is landed, the event counts as delivered, and the app
     /// never records it.
-    func completeAsTheAppDies(_ description: String) async throws {
+    package func completeAsTheAppDies(_ description: String) async throws {
         guard let task = state.withLock({ $0.running.first { $0.taskDescription == description } }) else { return }
         let (file, response) = try await fetch(task)
         let landing = state.withLock { state -> URL? in
@@ -320,24 +374,42 @@ final class SimulatedBackgroundDaemon: Sendable {
 }
 
 /// The app's side of ``SimulatedBackgroundDaemon``: the session it recreates at each launch.
-struct SimulatedBackgroundSession: BackgroundTransferSession {
-    let daemon: SimulatedBackgroundDaemon
-    let events: AsyncStream<BackgroundTransferEvent>
-    let leftovers: [BackgroundTransferEvent]
-    let landing: URL
+package struct SimulatedBackgroundSession: BackgroundTransferSession {
+    package let daemon: SimulatedBackgroundDaemon
+    package let events: AsyncStream<BackgroundTransferEvent>
+    package let leftovers: [BackgroundTransferEvent]
+    package let landing: URL
 
-    func submit(_ tasks: [BackgroundTransferTask]) async {
+    package init(
+        daemon: SimulatedBackgroundDaemon, events: AsyncStream<BackgroundTransferEvent>,
+        leftovers: [BackgroundTransferEvent], landing: URL
+    ) {
+        self.daemon = daemon
+        self.events = events
+        self.leftovers = leftovers
+        self.landing = landing
+    }
+
+    package func submit(_ tasks: [BackgroundTransferTask]) async {
         await daemon.waitIfHeld()
         daemon.submit(tasks)
     }
 
-    func runningTaskDescriptions() async -> [String] {
+    package func runningTaskDescriptions() async -> [String] {
         daemon.running
     }
 
-    func cancel(taskDescriptions descriptions: Set<String>) async {
+    package func cancel(taskDescriptions descriptions: Set<String>) async {
         for description in daemon.running where descriptions.contains(description) {
             daemon.fail(description, .cancelled)
         }
+    }
+}
+
+extension BackgroundTransferService {
+    /// Background transfers that `daemon` runs, out of the library's process, as the system's
+    /// background `URLSession` does: each library created with it is one launch of the app.
+    public static func simulated(by daemon: SimulatedBackgroundDaemon) -> BackgroundTransferService {
+        BackgroundTransferService { _, landing in daemon.launch(landing: landing) }
     }
 }
