@@ -221,6 +221,20 @@ extension LibraryMachineTests {
     }
 
     @Test(
+        "a delete while a run waits to start in its item's chain cancels its job once it exists: the delete does not wait for the whole download (found by review, then by the model check)"
+    )
+    func deleteBeforeTheJobExists() throws {
+        var machine = try Self.handedOver(generation: 7)
+        _ = machine.handle(.takeBack)
+        let run = try #require(machine.run(of: "a"))
+        _ = machine.handle(.remove("a", keepsDownloaded: false))
+        #expect(
+            machine.handle(.jobStarted("a", generation: run.generation)) == [
+                .cancelRun("a", generation: run.generation)
+            ])
+    }
+
+    @Test(
         "wait reasons come from the machine: an item handed over under a Wi-Fi-only rule waits on cellular, and no longer once back on Wi-Fi or taken back"
     )
     func waitReasonsFromTheMachine() throws {

@@ -335,6 +335,12 @@ struct LibraryWorld: Hashable {
                 perform(action)
             }
         }
+        // A run a removal waits for is asked to stop once its job exists.
+        for (id, job) in jobs where complete && !job.cancelAsked {
+            if case .removing(let removal)? = machine.items[id]?.activity, removal.generation == job.generation {
+                violations.append("the job of \(id) runs on under its removal")
+            }
+        }
         // The wait reasons announced are the machine's.
         for id in ids where complete && announcedWaits[id] != machine.waitReason(of: id) {
             violations.append(
@@ -372,11 +378,16 @@ struct LibraryWorld: Hashable {
             if jobs[id]?.generation == generation { jobs[id]?.pauseAsked = true }
         case .cancelRun(let id, let generation):
             if jobs[id]?.generation == generation { jobs[id]?.cancelAsked = true }
-        case .submit(let id, let generation, _):
+        case .submit(let id, let generation, _, let replacing):
             if submissions[id] != nil { violations.append("a second submission of \(id)") }
             if jobs[id] != nil { violations.append("\(id) submitted while its job runs") }
             submissions[id] = generation
-            // An earlier hand-over of the item gives way (the driver withdraws it first).
+            // The hand-over it replaces gives way (the driver withdraws it first); one whose
+            // tasks have all ended goes too (the transfers replace it). One still running
+            // would be refused as a duplicate: the machine must have withdrawn it.
+            if let live = system[id], live != replacing {
+                violations.append("\(id) submitted beside its live hand-over \(live)")
+            }
             system[id] = nil
             settledUnreported[id] = nil
         case .withdraw, .finishHandOver:

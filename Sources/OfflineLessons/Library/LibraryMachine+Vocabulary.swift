@@ -175,9 +175,10 @@ extension LibraryMachine {
         case pauseRun(String, generation: UInt64)
         /// Cancel the run (it removes what it wrote).
         case cancelRun(String, generation: UInt64)
-        /// Hand run `generation`'s remaining parts to the background transfers (any earlier
-        /// hand-over of the item gives way), then report ``Event/submitted(_:generation:_:)``.
-        case submit(String, generation: UInt64, network: DownloadRequirements.Network)
+        /// Hand run `generation`'s remaining parts to the background transfers, then report
+        /// ``Event/submitted(_:generation:_:)``. The item's earlier hand-over `replacing` (whose
+        /// tasks have ended: the run read what they staged) gives way first.
+        case submit(String, generation: UInt64, network: DownloadRequirements.Network, replacing: UInt64?)
         /// Cancel the tasks of `id`'s hand-over `generation` (`nil`: whichever it has); what
         /// they staged stays for a resume. Another hand-over of `id` is left as it is.
         case withdraw(String, generation: UInt64?)

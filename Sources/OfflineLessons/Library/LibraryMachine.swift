@@ -168,11 +168,18 @@ struct LibraryMachine: Sendable, Hashable {
             return submitted(id, generation: generation, result)
         case .jobStarted(let id, let generation):
             // A stop asked before its job existed (it waited in the item's chain).
-            guard let run = run(of: id), run.generation == generation else { return [] }
-            switch run.stop {
-            case .cancel?: return [.cancelRun(id, generation: generation)]
-            case .pause?: return [.pauseRun(id, generation: generation)]
-            case nil: return run.isHandingOver ? [.pauseRun(id, generation: generation)] : []
+            switch items[id]?.activity {
+            case .running(let run)? where run.generation == generation:
+                switch run.stop {
+                case .cancel?: return [.cancelRun(id, generation: generation)]
+                case .pause?: return [.pauseRun(id, generation: generation)]
+                case nil: return run.isHandingOver ? [.pauseRun(id, generation: generation)] : []
+                }
+            case .removing(let removal)? where removal.generation == generation:
+                // A delete or discard asked meanwhile: the run it waits for stops now.
+                return [.cancelRun(id, generation: generation)]
+            default:
+                return []
             }
         case .tasksEnded(let id, let generation):
             guard let handedOver = handOver(of: id),
@@ -416,7 +423,11 @@ struct LibraryMachine: Sendable, Hashable {
             // Paused to go on in the background: its parts are submitted now. A Download
             // asked meanwhile is this same download, going on there.
             items[id]?.activity = .submitting(Submission(generation: run.generation))
-            return actions + [.submit(id, generation: run.generation, network: items[id]?.record.network ?? .any)]
+            return actions + [
+                .submit(
+                    id, generation: run.generation, network: items[id]?.record.network ?? .any,
+                    replacing: items[id]?.record.handOver)
+            ]
         }
         items[id]?.activity = .idle
         var state: OfflineLibrary.ItemState

@@ -60,8 +60,8 @@ extension OfflineLibrary {
                 jobs[generation]?.pause()
             case .cancelRun(_, let generation):
                 jobs[generation]?.cancel()
-            case .submit(let id, let generation, let network):
-                submit(id, generation: generation, network: network)
+            case .submit(let id, let generation, let network, let replacing):
+                submit(id, generation: generation, network: network, replacing: replacing)
             case .withdraw(let id, let generation):
                 chain(id) { library in await library.background?.withdraw(id, generation: generation) }
             case .finishHandOver(let id, let generation):
@@ -139,25 +139,26 @@ extension OfflineLibrary {
     }
 
     /// Hands run `generation`'s remaining parts to the background transfers, in the item's chain.
-    func submit(_ id: String, generation: UInt64, network: DownloadRequirements.Network) {
+    func submit(_ id: String, generation: UInt64, network: DownloadRequirements.Network, replacing: UInt64?) {
         // Read now: the job ends as this is called.
         let remainder = jobs[generation]?.remaining
         chain(id) { library in
-            let result = await library.submitted(id, remainder: remainder, network: network)
+            let result = await library.submitted(id, remainder: remainder, network: network, replacing: replacing)
             await library.send(.submitted(id, generation: generation, result))
         }
     }
 
     func submitted(
-        _ id: String, remainder: DownloadJob.Remainder?, network: DownloadRequirements.Network
+        _ id: String, remainder: DownloadJob.Remainder?, network: DownloadRequirements.Network, replacing: UInt64?
     ) async -> LibraryMachine.Submitted {
         guard let background else { return .unknownRemainder }
         guard let remainder else { return .unknownRemainder }
         let parts = remainder.remaining
         guard !parts.isEmpty else { return .nothingLeft }
         do {
-            // An earlier hand-over of this item (settled, or taken back) gives way.
-            await background.withdraw(id, generation: nil)
+            // The item's earlier hand-over, whose staged bodies the run read, gives way, by its
+            // generation (the transfers replace a settled one of an earlier version themselves).
+            if let replacing { await background.withdraw(id, generation: replacing) }
             let generation = try await background.handOver(
                 id, destination: remainder.destination, parts: parts, network: network)
             return .handedOver(generation: generation)
