@@ -354,3 +354,39 @@ extension LibraryRaceTests {
         #expect(saved.contains("cancelled") && !saved.contains("paused"), "\(saved)")
     }
 }
+
+extension LibraryRaceTests {
+    @Test(
+        "a pause that is the library's first call reads the saved states first: a lesson handed over at the last launch is paused, saved so, and not run again"
+    )
+    func pauseLoadsFirst() async throws {
+        let folder = temporaryFolder("library-pause-first").appendingPathComponent("library")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let stateFile = folder.appendingPathComponent("offline-library.json")
+        let item =
+            "\"a\":{\"remoteURL\":\"\(lesson.entry.absoluteString)\",\"state\":{\"downloading\":{\"fraction\":0.5}},\"fractionDone\":0.5,\"inBackground\":true,\"handOver\":5}"
+        try Data("{\"version\":1,\"items\":{\(item)}}".utf8).write(to: stateFile)
+        let daemon = SimulatedBackgroundDaemon(
+            transport: inMemory, scratch: folder.deletingLastPathComponent().appendingPathComponent("daemon"))
+        let session = daemon.launch(landing: folder.deletingLastPathComponent().appendingPathComponent("landing"))
+        let starts = Locked(0)
+        let library = OfflineLibrary(
+            directory: folder, fileOptions: OfflineFileOptions(), fileSystem: LocalFileSystem(),
+            background: BackgroundTransfers(session: session, folder: folder),
+            backgroundOptions: BackgroundTransferOptions(identifier: "app.background"),
+            network: FixedNetworkPathMonitor(.unmetered)
+        ) { [clock, inMemory] remote, destination in
+            starts.withLock { $0 += 1 }
+            return MediaDownloader(
+                engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: inMemory)
+            )
+            .downloadLesson(from: remote, to: destination, preferredLanguages: [])
+        }
+        await library.pause("a")
+        #expect(await library.state(of: "a") == .paused)
+        let saved = try String(decoding: Data(contentsOf: stateFile), as: UTF8.self)
+        #expect(saved.contains("paused") && !saved.contains("downloading"), "\(saved)")
+        await library.waitForDownload("a")
+        #expect(starts.withLock { $0 } == 0, "the paused lesson ran again")
+    }
+}

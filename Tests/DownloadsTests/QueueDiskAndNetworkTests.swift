@@ -135,9 +135,15 @@ struct QueueDiskAndNetworkTests {
         let cut = await waitUntil(queue) { $0["cmaf"] == .waiting(.network(required: .notExpensive)) }
         #expect(cut["cmaf"] == .waiting(.network(required: .notExpensive)))
         #expect(Self.isDownloaded(["ts-heaac", "packed-aac"])(cut))
+        // Once the queue shows the wait, nothing more is asked on cellular: only what was in
+        // flight at the switch (here the held segment) still answers.
+        let askedAtTheCut = server.requests.count
         release.yield()
         await queue.library.waitForDownload("cmaf")
         #expect(await queue.library.state(of: "cmaf") == .paused)
+        #expect(
+            server.requests.count == askedAtTheCut,
+            "asked on cellular after the wait showed: \(server.requests.dropFirst(askedAtTheCut).map(\.path))")
         network.send(.unmetered)
         _ = await waitUntil(queue, Self.isDownloaded(["ts-heaac", "packed-aac", "cmaf"]))
         try await expectFiles(of: queue, references)
