@@ -67,16 +67,16 @@ extension OfflineLibrary {
             case .finishHandOver(let id, let generation):
                 chain(id) { library in await library.background?.finish(id, generation: generation) }
             case .removeFiles(let id, let remote):
-                removeFiles(of: id, remote: remote)
+                store.removeFiles(of: id, remote: remote)
             case .removeDownloaded(_, let fileName):
-                if Self.isPlainFileName(fileName) { try? FileManager.default.removeItem(at: file(named: fileName)) }
+                store.removeDownloaded(fileName)
             case .keepDownloaded(let id, let fileName, let remote):
                 // What background transfers staged for it, even when their hand-over was
                 // withdrawn before this run (``continueInForeground()``): it is in the file.
-                removeStagedBodies(of: id, remote: remote)
+                store.removeStagedBodies(of: id, remote: remote)
                 fileOptions.apply(to: file(named: fileName))
                 // The record that finds this download again should the state file be damaged.
-                writeRecord(of: id, fileName: fileName, remote: remote)
+                store.writeRecord(of: id, fileName: fileName, remote: remote)
             case .forgetProgress(let id):
                 progressBroadcast.forget(key: id)
             case .announceWait(let id, let reason):
@@ -90,7 +90,7 @@ extension OfflineLibrary {
     /// Starts run `generation` of item `id`, with the tasks that read its progress and its end;
     /// a stop asked while it waited to start is applied at once.
     func startRun(_ id: String, generation: UInt64, remote: URL, reportsPlan: Bool) {
-        let fileName = Self.fileName(for: id, remote: remote)
+        let fileName = LibraryStore.fileName(for: id, remote: remote)
         let job = start(remote, file(named: fileName))
         jobs[generation] = job
         send(.jobStarted(id, generation: generation))
@@ -113,7 +113,7 @@ extension OfflineLibrary {
                 let written = result.file.lastPathComponent
                 let inFolder =
                     result.file.deletingLastPathComponent().standardizedFileURL.path
-                    == directory.standardizedFileURL.path && Self.isPlainFileName(written)
+                    == directory.standardizedFileURL.path && LibraryStore.isPlainFileName(written)
                 outcome = .downloaded(fileName: inFolder ? written : fileName, byteCount: result.byteCount)
             } catch {
                 switch error.kind {

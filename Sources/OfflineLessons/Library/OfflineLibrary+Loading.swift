@@ -48,91 +48,40 @@ extension OfflineLibrary {
     func readStateFile() throws(LibraryError) {
         // No file yet is an empty library (whose folder may hold what a kill before its first
         // save left); one that is there but cannot be read is not.
-        guard let saved = try stateFile.read() else {
-            removeOrphanedStagingFiles()
+        guard let saved = try store.stateFile.read() else {
+            store.sweep(keepingResumable: machine.records)
             return
         }
         adopt(saved)
         try? save()
-        removeOrphanedStagingFiles()
-        // Downloads completed before records were kept get theirs now, so that a damaged state
-        // file later still finds them.
-        for (id, entry) in machine.records {
-            guard case .downloaded(let fileName, _) = entry.state, Self.isPlainFileName(fileName) else { continue }
-            let record = directory.appendingPathComponent(".\(fileName)\(ItemRecord.suffix)")
-            guard !FileManager.default.fileExists(atPath: record.path), fileSystem.allows(.write, on: record)
-            else { continue }
-            if let data = try? JSONEncoder().encode(ItemRecord(id: id, remoteURL: entry.remoteURL)) {
-                try? StateFileWriting.write(data, to: record)
-            }
-        }
+        store.sweep(keepingResumable: machine.records)
+        store.writeMissingRecords(of: machine.records)
     }
 
-    /// Takes in saved entries, reconciling them with the files: items this launch already
-    /// changed win, a missing file is not downloaded, an interrupted download is paused, and one
-    /// whose finished file is there (a kill before its state was saved) is downloaded.
+    /// Takes in saved entries, reconciled with the files by the store: items this launch
+    /// already changed win, a missing file is not downloaded, an interrupted download is
+    /// paused, and one whose finished file is there (a kill before its state was saved) is
+    /// downloaded.
     func adopt(_ items: [String: Entry]) {
-        var found: [String: (fileName: String, byteCount: UInt64)] = [:]
-        var missing: Set<String> = []
-        var badNames: [String: String] = [:]
-        // A download that completed but whose end could not be saved (a full disk at the end,
-        // a kill, a pause or cancel saved as it completed) has its file, and maybe its record:
-        // it is downloaded. One a delete was removing when a kill came goes with its files.
-        let unsaved = items.contains { if case .downloaded = $0.value.state { false } else { true } }
-        let downloading = items.contains { if case .downloading = $0.value.state { true } else { false } }
-        let recorded = downloading ? recordedDownloads() : [:]
-        let names =
-            unsaved ? ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted() : []
-        for (id, entry) in items {
-            switch entry.state {
-            case .downloading, .paused, .failed, .cancelled, .notDownloaded:
-                if case .downloading = entry.state, let record = recorded[id], record.remoteURL == entry.remoteURL {
-                    found[id] = (record.fileName, record.byteCount)
-                } else if let file = completedFile(of: id, remote: entry.remoteURL, among: names) {
-                    found[id] = file
-                }
-            case .downloaded(let fileName, _) where !Self.isPlainFileName(fileName):
-                // A hand-edited or hostile state file must not point the library (and `delete`)
-                // outside its folder.
-                badNames[id] = fileName
-            case .downloaded(let fileName, _) where !FileManager.default.fileExists(atPath: file(named: fileName).path):
-                missing.insert(id)
-            default:
-                break
-            }
-        }
-        perform(machine.load(items, downloaded: found, missingFiles: missing, badFileNames: badNames))
+        let found = store.reconcile(items)
+        perform(
+            machine.load(
+                items, downloaded: found.downloaded, missingFiles: found.missingFiles,
+                badFileNames: found.badFileNames))
     }
 
     /// Moves a state file that could not be read aside and rebuilds the states from the records
     /// kept beside the downloaded files; when it cannot be moved, refuses every save instead.
     func recover(from error: LibraryError) {
-        guard case .corruptedStateFile(let reason) = error.kind else {
+        guard case .corruptedStateFile(let reason) = error.kind, let recovery = store.recover() else {
             loadFailure = error
             return
         }
-        let aside = stateFile.moveAside()
-        guard let aside else {
-            loadFailure = error
-            return
-        }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        var recovered: [String: Entry] = [:]
-        var claimed: Set<String> = []
-        for (id, found) in recordedDownloads() {
-            claimed.insert(found.fileName)
-            recovered[id] = Entry(
-                remoteURL: found.remoteURL, state: .downloaded(fileName: found.fileName, byteCount: found.byteCount))
-        }
-        let unclaimed = names.filter {
-            !$0.hasPrefix(".") && !claimed.contains($0) && !$0.hasPrefix("offline-library.json")
-                && $0 != "background-transfers.json"
-                && !$0.hasSuffix(".vtt")
-        }
-        adopt(recovered)
+        adopt(recovery.records)
         notices.append(
             .stateFileRecovered(
-                reason: reason, movedTo: aside, recovered: recovered.keys.sorted(), unclaimed: unclaimed.sorted()))
+                reason: reason, movedTo: recovery.movedTo, recovered: recovery.records.keys.sorted(),
+                unclaimed: recovery.unclaimed))
         try? save()
     }
 
@@ -145,7 +94,7 @@ extension OfflineLibrary {
         loadIfNeeded()
         if let loadFailure { throw loadFailure }
         guard isLoaded else { return }  // unreachable: a load that failed for now sets loadFailure
-        try stateFile.write(records)
+        try store.stateFile.write(records)
         if !isFolderPrepared {
             // The folder too: its backup exclusion covers every file in it (partial files,
             // records, subtitles), and on iOS files created in it take its protection class.

@@ -88,14 +88,6 @@ public actor OfflineLibrary {
     /// What the state file keeps of an item (``LibraryMachine/Record``).
     typealias Entry = LibraryMachine.Record
 
-    /// What a downloaded file's hidden record beside it (`.NAME.item`) says: whose download it
-    /// is, so that a library whose state file was damaged finds its downloads again.
-    struct ItemRecord: Codable {
-        static let suffix = ".item"
-        var id: String
-        var remoteURL: URL
-    }
-
     /// The folder holding the downloads and the state file.
     public nonisolated let directory: URL
     let start: Starter
@@ -156,9 +148,8 @@ public actor OfflineLibrary {
 
     /// How the library's files are kept on the device.
     public nonisolated let fileOptions: OfflineFileOptions
-    /// When this library was created: an atomic save's temporary file older than this was left
-    /// by an earlier process.
-    nonisolated let createdAt = Date()
+    /// The state file, the records beside the downloads and the names of their files.
+    nonisolated let store: LibraryStore
     /// Whether the file options were applied to the folder.
     var isFolderPrepared = false
     /// The file system the state file, the records and the downloads are written in.
@@ -191,6 +182,7 @@ public actor OfflineLibrary {
         self.directory = directory
         self.fileOptions = fileOptions
         self.fileSystem = fileSystem
+        store = LibraryStore(directory: directory, fileSystem: fileSystem)
         self.background = background
         self.backgroundOptions = background == nil ? nil : backgroundOptions
         self.network = background == nil ? nil : network
@@ -240,9 +232,6 @@ public actor OfflineLibrary {
                 audioRenditions: audioRenditions, subtitles: subtitles)
         }
     }
-
-    /// The state file: the records of the items, the one file that says what the library holds.
-    var stateFile: LibraryStateFile { LibraryStateFile(in: directory, fileSystem: fileSystem) }
 
     /// Whether the saved states were read (or there were none).
     var isLoaded = false
@@ -297,7 +286,7 @@ public actor OfflineLibrary {
     public func localFile(of id: String) -> URL? {
         loadIfNeeded()
         checkFile(of: id)
-        guard case .downloaded(let fileName, _) = machine.state(of: id), Self.isPlainFileName(fileName) else {
+        guard case .downloaded(let fileName, _) = machine.state(of: id), LibraryStore.isPlainFileName(fileName) else {
             return nil
         }
         return file(named: fileName)
@@ -306,7 +295,7 @@ public actor OfflineLibrary {
     /// Whether item `id`'s downloaded file is still there; an item whose file is gone becomes
     /// not downloaded (saved, best effort, and announced).
     private func checkFile(of id: String) {
-        guard case .downloaded(let fileName, _) = machine.state(of: id), Self.isPlainFileName(fileName),
+        guard case .downloaded(let fileName, _) = machine.state(of: id), LibraryStore.isPlainFileName(fileName),
             !FileManager.default.fileExists(atPath: file(named: fileName).path)
         else { return }
         send(.fileMissing(id))
@@ -478,7 +467,12 @@ public actor OfflineLibrary {
     }
 
     func file(named name: String) -> URL {
-        directory.appendingPathComponent(name)
+        store.file(named: name)
+    }
+
+    /// The name of item `id`'s file (``LibraryStore/fileName(for:remote:)``), for tests.
+    package static func fileName(for id: String, remote: URL) -> String {
+        LibraryStore.fileName(for: id, remote: remote)
     }
 
 }
