@@ -215,6 +215,99 @@ struct BackgroundTransfersTests {
         #expect(given?.attempts == 3)
     }
 
+    @Test(
+        "a journal that cannot be saved (a full disk) is reported, the transfers go on, the events' files stay for the next launch, which records them: byte-identical, nothing fetched twice"
+    )
+    func journalSaveFailure() async throws {
+        let folder = temporaryFolder("background-journal-full")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let landing = folder.appendingPathComponent("landing")
+        let diskFull = LockedBox(false)
+        let fileSystem = TestFileSystem(plan: { operation, file in
+            if operation == .write, file.lastPathComponent == "background-transfers.json", diskFull.update({ $0 }) {
+                throw CocoaError(.fileWriteOutOfSpace)
+            }
+        })
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        var session = daemon.launch(landing: landing)
+        var coordinator = BackgroundTransfers(
+            session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3), freeSpace: { _ in 1 << 40 },
+            fileSystem: fileSystem)
+        try await coordinator.handOver("lesson", destination: destination, parts: remaining)
+        #expect(await coordinator.saveFailure == nil)
+        var events = session.events.makeAsyncIterator()
+        let labels = daemon.running
+        diskFull.update { $0 = true }
+        for label in labels.prefix(2) {
+            try await daemon.complete(label)
+            await deliver(1, from: &events, to: coordinator)
+        }
+        let failure = try #require(await coordinator.saveFailure)
+        guard case .saveFailed = failure.kind else {
+            Issue.record("not a save failure: \(failure)")
+            return
+        }
+        #expect(failure.path == folder.appendingPathComponent("background-transfers.json").path)
+        // Staged all the same; the landed files stay, since the journal on disk does not hold
+        // their events.
+        #expect(BackgroundTransfers.stagedBodies(for: destination).entries.count == 2)
+        #expect(files(in: landing).count == 2)
+
+        // Killed before any save succeeds; the next launch has room again, and records the
+        // events from their files.
+        daemon.killApp()
+        diskFull.update { $0 = false }
+        session = daemon.launch(landing: landing)
+        coordinator = BackgroundTransfers(
+            session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3), freeSpace: { _ in 1 << 40 },
+            fileSystem: fileSystem)
+        await coordinator.start()
+        var settled = coordinator.settled.makeAsyncIterator()
+        try await daemon.completeAll()
+        #expect(await settled.next()?.key == "lesson")
+        #expect(await coordinator.saveFailure == nil)
+        #expect(files(in: landing).isEmpty)
+        let (bytes, requests) = try await finalRun(to: destination)
+        #expect(bytes == expected)
+        #expect(requests.compactMap(\.url?.lastPathComponent).sorted() == ["segment-0.ts", "segment-1.ts"])
+        let fetched = transport.requests.compactMap(\.url?.lastPathComponent)
+        #expect(Dictionary(grouping: fetched, by: { $0 }).mapValues(\.count).values.allSatisfy { $0 == 1 })
+    }
+
+    @Test("a save of the journal that succeeds again clears the failure, and the library reports it")
+    func journalSaveRecovers() async throws {
+        let folder = temporaryFolder("background-journal-recovers")
+        let destination = folder.appendingPathComponent("lesson.mp4")
+        let diskFull = LockedBox(false)
+        let fileSystem = TestFileSystem(plan: { operation, file in
+            if operation == .write, file.lastPathComponent == "background-transfers.json", diskFull.update({ $0 }) {
+                throw CocoaError(.fileWriteOutOfSpace)
+            }
+        })
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let session = daemon.launch(landing: folder.appendingPathComponent("landing"))
+        let coordinator = BackgroundTransfers(
+            session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3), freeSpace: { _ in 1 << 40 },
+            fileSystem: fileSystem)
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: transport))
+        let library = OfflineLibrary(
+            directory: folder, fileOptions: OfflineFileOptions(), fileSystem: fileSystem, background: coordinator
+        ) { remote, destination in downloader.downloadLesson(from: remote, to: destination, preferredLanguages: []) }
+        #expect(await library.backgroundSaveFailure == nil)
+        try await coordinator.handOver("lesson", destination: destination, parts: remaining)
+        var events = session.events.makeAsyncIterator()
+        let labels = daemon.running
+        diskFull.update { $0 = true }
+        try await daemon.complete(labels[0])
+        await deliver(1, from: &events, to: coordinator)
+        #expect(await library.backgroundSaveFailure?.path.hasSuffix("background-transfers.json") == true)
+        diskFull.update { $0 = false }
+        try await daemon.complete(labels[1])
+        await deliver(1, from: &events, to: coordinator)
+        #expect(await library.backgroundSaveFailure == nil)
+    }
+
     @Test("a 404 on one part is given up at once with its category; the other parts are staged")
     func missingPart() async throws {
         let folder = temporaryFolder("background-404")

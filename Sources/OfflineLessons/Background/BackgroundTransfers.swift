@@ -112,6 +112,13 @@ actor BackgroundTransfers {
     private let retry: RetryPolicy
     private let reserveBytes: UInt64
     private let freeSpace: @Sendable (URL) -> UInt64?
+    /// The file system the journal is written in (so that a test can fail its saves).
+    private let fileSystem: any DownloadFileSystem
+    /// Why the latest save of the journal failed, if it did (a full disk): the transfers go on
+    /// as the process knows them, and every change saves again until a save succeeds (`nil`
+    /// then). Meanwhile the files of the events it recorded stay in the landing folder, so that
+    /// a launch after a kill records them again from there.
+    private(set) var saveFailure: OfflineLibrary.LibraryError?
     /// The journal, the tasks withdrawn and the wake-ups: every request's state, in one value.
     private var machine: HandoverMachine<@MainActor @Sendable () -> Void>
     private var isLoaded = false
@@ -143,12 +150,15 @@ actor BackgroundTransfers {
     ///     submitted again until then; a 4xx is given up at once).
     ///   - reserveBytes: The free space a hand-over leaves.
     ///   - freeSpace: The free bytes of a folder's volume (the system's figure by default).
+    ///   - fileSystem: The file system the journal is written in.
     init(
         session: any BackgroundTransferSession, folder: URL, retry: RetryPolicy = RetryPolicy(),
-        reserveBytes: UInt64 = 0, freeSpace: (@Sendable (URL) -> UInt64?)? = nil
+        reserveBytes: UInt64 = 0, freeSpace: (@Sendable (URL) -> UInt64?)? = nil,
+        fileSystem: any DownloadFileSystem = LocalFileSystem()
     ) {
         self.session = session
         self.folder = folder
+        self.fileSystem = fileSystem
         self.retry = retry
         machine = HandoverMachine(maximumAttempts: retry.maximumAttempts)
         self.reserveBytes = reserveBytes
@@ -332,11 +342,28 @@ actor BackgroundTransfers {
 
     /// Performs `effects` in order, feeding what a stage and a submission report back to the
     /// machine.
+    ///
+    /// After a save that failed, the removal of an event's landed file or failure record is
+    /// left undone: the journal on disk does not hold the event, and the next launch records it
+    /// again from the file.
     private func perform(_ effects: [HandoverMachine<@MainActor @Sendable () -> Void>.Effect]) async {
         for effect in effects {
             switch effect {
             case .save:
-                try? save()
+                do {
+                    try save()
+                    saveFailure = nil
+                } catch {
+                    saveFailure = OfflineLibrary.LibraryError(
+                        .saveFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error)),
+                        path: journalFile.path)
+                }
+            case .removeLanded, .removeFailureRecord:
+                guard saveFailure == nil else { continue }
+                if case .removeLanded(let file) = effect { BackgroundLanding.remove(file) }
+                if case .removeFailureRecord(let label) = effect {
+                    BackgroundLanding.removeFailure(of: label, in: session.landing)
+                }
             case .submit(let key, let requests):
                 await submit(requests, of: key)
             case .cancel(let labels):
@@ -346,10 +373,6 @@ actor BackgroundTransfers {
                     (try? Self.stagedBodies(for: destination).stage(file, url: url, range: range, headers: headers))
                     != nil
                 await perform(machine.handle(.staged(label: label, succeeded: succeeded)))
-            case .removeLanded(let file):
-                BackgroundLanding.remove(file)
-            case .removeFailureRecord(let label):
-                BackgroundLanding.removeFailure(of: label, in: session.landing)
             case .removeStaged(let destination):
                 Self.stagedBodies(for: destination).removeAll()
             case .settled(let settled):
@@ -398,6 +421,8 @@ actor BackgroundTransfers {
     }
 
     private func save() throws {
+        try fileSystem.willPerform(.write, on: journalFile)
         try StateFileWriting.write(JSONEncoder().encode(machine.journal), to: journalFile)
+        fileSystem.didPerform(.write, on: journalFile)
     }
 }

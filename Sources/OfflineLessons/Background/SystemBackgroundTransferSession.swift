@@ -92,14 +92,16 @@ public struct BackgroundTransferService: Sendable {
 extension BackgroundTransfers {
     /// Background transfers through `service`'s session for `options`, keeping their journal in
     /// `folder`, landing finished files in a hidden folder there, and retrying a failed part as
-    /// `retry` says (the downloader's policy); `nil` where the service has no session.
+    /// `retry` says (the downloader's policy), and writing the journal in `fileSystem`; `nil`
+    /// where the service has no session.
     static func make(
-        _ service: BackgroundTransferService, options: BackgroundTransferOptions, folder: URL, retry: RetryPolicy
+        _ service: BackgroundTransferService, options: BackgroundTransferOptions, folder: URL, retry: RetryPolicy,
+        fileSystem: any DownloadFileSystem
     ) -> BackgroundTransfers? {
         guard let session = service.session(options, folder.appendingPathComponent(".background-landing")) else {
             return nil
         }
-        return BackgroundTransfers(session: session, folder: folder, retry: retry)
+        return BackgroundTransfers(session: session, folder: folder, retry: retry, fileSystem: fileSystem)
     }
 }
 

@@ -223,7 +223,8 @@ public actor OfflineLibrary {
             directory: directory, fileOptions: fileOptions, fileSystem: downloader.engine.fileSystem,
             background: background.flatMap {
                 BackgroundTransfers.make(
-                    backgroundService, options: $0, folder: directory, retry: downloader.engine.retry)
+                    backgroundService, options: $0, folder: directory, retry: downloader.engine.retry,
+                    fileSystem: downloader.engine.fileSystem)
             },
             backgroundOptions: background, network: network ?? Self.deviceNetwork
         ) { remote, destination in
@@ -259,6 +260,15 @@ public actor OfflineLibrary {
     /// throw (``download(_:from:)``, ``delete(_:)``) report their own save's failure instead.
     public var saveFailure: LibraryError? {
         machine.saveFailure
+    }
+
+    /// Why the latest save of the background transfers' journal (`background-transfers.json`)
+    /// failed, if it did (a full disk): the transfers go on as this process knows them, and
+    /// every change saves again until a save succeeds (`nil` then). A process ended meanwhile
+    /// loses nothing the system delivered (its files are recorded again at the next launch),
+    /// but may fetch a part once more. `nil` without background transfers.
+    public var backgroundSaveFailure: LibraryError? {
+        get async { await background?.saveFailure }
     }
 
     /// The state of item `id` (not downloaded when unknown).
