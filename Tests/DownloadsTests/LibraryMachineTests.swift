@@ -152,6 +152,31 @@ extension LibraryMachineTests {
     }
 }
 
+extension LibraryMachineTests {
+    @Test(
+        "a record's background mark is saved under the keys of earlier versions, and read back from files of today, of the version before generations, and of none",
+        arguments: [
+            (#"{"inBackground":true,"handOver":5}"#, LibraryMachine.BackgroundMark(generation: 5)),
+            (#"{"inBackground":true}"#, LibraryMachine.BackgroundMark(generation: nil)),
+            (#"{}"#, nil),
+            (#"{"inBackground":false,"handOver":5}"#, nil),
+        ] as [(String, LibraryMachine.BackgroundMark?)])
+    func backgroundMarkReadsEveryVersion(keys: String, mark: LibraryMachine.BackgroundMark?) throws {
+        let fields = keys.dropFirst().dropLast()
+        let json =
+            #"{"remoteURL":"https://media.example/a.m3u8","state":{"downloading":{"fraction":0.5}}"#
+            + (fields.isEmpty ? "" : ",\(fields)") + "}"
+        let record = try JSONDecoder().decode(LibraryMachine.Record.self, from: Data(json.utf8))
+        #expect(record.background == mark)
+        let again = try JSONDecoder().decode(LibraryMachine.Record.self, from: JSONEncoder().encode(record))
+        #expect(again == record)
+        let written = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(record)) as? [String: Any])
+        #expect((written["inBackground"] as? Bool) == (mark == nil ? nil : true))
+        #expect((written["handOver"] as? NSNumber)?.uint64Value == mark?.generation)
+    }
+}
+
 /// Hand-overs named by their generations: no event or action of one is taken for another's.
 extension LibraryMachineTests {
     /// A machine with item "a" handed over as hand-over `generation`.
@@ -163,7 +188,7 @@ extension LibraryMachineTests {
         _ = machine.handle(.ended("a", generation: run.generation, .paused))
         _ = machine.handle(.submitted("a", generation: run.generation, .handedOver(generation: generation)))
         #expect(machine.handOver(of: "a") == LibraryMachine.HandedOver(generation: generation))
-        #expect(machine.savedRecords["a"]?.handOver == generation, "the generation is saved")
+        #expect(machine.savedRecords["a"]?.background?.generation == generation, "the generation is saved")
         return machine
     }
 
@@ -182,7 +207,7 @@ extension LibraryMachineTests {
         #expect(taken.handle(.takeBack).first == .withdraw("a", generation: 7))
         var paused = try Self.handedOver(generation: 7)
         #expect(paused.handle(.pause("a")).contains(.withdraw("a", generation: 7)))
-        #expect(paused.savedRecords["a"]?.handOver == nil)
+        #expect(paused.savedRecords["a"]?.background == nil)
     }
 
     @Test(

@@ -144,7 +144,8 @@ struct LibraryWorld: Hashable {
     private var nextHandOver: UInt64 {
         let named =
             Array(system.values) + Array(settledUnreported.values)
-            + machine.records.values.compactMap(\.handOver) + saved.values.compactMap(\.handOver)
+            + machine.records.values.compactMap(\.background?.generation)
+            + saved.values.compactMap(\.background?.generation)
         return (named.max() ?? 0) + 1
     }
 
@@ -523,10 +524,9 @@ struct LibraryWorld: Hashable {
             switch record.state {
             case _ where record.isBeingRemoved == true:
                 expected = nil  // a removal a kill interrupted: finished at the launch
-            case .downloading where record.inBackground != true:
+            case .downloading where record.background == nil:
                 expected?.state = .paused
-                expected?.inBackground = nil
-                expected?.handOver = nil
+                expected?.background = nil
             default:
                 break
             }

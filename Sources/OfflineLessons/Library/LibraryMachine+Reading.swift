@@ -47,8 +47,7 @@ extension LibraryMachine {
                 if removal.keepsDownloaded, case .downloaded = record.state { break }
                 record.state = .notDownloaded
                 record.isBeingRemoved = true
-                record.inBackground = nil
-                record.handOver = nil
+                record.background = nil
                 record.fractionDone = nil
             }
             saved[id] = record
@@ -64,8 +63,7 @@ extension LibraryMachine {
     }
 
     fileprivate static func apply(_ stop: Stop, to record: inout Record) {
-        record.inBackground = nil
-        record.handOver = nil
+        record.background = nil
         switch stop {
         case .pause:
             record.state = .paused
@@ -96,10 +94,10 @@ extension LibraryMachine {
     /// The hand-over `id` waits for: downloading, marked in the background, and no run of its
     /// own. The one place that says an item is handed over.
     func handOver(of id: String) -> HandedOver? {
-        guard let item = items[id], item.activity == .idle, item.record.inBackground == true,
+        guard let item = items[id], item.activity == .idle, let mark = item.record.background,
             case .downloading = item.record.state
         else { return nil }
-        return HandedOver(generation: item.record.handOver)
+        return HandedOver(generation: mark.generation)
     }
 
     /// Whether `id` waits for background transfers (``handOver(of:)``).

@@ -10,18 +10,67 @@ extension LibraryMachine {
         /// The share of an unfinished download done when it stopped, so that starting it again
         /// shows that much at once and never less (absent in files of earlier versions).
         var fractionDone: Double?
-        /// Whether its remaining parts were handed to background transfers, which it waits for,
-        /// or which the run after them reads (absent in files of earlier versions).
-        var inBackground: Bool?
-        /// The generation of the hand-over it waits for, as the background transfers named it
-        /// (absent: none, or a file of an earlier version, whose hand-over any generation is).
-        var handOver: UInt64?
+        /// The background hand-over its download belongs to: the one it waits for, or the one
+        /// whose staged bodies its run reads (absent: none). The one stored mark of the
+        /// background phase; ``LibraryMachine/handOver(of:)`` derives the rest from the item's
+        /// activity. Saved as the keys `inBackground` and `handOver` of earlier versions.
+        var background: BackgroundMark?
         /// The networks its download may use, when a download queue's rule narrowed them (absent:
         /// any): its background transfers are made with the same rule.
         var network: DownloadRequirements.Network?
         /// Whether a delete or discard was removing it when the file was saved: a launch that
         /// reads it removes its files and forgets it (absent in files of earlier versions).
         var isBeingRemoved: Bool?
+
+        init(
+            remoteURL: URL, state: OfflineLibrary.ItemState, fractionDone: Double? = nil,
+            background: BackgroundMark? = nil, network: DownloadRequirements.Network? = nil,
+            isBeingRemoved: Bool? = nil
+        ) {
+            self.remoteURL = remoteURL
+            self.state = state
+            self.fractionDone = fractionDone
+            self.background = background
+            self.network = network
+            self.isBeingRemoved = isBeingRemoved
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case remoteURL, state, fractionDone, inBackground, handOver, network, isBeingRemoved
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            remoteURL = try container.decode(URL.self, forKey: .remoteURL)
+            state = try container.decode(OfflineLibrary.ItemState.self, forKey: .state)
+            fractionDone = try container.decodeIfPresent(Double.self, forKey: .fractionDone)
+            let inBackground = try container.decodeIfPresent(Bool.self, forKey: .inBackground) == true
+            let generation = try container.decodeIfPresent(UInt64.self, forKey: .handOver)
+            background = inBackground ? BackgroundMark(generation: generation) : nil
+            network = try container.decodeIfPresent(DownloadRequirements.Network.self, forKey: .network)
+            isBeingRemoved = try container.decodeIfPresent(Bool.self, forKey: .isBeingRemoved)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(remoteURL, forKey: .remoteURL)
+            try container.encode(state, forKey: .state)
+            try container.encodeIfPresent(fractionDone, forKey: .fractionDone)
+            if let background {
+                try container.encode(true, forKey: .inBackground)
+                try container.encodeIfPresent(background.generation, forKey: .handOver)
+            }
+            try container.encodeIfPresent(network, forKey: .network)
+            try container.encodeIfPresent(isBeingRemoved, forKey: .isBeingRemoved)
+        }
+    }
+
+    /// The mark of an item's download in its background phase.
+    struct BackgroundMark: Hashable, Sendable {
+        /// The hand-over's generation, as the background transfers named it (`nil`: a file of
+        /// an earlier version, whose hand-over any generation is, or every part written before
+        /// one was made).
+        var generation: UInt64?
     }
 
     /// A download asked for while the item's run stops: started once it has.

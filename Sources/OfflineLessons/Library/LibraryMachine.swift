@@ -72,7 +72,7 @@ struct LibraryMachine: Sendable, Hashable {
             }
             if record.state.isUnfinished, let found = downloaded[id] {
                 record.state = .downloaded(fileName: found.fileName, byteCount: found.byteCount)
-                record.inBackground = nil
+                record.background = nil
                 record.fractionDone = nil
                 items[id] = Item(record: record)
                 actions += [
@@ -90,10 +90,10 @@ struct LibraryMachine: Sendable, Hashable {
                             "The saved file name \"\(badFileNames[id] ?? "")\" is not a file in the library folder."))
             case .downloaded where missingFiles.contains(id):
                 record.state = .notDownloaded
-            case .downloading where record.inBackground == true && hasBackground:
+            case .downloading where record.background != nil && hasBackground:
                 break  // its parts are the background session's: it runs again once they have ended
             case .downloading:
-                record.inBackground = nil
+                record.background = nil
                 record.state = .paused
             default:
                 break
@@ -247,7 +247,7 @@ struct LibraryMachine: Sendable, Hashable {
             remoteURL: restart.remote, state: .downloading(fraction: kept), fractionDone: kept,
             // The run after a hand-over stays marked in this very save: a process ending during
             // it leaves it to run again by itself at the next launch.
-            inBackground: readsStaged ? true : nil, handOver: readsStaged ? before?.handOver : nil,
+            background: readsStaged ? BackgroundMark(generation: before?.background?.generation) : nil,
             network: rule == .any ? nil : rule)
         items[id] = Item(record: record, activity: .running(Run(generation: generation, readsStaged: readsStaged)))
         return [
@@ -281,7 +281,7 @@ struct LibraryMachine: Sendable, Hashable {
             }
             submission.stop = .pause
             items[id]?.activity = .submitting(submission)
-            items[id]?.record.inBackground = nil
+            items[id]?.record.background = nil
             items[id]?.record.state = .paused
             return [.save, .announce(id, .paused)]
         case .removing(var removal)?:
@@ -293,8 +293,7 @@ struct LibraryMachine: Sendable, Hashable {
         case .idle?:
             guard let handedOver = handOver(of: id) else { return [] }
             // Taken back from the background: its tasks cancelled, what they staged kept.
-            items[id]?.record.inBackground = nil
-            items[id]?.record.handOver = nil
+            items[id]?.record.background = nil
             items[id]?.record.state = .paused
             return [.save, .announce(id, .paused), .withdraw(id, generation: handedOver.generation)]
         case nil:
@@ -332,8 +331,7 @@ struct LibraryMachine: Sendable, Hashable {
     /// `id` cancelled with nothing running: what it kept goes now, as does a hand-over.
     private mutating func cancelled(_ id: String) -> [Action] {
         guard let record = items[id]?.record else { return [] }
-        items[id]?.record.inBackground = nil
-        items[id]?.record.handOver = nil
+        items[id]?.record.background = nil
         items[id]?.record.fractionDone = nil
         items[id]?.record.state = .cancelled
         // Saved first: a kill after it leaves the next launch to give up the hand-over and
@@ -426,7 +424,7 @@ struct LibraryMachine: Sendable, Hashable {
             return actions + [
                 .submit(
                     id, generation: run.generation, network: items[id]?.record.network ?? .any,
-                    replacing: items[id]?.record.handOver)
+                    replacing: items[id]?.record.background?.generation)
             ]
         }
         items[id]?.activity = .idle
@@ -454,20 +452,16 @@ struct LibraryMachine: Sendable, Hashable {
         }
         if case .downloaded(let fileName, _) = state {
             actions += items[id].map { Self.givingUpHandOver(of: id, $0.record) } ?? []
-            items[id]?.record.inBackground = nil
-            items[id]?.record.handOver = nil
+            items[id]?.record.background = nil
             actions.append(.keepDownloaded(id, fileName: fileName, remote: remote))
         } else if run.readsStaged, case .paused = state {
             // The run after a hand-over, paused: it is the learner's pause, not the system's.
-            items[id]?.record.inBackground = nil
-            items[id]?.record.handOver = nil
+            items[id]?.record.background = nil
         } else if run.readsStaged, case .failed = state {
-            items[id]?.record.inBackground = nil
-            items[id]?.record.handOver = nil
+            items[id]?.record.background = nil
         } else if case .cancelled = state {
             actions += items[id].map { Self.givingUpHandOver(of: id, $0.record) } ?? []
-            items[id]?.record.inBackground = nil
-            items[id]?.record.handOver = nil
+            items[id]?.record.background = nil
         }
         items[id]?.record.state = state
         actions += [.announce(id, state), .save]
@@ -496,12 +490,12 @@ struct LibraryMachine: Sendable, Hashable {
                 if let restart = submission.restart { actions += start(id, restart: restart, readsStaged: false) }
                 return actions
             case (nil, .handedOver(let handOver)):
-                items[id]?.record.inBackground = true
-                items[id]?.record.handOver = handOver
+                items[id]?.record.background = BackgroundMark(generation: handOver)
                 return [.save]
             case (nil, .nothingLeft):
                 // Every part is written: the run that finishes the file runs now.
-                items[id]?.record.inBackground = true
+                let generation = items[id]?.record.background?.generation
+                items[id]?.record.background = BackgroundMark(generation: generation)
                 return runAfterBackground(id)
             case (nil, .unknownRemainder):
                 items[id]?.record.state = .paused
@@ -528,7 +522,7 @@ struct LibraryMachine: Sendable, Hashable {
 
     /// Gives up the hand-over `record` is marked with, if it is: by its generation.
     private static func givingUpHandOver(of id: String, _ record: Record) -> [Action] {
-        record.inBackground == true ? [.finishHandOver(id, generation: record.handOver)] : []
+        record.background.map { [.finishHandOver(id, generation: $0.generation)] } ?? []
     }
 
     /// A launch's reconciliation with the background transfers: an item waiting for a hand-over
@@ -565,7 +559,7 @@ struct LibraryMachine: Sendable, Hashable {
         guard let item = items[id], item.activity == .idle, case .downloading = item.record.state else { return [] }
         // Announced by the start, which shows the fraction kept.
         items[id]?.record.state = .paused
-        items[id]?.record.inBackground = true
+        items[id]?.record.background = BackgroundMark(generation: item.record.background?.generation)
         return start(id, restart: Restart(remote: item.record.remoteURL, network: nil), readsStaged: true)
     }
 }
