@@ -23,11 +23,20 @@ final class KillingFileSystem: DownloadFileSystem, Sendable {
     let folder: URL
     let snapshot: URL
     private let died: AsyncStream<Void>.Continuation
-    private let state = LockedState<(saves: Int, isDead: Bool)>((0, false))
+    /// Called as the process dies, before anything else (to note what it had asked for).
+    private let onDeath: @Sendable () -> Void
+    /// Dies before file operation `killBeforeOperation` of any kind (counted from 1), when set.
+    let killBeforeOperation: Int?
+    private let state = LockedState<(saves: Int, isDead: Bool, operations: Int)>((0, false, 0))
 
     /// A file system that dies after save `killAt` (never when `nil`), copies `folder` to
     /// `snapshot` as it dies, and then yields to `died`.
-    init(killAt: Int?, folder: URL, snapshot: URL, died: AsyncStream<Void>.Continuation) {
+    init(
+        killAt: Int?, folder: URL, snapshot: URL, died: AsyncStream<Void>.Continuation,
+        killBeforeOperation: Int? = nil, onDeath: @escaping @Sendable () -> Void = {}
+    ) {
+        self.killBeforeOperation = killBeforeOperation
+        self.onDeath = onDeath
         self.killAt = killAt
         self.folder = folder
         self.snapshot = snapshot
@@ -37,9 +46,16 @@ final class KillingFileSystem: DownloadFileSystem, Sendable {
     /// The saves of state files seen so far.
     var saves: Int { state.withLock { $0.saves } }
     var isDead: Bool { state.withLock { $0.isDead } }
+    /// The file operations asked for so far.
+    var operations: Int { state.withLock { $0.operations } }
 
     func willPerform(_ operation: FileOperation, on file: URL) throws {
         if killAt == 0 { kill() }
+        let reached = state.withLock { state in
+            state.operations += 1
+            return state.operations == killBeforeOperation
+        }
+        if reached { kill() }
         if isDead { throw Killed() }
     }
 
@@ -66,6 +82,7 @@ final class KillingFileSystem: DownloadFileSystem, Sendable {
 
     /// Copies the folder as the kill left it, then reports the death.
     private func die() {
+        onDeath()
         copyFolder()
         died.yield()
     }
@@ -315,5 +332,113 @@ struct QueueKillTests {
         if shape.isEmpty { kept = Set(files(in: folder)).intersection(kept) }
         #expect(Set(files(in: folder)) == kept, "\(label)")
         await queue.stop()
+    }
+
+    /// The requests for media the lessons' origin received so far, from `source`: each path
+    /// with its `Range` header.
+    func fetchLog(_ source: Source) -> [(path: String, range: String?)] {
+        switch source {
+        case .inMemory:
+            transport.requests.map { ($0.url?.path ?? "", $0.value(forHTTPHeaderField: "Range")) }
+        case .loopback:
+            server.requests.map { ($0.path, $0.headers["range"]) }
+        }
+    }
+
+    /// The segments fetched in `requests`, by path and range: playlists aside (a relaunch
+    /// reads them again), and the one-byte requests of the estimates (`bytes=N-N`, a first
+    /// segment's size).
+    static func segmentFetches(_ requests: some Sequence<(path: String, range: String?)>) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for (path, range) in requests where !path.hasSuffix(".m3u8") {
+            if let bounds = range?.dropFirst("bytes=".count).split(separator: "-"), bounds.count == 2,
+                bounds[0] == bounds[1]
+            {
+                continue
+            }
+            counts[path + (range.map { " \($0)" } ?? ""), default: 0] += 1
+        }
+        return counts
+    }
+
+    /// Where a course is killed: after each save of a state file, or before each file operation.
+    enum KillPoint: String, CaseIterable, Sendable {
+        case stateSaves, fileOperations
+    }
+
+    @Test(
+        "a course killed after each save of the queue or the library, or before each file operation, and relaunched: byte-identical, and nothing fetched twice but what the running lesson had not yet vouched for in its journal (never a finished lesson's)",
+        arguments: [
+            (KillPoint.stateSaves, Source.inMemory), (.fileOperations, .inMemory), (.stateSaves, .loopback),
+            (.fileOperations, .loopback),
+        ])
+    func relaunchMidCourseFetchesNothingTwice(at point: KillPoint, from source: Source) async throws {
+        defer { server.stop() }
+        let references = try await references()
+        let course = course(from: source)
+        // Over loopback, every third file operation: each run takes real time.
+        let stride = source == .loopback && point == .fileOperations ? 3 : 1
+        var total = 0
+        for n in [Int?.none] + Array(Swift.stride(from: 0, through: 2_000, by: stride)).map(Optional.some) {
+            if let n, n > total { break }
+            let folder = temporaryFolder("queue-kill-course")
+            let snapshot = temporaryFolder("queue-kill-course-relaunch")
+            let (died, dying) = AsyncStream<Void>.makeStream()
+            let start = fetchLog(source).count
+            let atDeath = LockedState<Int?>(nil)
+            let fileSystem = KillingFileSystem(
+                killAt: point == .stateSaves ? n : nil, folder: folder, snapshot: snapshot, died: dying,
+                killBeforeOperation: point == .fileOperations ? n : nil,
+                onDeath: { [self] in
+                    let count = fetchLog(source).count
+                    atDeath.withLock { $0 = $0 ?? count }
+                })
+            let queue = queue(in: folder, from: source, fileSystem: fileSystem)
+            let run = Task {
+                do {
+                    try await queue.start()
+                    try await queue.enqueue(course)
+                    await waitUntilDownloaded(queue)
+                } catch {}
+                dying.yield()
+            }
+            for await _ in died { break }
+            fileSystem.kill()
+            run.cancel()
+            await run.value
+            await queue.stop()
+            let killedEnd = try #require(atDeath.withLock { $0 })
+            if n == nil { total = point == .stateSaves ? fileSystem.saves : fileSystem.operations }
+            let before = Self.segmentFetches(fetchLog(source)[start..<killedEnd])
+
+            let left = files(in: snapshot)  // as the kill left it
+            let relaunched = self.queue(in: snapshot, from: source)
+            try await relaunched.start()
+            let afterStart = fetchLog(source).count
+            // The app enqueues the course again when the kill came before the queue saved it.
+            if await relaunched.lessons.isEmpty { try await relaunched.enqueue(course) }
+            await waitUntilDownloaded(relaunched)
+            let after = Self.segmentFetches(fetchLog(source)[afterStart...])
+            let label = n.map { "killed at \(point) \($0) of \(total)" } ?? "after the end"
+            for lesson in lessons {
+                let file = try #require(await relaunched.library.localFile(of: lesson.name), "\(label): \(lesson.name)")
+                #expect(try Data(contentsOf: file) == references[lesson.name], "\(label): \(lesson.name)")
+            }
+            let twice = before.merging(after, uniquingKeysWith: +).filter { $0.value > 1 }
+            #expect(twice.values.allSatisfy { $0 == 2 }, "\(label): \(twice)")
+            // What was fetched again is what the lesson running at the kill had fetched and
+            // not yet vouched for in its journal: one lesson at most (the queue runs one at a
+            // time), never one whose finished file the kill left.
+            let lessonsAgain = Set(twice.keys.compactMap { $0.split(separator: "/").first.map(String.init) })
+            #expect(lessonsAgain.count <= 1, "\(label): fetched again \(twice.keys.sorted())")
+            for lesson in lessons where lessonsAgain.contains(lesson.name) {
+                let stem = (OfflineLibrary.fileName(for: lesson.name, remote: lesson.entry) as NSString)
+                    .deletingPathExtension
+                let finished = left.filter { $0.hasPrefix("\(stem).") && !$0.hasSuffix(".vtt") }
+                #expect(finished.isEmpty, "\(label): \(lesson.name) fetched again beside its file \(finished)")
+            }
+            await relaunched.stop()
+        }
+        #expect(total >= 6, "the course's \(point): \(total)")
     }
 }
