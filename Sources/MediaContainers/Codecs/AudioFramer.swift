@@ -30,14 +30,24 @@ struct AudioFramer: Sendable {
     mutating func push(_ piece: UnsafeRawBufferPointer, presentationTime: Int64?, offset: Int) throws(ContainerError)
         -> [MediaSample]
     {
+        var samples: [MediaSample] = []
+        try push(piece, presentationTime: presentationTime, offset: offset, into: &samples)
+        return samples
+    }
+
+    /// Feeds one piece of the stream, as ``push(_:presentationTime:offset:)`` does, appending
+    /// the samples it completed to `samples`.
+    ///
+    /// - Throws: ``ContainerError`` for a frame that is not of the declared codec or is malformed.
+    mutating func push(
+        _ piece: UnsafeRawBufferPointer, presentationTime: Int64?, offset: Int, into samples: inout [MediaSample]
+    ) throws(ContainerError) {
         let start = driver.fedLength
         driver.decoder.pieceStamp = presentationTime.map { (time: $0, from: start) }
         driver.decoder.errorShift = offset - start
         // The piece's timestamp belongs to a frame that starts in it, or to none.
         defer { driver.decoder.pieceStamp = nil }
-        var samples: [MediaSample] = []
         try driver.feed(piece) { sample throws(ContainerError) in samples.append(sample) }
-        return samples
     }
 
     /// Ends the stream: the sample still being gathered, if any.
@@ -72,6 +82,9 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
     private var group: EnhancedGroup?
     /// The E-AC-3 substream layout of the last sample and its description.
     private var enhancedLayout: (layout: AC3Header, description: SampleDescription)?
+    /// The last frame's format and its sample description: a stream keeps its format, so the
+    /// sample entry is built once, not for every frame.
+    private var lastDescription: (format: FrameFormat, description: SampleDescription)?
 
     init(codec: MediaCodec, nextTime: Int64? = nil) {
         self.codec = codec
@@ -90,16 +103,18 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
                 let frame = try frame(
                     in: cursor.bytes, at: cursor.position, offset: cursor.base + errorShift, complete: true)
             else { return }
+            let description = description(of: frame.format)
             if let stamp = stampForNextFrame {
-                align(to: stamp, description: frame.description)
+                align(to: stamp, description: description)
                 stampForNextFrame = nil
             } else if let stamp = pieceStamp, cursor.streamOffset >= stamp.from {
-                align(to: stamp.time, description: frame.description)
+                align(to: stamp.time, description: description)
                 pieceStamp = nil
             }
             let time = nextTime ?? 0
-            let data = Data(cursor.peek(frame.length).dropFirst(frame.skip))
-            if let sample = gather(data, frame: frame, time: time) { try emit(sample) }
+            let payload = cursor.peek(frame.length)
+            let data = payload.baseAddress.map { Data(bytes: $0 + frame.skip, count: frame.length - frame.skip) } ?? Data()
+            if let sample = gather(data, frame: frame, description: description, time: time) { try emit(sample) }
             nextTime = time + Int64(frame.duration)
             cursor.position += frame.length
         }
@@ -147,8 +162,35 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
         /// Header bytes that are not part of the MP4 sample (ADTS's).
         var skip: Int
         var duration: Int
-        var description: SampleDescription
+        /// What its sample description depends on.
+        var format: FrameFormat
         var ac3: AC3Header?
+    }
+
+    /// What a frame's sample description depends on, and nothing else (not its length, which
+    /// padding changes from frame to frame in MP3).
+    private enum FrameFormat: Hashable {
+        case aac(AACFormat)
+        case mpegAudio(MPEGAudioHeader)
+        case ac3(AC3Header)
+    }
+
+    /// The sample description of frames of `format`: the last one's when the format is the
+    /// same, as it is for every frame of a stream but a change.
+    ///
+    /// - Complexity: O(1) while the format stays; building a new entry is O(1) too, but costs
+    ///   a box written and a few allocations.
+    private mutating func description(of format: FrameFormat) -> SampleDescription {
+        if let last = lastDescription, last.format == format { return last.description }
+        let description: SampleDescription =
+            switch format {
+            case .aac(let aac): aac.sampleDescription
+            case .mpegAudio(let header): header.sampleDescription
+            case .ac3(let header):
+                header.isEnhanced ? header.enhancedDescription(dependents: [], dataRate: 0) : header.ac3Description
+            }
+        lastDescription = (format, description)
+        return description
     }
 
     /// The frame whose header is at `index`, or `nil` while its header (or, when `complete`,
@@ -160,9 +202,7 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
         case .aac:
             guard let header = try ADTSReader.header(in: bytes, at: index, offset: offset) else { return nil }
             guard !complete || bytes.count - index >= header.length else { return nil }
-            return Frame(
-                length: header.length, skip: header.headerLength, duration: 1_024,
-                description: header.format.sampleDescription)
+            return Frame(length: header.length, skip: header.headerLength, duration: 1_024, format: .aac(header.format))
         case .mp3:
             guard bytes.count - index >= 4 else { return nil }
             guard let header = MPEGAudioHeader.read(bytes, at: index) else {
@@ -170,20 +210,19 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
                     .malformedAudio(codec: .mp3, reason: "no MPEG audio frame header"), offset: offset + index)
             }
             guard !complete || bytes.count - index >= header.frameLength else { return nil }
-            return Frame(
-                length: header.frameLength, skip: 0, duration: header.samplesPerFrame,
-                description: header.sampleDescription)
+            var format = header
+            format.frameLength = 0  // padding changes it from frame to frame
+            return Frame(length: header.frameLength, skip: 0, duration: header.samplesPerFrame, format: .mpegAudio(format))
         case .ac3, .eac3:
             guard let header = try AC3Header.read(bytes, at: index, offset: offset) else { return nil }
             guard !complete || bytes.count - index >= header.frameLength else { return nil }
-            let description =
-                header.isEnhanced
-                ? header.enhancedDescription(dependents: [], dataRate: 0) : header.ac3Description
+            var format = header
+            format.frameLength = 0  // at 44.1 kHz, sizes alternate
             // An E-AC-3 frame's duration counts only for the independent substream 0.
             let counts = !header.isEnhanced || (header.streamType != 1 && header.substreamID == 0)
             return Frame(
                 length: header.frameLength, skip: 0, duration: counts ? header.blocks * 256 : 0,
-                description: description, ac3: header)
+                format: .ac3(format), ac3: header)
         default:
             throw ContainerError(.malformedAudio(codec: codec, reason: "not an audio codec"), offset: offset + index)
         }
@@ -192,10 +231,12 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
     /// The sample a frame completes: itself, or for E-AC-3 the group of frames before it, once
     /// this frame cannot join it (six blocks make an MP4 sample; dependent substreams join the
     /// independent frame they follow).
-    private mutating func gather(_ data: Data, frame: Frame, time: Int64) -> MediaSample? {
+    private mutating func gather(_ data: Data, frame: Frame, description: SampleDescription, time: Int64)
+        -> MediaSample?
+    {
         guard let header = frame.ac3, header.isEnhanced else {
             return MediaSample(
-                stream: StreamSlot(.audio), description: frame.description, data: data, decodeTime: time,
+                stream: StreamSlot(.audio), description: description, data: data, decodeTime: time,
                 presentationTime: time, duration: Int64(frame.duration), isSync: true)
         }
         if header.streamType == 1 || header.substreamID != 0 {

@@ -182,15 +182,16 @@ public struct TransportStreamReader: Sendable {
             case .video:
                 try takeVideo(packet, slot: slot, codec: codec, into: &samples)
             case .audio:
-                var framer = framers[slot] ?? AudioFramer(codec: codec)
+                // Taken out of the table while it works, so that its buffer is not shared (and
+                // copied on write) with the table's copy.
+                var framer = framers.removeValue(forKey: slot) ?? AudioFramer(codec: codec)
+                defer { framers[slot] = framer }
                 if framer.codec != codec { framer = AudioFramer(codec: codec, nextTime: framer.nextTime) }
-                for var sample in try framer.push(
-                    packet.payload, presentationTime: packet.presentationTime, offset: packet.offset)
-                {
-                    sample.stream = slot
-                    samples.append(sample)
-                }
-                framers[slot] = framer
+                let first = samples.count
+                try framer.push(
+                    packet.payload, presentationTime: packet.presentationTime, offset: packet.offset,
+                    into: &samples)
+                for index in first..<samples.count { samples[index].stream = slot }
             case .text:
                 return
             }
