@@ -113,7 +113,8 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
             }
             let time = nextTime ?? 0
             let payload = cursor.peek(frame.length)
-            let data = payload.baseAddress.map { Data(bytes: $0 + frame.skip, count: frame.length - frame.skip) } ?? Data()
+            let data =
+                payload.baseAddress.map { Data(bytes: $0 + frame.skip, count: frame.length - frame.skip) } ?? Data()
             if let sample = gather(data, frame: frame, description: description, time: time) { try emit(sample) }
             nextTime = time + Int64(frame.duration)
             cursor.position += frame.length
@@ -212,7 +213,8 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
             guard !complete || bytes.count - index >= header.frameLength else { return nil }
             var format = header
             format.frameLength = 0  // padding changes it from frame to frame
-            return Frame(length: header.frameLength, skip: 0, duration: header.samplesPerFrame, format: .mpegAudio(format))
+            return Frame(
+                length: header.frameLength, skip: 0, duration: header.samplesPerFrame, format: .mpegAudio(format))
         case .ac3, .eac3:
             guard let header = try AC3Header.read(bytes, at: index, offset: offset) else { return nil }
             guard !complete || bytes.count - index >= header.frameLength else { return nil }
