@@ -73,6 +73,17 @@ struct BackgroundTransfersTests {
         return (try Data(contentsOf: destination), Array(transport.requests.dropFirst(before)))
     }
 
+    /// A file system whose writes of the journal fail for a full disk while `diskFull` holds.
+    static func journalFileSystem() -> (TestFileSystem, diskFull: LockedBox<Bool>) {
+        let diskFull = LockedBox(false)
+        let fileSystem = TestFileSystem(plan: { operation, file in
+            if operation == .write, file.lastPathComponent == "background-transfers.json", diskFull.update({ $0 }) {
+                throw CocoaError(.fileWriteOutOfSpace)
+            }
+        })
+        return (fileSystem, diskFull)
+    }
+
     /// Reads the next `count` events of `events` into `transfers`.
     func deliver(
         _ count: Int, from events: inout AsyncStream<BackgroundTransferEvent>.Iterator,
@@ -222,12 +233,7 @@ struct BackgroundTransfersTests {
         let folder = temporaryFolder("background-journal-full")
         let destination = folder.appendingPathComponent("lesson.mp4")
         let landing = folder.appendingPathComponent("landing")
-        let diskFull = LockedBox(false)
-        let fileSystem = TestFileSystem(plan: { operation, file in
-            if operation == .write, file.lastPathComponent == "background-transfers.json", diskFull.update({ $0 }) {
-                throw CocoaError(.fileWriteOutOfSpace)
-            }
-        })
+        let (fileSystem, diskFull) = Self.journalFileSystem()
         let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
         var session = daemon.launch(landing: landing)
         var coordinator = BackgroundTransfers(
@@ -278,12 +284,7 @@ struct BackgroundTransfersTests {
     func journalSaveRecovers() async throws {
         let folder = temporaryFolder("background-journal-recovers")
         let destination = folder.appendingPathComponent("lesson.mp4")
-        let diskFull = LockedBox(false)
-        let fileSystem = TestFileSystem(plan: { operation, file in
-            if operation == .write, file.lastPathComponent == "background-transfers.json", diskFull.update({ $0 }) {
-                throw CocoaError(.fileWriteOutOfSpace)
-            }
-        })
+        let (fileSystem, diskFull) = Self.journalFileSystem()
         let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
         let session = daemon.launch(landing: folder.appendingPathComponent("landing"))
         let coordinator = BackgroundTransfers(
