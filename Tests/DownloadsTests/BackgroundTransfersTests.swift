@@ -608,4 +608,137 @@ extension BackgroundTransfersTests {
         holding.release()
         _ = try? await handing.value
     }
+
+    @Test(
+        "a damaged journal is moved aside and kept for a report, and the coordinator starts empty: hand-overs go on"
+    )
+    func damagedJournalMovedAside() async throws {
+        let folder = temporaryFolder("background-journal-damaged")
+        let journal = folder.appendingPathComponent("background-transfers.json")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let damaged = Data("{\"version\": 1, \"handovers\": [{\"key\": ".utf8)
+        try damaged.write(to: journal)
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let coordinator = transfers(daemon.launch(landing: folder.appendingPathComponent("landing")), in: folder)
+        #expect(await coordinator.handovers.isEmpty)
+        #expect(await coordinator.saveFailure == nil)
+        let aside = folder.appendingPathComponent("background-transfers.json.damaged-1")
+        #expect(try Data(contentsOf: aside) == damaged)
+        try await coordinator.handOver(
+            "lesson", destination: folder.appendingPathComponent("lesson.mp4"), parts: remaining)
+        #expect(await coordinator.handovers.map(\.key) == ["lesson"])
+        #expect(FileManager.default.fileExists(atPath: journal.path))
+    }
+
+    @Test(
+        "a journal of a newer version is never saved over: hand-overs are refused with the reason, and the file stays as it was"
+    )
+    func newerJournalKept() async throws {
+        let folder = temporaryFolder("background-journal-newer")
+        let journal = folder.appendingPathComponent("background-transfers.json")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let newer = Data("{\"version\": 2, \"handovers\": [], \"shards\": {}}".utf8)
+        try newer.write(to: journal)
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let coordinator = transfers(daemon.launch(landing: folder.appendingPathComponent("landing")), in: folder)
+        await coordinator.start()
+        do {
+            try await coordinator.handOver(
+                "lesson", destination: folder.appendingPathComponent("lesson.mp4"), parts: remaining)
+            Issue.record("handed over despite a newer journal")
+        } catch {
+            guard case .journalUnavailable(let reason) = error, case .newerVersion(2) = reason.kind else {
+                Issue.record("refused for another reason: \(error)")
+                return
+            }
+            #expect(reason.path == journal.path)
+        }
+        #expect(daemon.running.isEmpty)
+        let failure = try #require(await coordinator.saveFailure)
+        #expect(failure.kind == .newerVersion(2))
+        #expect(failure.description.contains("background transfers' journal"))
+        await coordinator.resubmit()
+        await coordinator.withdraw("lesson")
+        #expect(try Data(contentsOf: journal) == newer)
+        // The library fails the download with the reason rather than pausing it for nothing.
+        guard case .failed(let state) = OfflineLibrary.state(refusedBy: .journalUnavailable(failure)) else {
+            Issue.record("not failed")
+            return
+        }
+        #expect(state.message.contains("version 2"))
+    }
+
+    @Test(
+        "a journal that cannot be read just now is not saved over, and is read again at the next use once it can be"
+    )
+    func unreadableJournalReadAgain() async throws {
+        let folder = temporaryFolder("background-journal-unreadable")
+        let journal = folder.appendingPathComponent("background-transfers.json")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        // A journal that a first process wrote, holding one hand-over.
+        let first = transfers(daemon.launch(landing: folder.appendingPathComponent("landing")), in: folder)
+        try await first.handOver("lesson", destination: folder.appendingPathComponent("lesson.mp4"), parts: remaining)
+        daemon.killApp()
+        let saved = try Data(contentsOf: journal)
+        // Unreadable at the next launch (a directory stands in for a protected file).
+        let kept = folder.appendingPathComponent("kept.json")
+        try FileManager.default.moveItem(at: journal, to: kept)
+        try FileManager.default.createDirectory(at: journal, withIntermediateDirectories: false)
+        let coordinator = transfers(daemon.launch(landing: folder.appendingPathComponent("landing")), in: folder)
+        #expect(await coordinator.handovers.isEmpty)
+        #expect(await coordinator.saveFailure.map { if case .readFailed = $0.kind { true } else { false } } == true)
+        do {
+            try await coordinator.handOver(
+                "other", destination: folder.appendingPathComponent("other.mp4"), parts: remaining)
+            Issue.record("handed over without its journal")
+        } catch {
+            #expect({ if case .journalUnavailable = error { true } else { false } }())
+        }
+        // Readable again: the next use reads it, with its hand-over.
+        try FileManager.default.removeItem(at: journal)
+        try FileManager.default.moveItem(at: kept, to: journal)
+        #expect(await coordinator.handovers.map(\.key) == ["lesson"])
+        #expect(await coordinator.saveFailure == nil)
+        #expect(try Data(contentsOf: journal) == saved)
+    }
+
+    /// A session that reports when its events are no longer read.
+    struct WatchedSession: BackgroundTransferSession {
+        let landing: URL
+        let events: AsyncStream<BackgroundTransferEvent>
+        let continuation: AsyncStream<BackgroundTransferEvent>.Continuation
+        var leftovers: [BackgroundTransferEvent] { [] }
+
+        init(landing: URL, ended: @escaping @Sendable () -> Void) {
+            self.landing = landing
+            (events, continuation) = AsyncStream.makeStream()
+            continuation.onTermination = { _ in ended() }
+        }
+
+        func submit(_ tasks: [BackgroundTransferTask]) async {}
+        func runningTaskDescriptions() async -> [String] { [] }
+        func cancel(taskDescriptions descriptions: Set<String>) async {}
+    }
+
+    @Test("a coordinator let go stops reading its session's events: its reader ends with it")
+    func readerEndsWithCoordinator() async throws {
+        let folder = temporaryFolder("background-reader-ends")
+        let (ended, endedNow) = AsyncStream<Void>.makeStream()
+        let session = WatchedSession(landing: folder.appendingPathComponent("landing")) {
+            endedNow.yield()
+            endedNow.finish()
+        }
+        var coordinator: BackgroundTransfers? = transfers(session, in: folder)
+        await coordinator?.start()
+        await coordinator?.resubmit()
+        coordinator = nil
+        // Without the coordinator's end cancelling it, the reader waits on and this never returns
+        // (the liveness check reports it).
+        let reached = await withLivenessCheck {
+            var iterator = ended.makeAsyncIterator()
+            return await iterator.next() != nil
+        }
+        #expect(reached == true)
+        session.continuation.finish()
+    }
 }

@@ -227,6 +227,66 @@ extension LibraryMachineTests {
         #expect(known.isHandedOver("a"))
     }
 
+    /// Where a hand-over is when the app comes back.
+    enum TakeBackMoment: String, CaseIterable, CustomTestStringConvertible {
+        /// Its run is pausing for it.
+        case pausing
+        /// Its parts are being submitted.
+        case submitting
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "the app back while a hand-over is being made (its run pausing, its parts submitting): the take-back is kept, what was submitted is withdrawn by its generation, and the download goes on in the foreground (found by review)",
+        arguments: TakeBackMoment.allCases)
+    func takeBackWhileHandingOver(moment: TakeBackMoment) throws {
+        var machine = LibraryMachine(hasBackground: true)
+        _ = machine.handle(.download("a", remote: LibraryWorld.remote(of: "a"), network: nil))
+        let run = try #require(machine.run(of: "a"))
+        _ = machine.handle(.handOver(["a"]))
+        var actions: [LibraryMachine.Action]
+        switch moment {
+        case .pausing:
+            #expect(machine.handle(.takeBack).isEmpty)
+            actions = machine.handle(.ended("a", generation: run.generation, .paused))
+            #expect(!actions.contains { if case .submit = $0 { true } else { false } })
+        case .submitting:
+            _ = machine.handle(.ended("a", generation: run.generation, .paused))
+            #expect(machine.handle(.takeBack).isEmpty)
+            actions = machine.handle(.submitted("a", generation: run.generation, .handedOver(generation: 9)))
+            #expect(actions.contains(.withdraw("a", generation: 9)))
+        }
+        #expect(actions.contains { if case .start = $0 { true } else { false } })
+        #expect(!actions.contains(.announce("a", .paused)))
+        #expect(!machine.isHandedOver("a"))
+        let next = try #require(machine.run(of: "a"))
+        #expect(next.generation != run.generation)
+        #expect(next.readsStaged == (moment == .submitting))
+        #expect(machine.state(of: "a") == .downloading(fraction: 0))
+    }
+
+    @Test(
+        "the app back, then gone again, while a hand-over is being made: the hand-over stands",
+        arguments: TakeBackMoment.allCases)
+    func handOverAgainAfterTakeBack(moment: TakeBackMoment) throws {
+        var machine = LibraryMachine(hasBackground: true)
+        _ = machine.handle(.download("a", remote: LibraryWorld.remote(of: "a"), network: nil))
+        let run = try #require(machine.run(of: "a"))
+        _ = machine.handle(.handOver(["a"]))
+        if moment == .submitting { _ = machine.handle(.ended("a", generation: run.generation, .paused)) }
+        _ = machine.handle(.takeBack)
+        #expect(machine.runsToHandOver == ["a"])
+        #expect(machine.handle(.handOver(["a"])).isEmpty, "the pause asked first is under way")
+        if moment == .pausing {
+            #expect(
+                machine.handle(.ended("a", generation: run.generation, .paused)).contains {
+                    if case .submit = $0 { true } else { false }
+                })
+        }
+        _ = machine.handle(.submitted("a", generation: run.generation, .handedOver(generation: 4)))
+        #expect(machine.handOver(of: "a") == LibraryMachine.HandedOver(generation: 4))
+    }
+
     @Test("a stop asked while a run waits to start in its item's chain is asked of its job once it exists")
     func stopBeforeTheJobExists() throws {
         var machine = try Self.handedOver(generation: 7)

@@ -137,7 +137,29 @@ struct LibraryRaceTests {
     }
 
     @Test(
-        "a pause then a Download while the job pauses to be handed over: the last word wins, the lesson runs in the foreground, nothing is handed over and no restart is left over"
+        "the app back while the job pauses to be handed over: the take-back is kept, the lesson ends downloaded in the foreground, and nothing runs in the system (found by review)"
+    )
+    func takeBackWhileHandingOver() async throws {
+        let folder = temporaryFolder("race-takeback-handover").appendingPathComponent("library")
+        let (library, holding, daemon) = library(holding: "video/seg1.m4s", folder: folder)
+        try await library.download("lesson", from: lesson.entry)
+        await holding.waitForHeld()
+        let leaving = Task { await library.continueInBackground() }
+        #expect(await withinPoolTurns { await library.itemsHandingOver.contains("lesson") })
+        let coming = Task { await library.continueInForeground() }
+        holding.release()
+        #expect(await leaving.value.isEmpty)
+        #expect(await coming.value == ["lesson"])
+        guard case .downloaded? = await end(of: library) else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        #expect(daemon.running.isEmpty, "left in the system: \(daemon.running)")
+        #expect(await !library.isHandedOver("lesson"))
+    }
+
+    @Test(
+        "a pause then a Download while the job pauses to be handed over: the last word wins, the lesson runs in the foreground, nothing is handed over, and no restart is left over (a later failure fails the lesson rather than starting it again)"
     )
     func pauseThenDownloadWhileHandingOver() async throws {
         let folder = temporaryFolder("race-download-handover").appendingPathComponent("library")
@@ -148,15 +170,23 @@ struct LibraryRaceTests {
         #expect(await withinPoolTurns { await library.itemsHandingOver.contains("lesson") })
         await library.pause("lesson")
         try await library.download("lesson", from: lesson.entry)
+        // A segment after the held one fails for good: the run that the Download asked for
+        // ends failed. A restart left over from the Download would start it once more.
+        let failing = lesson.base.appendingPathComponent("audio_en/seg1.m4s")
+        inMemory.stub(failing, reply: .response(status: 404, body: Data("gone".utf8)))
         holding.release()
         #expect(await leaving.value.isEmpty)
-        guard case .downloaded? = await end(of: library) else {
+        guard case .failed? = await end(of: library) else {
             Issue.record("\(await library.state(of: "lesson"))")
             return
         }
+        await library.waitForDownload("lesson")
         #expect(daemon.running.isEmpty, "handed over anyway: \(daemon.running)")
-        let diagnosis = await library.diagnosis
-        #expect(!diagnosis.contains("restarts: [\"lesson\"]"), "\(diagnosis)")
+        #expect(inMemory.requests.filter { $0.url == failing }.count == 1, "started again after the failure")
+        guard case .failed = await library.state(of: "lesson") else {
+            Issue.record("started again: \(await library.state(of: "lesson"))")
+            return
+        }
     }
 
     @Test(
@@ -352,6 +382,48 @@ extension LibraryRaceTests {
         #expect(await library.saveFailure == nil)
         let saved = try String(decoding: Data(contentsOf: stateFile), as: UTF8.self)
         #expect(saved.contains("cancelled") && !saved.contains("paused"), "\(saved)")
+    }
+}
+
+extension LibraryRaceTests {
+    @Test(
+        "the save a launch makes as it reconciles (a download a kill interrupted, now paused) reports its failure as saveFailure, and the next change saves it"
+    )
+    func loadSaveFailureReported() async throws {
+        let folder = temporaryFolder("library-load-save")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("file".utf8).write(to: folder.appendingPathComponent("b.mp4"))
+        let remote = lesson.entry
+        let stateFile = folder.appendingPathComponent("offline-library.json")
+        let items = [
+            "\"a\":{\"remoteURL\":\"\(remote.absoluteString)\",\"state\":{\"downloading\":{\"fraction\":0.5}},\"fractionDone\":0.5}",
+            "\"b\":{\"remoteURL\":\"\(remote.absoluteString)\",\"state\":{\"downloaded\":{\"fileName\":\"b.mp4\",\"byteCount\":4}}}",
+        ]
+        try Data("{\"version\":1,\"items\":{\(items.joined(separator: ","))}}".utf8).write(to: stateFile)
+        let refusing = Locked(true)
+        let fileSystem = TestFileSystem(plan: { operation, file in
+            if refusing.withLock({ $0 }), operation == .write, file.lastPathComponent == "offline-library.json" {
+                throw CocoaError(.fileWriteOutOfSpace)
+            }
+        })
+        let downloader = MediaDownloader(
+            engine: DownloadEngine(concurrency: 1, retry: .none, clock: clock, transport: inMemory))
+        let library = OfflineLibrary(directory: folder, fileOptions: OfflineFileOptions(), fileSystem: fileSystem) {
+            downloader.downloadLesson(from: $0, to: $1, preferredLanguages: [])
+        }
+        _ = try await library.load()
+        #expect(await library.state(of: "a") == .paused)
+        let failure = try #require(await library.saveFailure)
+        guard case .saveFailed = failure.kind else {
+            Issue.record("\(failure)")
+            return
+        }
+        #expect(try String(decoding: Data(contentsOf: stateFile), as: UTF8.self).contains("downloading"))
+        refusing.withLock { $0 = false }
+        await library.pause("b")
+        #expect(await library.saveFailure == nil)
+        let saved = try String(decoding: Data(contentsOf: stateFile), as: UTF8.self)
+        #expect(saved.contains("paused") && !saved.contains("downloading"), "\(saved)")
     }
 }
 

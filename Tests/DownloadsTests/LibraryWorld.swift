@@ -103,6 +103,9 @@ struct LibraryWorld: Hashable {
     var removalsWaiting: Set<String> = []
     /// What broke the rules, in the order found.
     var violations: [String] = []
+    /// Whether the app is known to be in the foreground: at first, and since its latest
+    /// take-back; not after a hand-over or a kill (a relaunch may be in the background).
+    var isInForeground = true
 
     /// A world of items `ids`; with `networks`, background transfers wait for a network that
     /// is not expensive, and the device's network goes between Wi-Fi and cellular.
@@ -125,7 +128,7 @@ struct LibraryWorld: Hashable {
             && lhs.settledUnreported == rhs.settledUnreported && lhs.path == rhs.path
             && lhs.announcedWaits == rhs.announcedWaits && lhs.files == rhs.files && lhs.words == rhs.words
             && lhs.shaken == rhs.shaken && lhs.removalsWaiting == rhs.removalsWaiting
-            && lhs.violations == rhs.violations
+            && lhs.violations == rhs.violations && lhs.isInForeground == rhs.isInForeground
             && lhs.pendingStarts.mapValues { [$0.generation, $0.reportsPlan ? 1 : 0] }
                 == rhs.pendingStarts.mapValues { [$0.generation, $0.reportsPlan ? 1 : 0] }
     }
@@ -136,6 +139,7 @@ struct LibraryWorld: Hashable {
         hasher.combine(jobs)
         hasher.combine(system)
         hasher.combine(words)
+        hasher.combine(isInForeground)
         hasher.combine(pendingStarts.mapValues(\.generation))
     }
 
@@ -174,7 +178,7 @@ struct LibraryWorld: Hashable {
                 if discards { steps.append(.learner(.remove(id, keepsDownloaded: true))) }
             }
             if !runningToHandOver.isEmpty { steps.append(.handOver) }
-            if ids.contains(where: machine.isHandedOver) { steps.append(.takeBack) }
+            if !isInForeground || ids.contains(where: machine.isHandedOver) { steps.append(.takeBack) }
             if let path { steps.append(.network(path == .unmetered ? .cellular : .unmetered)) }
         }
         steps += worldSteps(submissionOutcomes: submissionOutcomes)
@@ -246,8 +250,10 @@ struct LibraryWorld: Hashable {
             }
             return event
         case .handOver:
+            isInForeground = false
             return .handOver(runningToHandOver)
         case .takeBack:
+            isInForeground = true
             return .takeBack
         case .planned(let id):
             guard let job = jobs[id] else { return nil }
@@ -342,6 +348,13 @@ struct LibraryWorld: Hashable {
                 violations.append("the job of \(id) runs on under its removal")
             }
         }
+        // Back in the foreground, nothing waits for the system's tasks (unless every download
+        // is handed over, foreground or not): a take-back is never lost.
+        for id in ids where complete && isInForeground && !machine.handsOverAlways {
+            if system[id] != nil, machine.isHandedOver(id) {
+                violations.append("\(id) waits for background transfers with the app in the foreground")
+            }
+        }
         // The wait reasons announced are the machine's.
         for id in ids where complete && announcedWaits[id] != machine.waitReason(of: id) {
             violations.append(
@@ -425,6 +438,7 @@ struct LibraryWorld: Hashable {
         jobs = [:]
         submissions = [:]
         pendingStarts = [:]
+        isInForeground = false
         removalsWaiting = []
         announcedWaits = [:]
         shaken.formUnion(ids.filter { words[$0] == .download })

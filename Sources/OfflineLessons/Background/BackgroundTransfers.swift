@@ -25,6 +25,9 @@ actor BackgroundTransfers {
         case saveFailed(reason: String, code: Int32?)
         /// A download of this key is handed over already.
         case duplicate(key: String)
+        /// The journal on disk is not to be written over: it cannot be read now, or a newer
+        /// version of the app wrote it (``BackgroundTransfers/saveFailure`` says which).
+        case journalUnavailable(OfflineLibrary.LibraryError)
     }
 
     /// One request handed over, as the journal keeps it.
@@ -118,7 +121,14 @@ actor BackgroundTransfers {
     /// as the process knows them, and every change saves again until a save succeeds (`nil`
     /// then). Meanwhile the files of the events it recorded stay in the landing folder, so that
     /// a launch after a kill records them again from there.
-    private(set) var saveFailure: OfflineLibrary.LibraryError?
+    ///
+    /// A journal that could not be read (`readFailed`, tried again at every use) or that a
+    /// newer version wrote (`newerVersion`) is reported here too: it is never written over, and
+    /// hand-overs are refused meanwhile.
+    var saveFailure: OfflineLibrary.LibraryError? { journalRefusal ?? lastSaveFailure }
+    private var lastSaveFailure: OfflineLibrary.LibraryError?
+    /// Why the journal on disk must not be written over, while it must not.
+    private var journalRefusal: OfflineLibrary.LibraryError?
     /// The journal, the tasks withdrawn and the wake-ups: every request's state, in one value.
     private var machine: HandoverMachine<@MainActor @Sendable () -> Void>
     private var isLoaded = false
@@ -163,6 +173,11 @@ actor BackgroundTransfers {
         machine = HandoverMachine(maximumAttempts: retry.maximumAttempts)
         self.reserveBytes = reserveBytes
         self.freeSpace = freeSpace ?? { LocalFileSystem().availableCapacity(in: $0) }
+    }
+
+    deinit {
+        // Its events stream does not end with the coordinator: the reader would wait on.
+        reader?.cancel()
     }
 
     /// The downloads handed over and what each still waits for.
@@ -225,6 +240,7 @@ actor BackgroundTransfers {
         _ key: String, destination: URL, parts: [BackgroundBatch.Part], network: DownloadRequirements.Network = .any
     ) async throws(HandoverError) -> UInt64 {
         loadIfNeeded()
+        if let journalRefusal { throw .journalUnavailable(journalRefusal) }
         while let pending = withdrawals[key] {
             await pending.value
             if withdrawals[key] == pending { withdrawals[key] = nil }
@@ -352,9 +368,11 @@ actor BackgroundTransfers {
             case .save:
                 do {
                     try save()
-                    saveFailure = nil
+                    lastSaveFailure = nil
+                } catch let refusal as OfflineLibrary.LibraryError {
+                    lastSaveFailure = refusal
                 } catch {
-                    saveFailure = OfflineLibrary.LibraryError(
+                    lastSaveFailure = OfflineLibrary.LibraryError(
                         .saveFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error)),
                         path: journalFile.path)
                 }
@@ -403,12 +421,42 @@ actor BackgroundTransfers {
         return (DownloadError(.transport(transport)).category, transport.isTransient)
     }
 
+    /// Reads the journal once: a missing file is an empty journal; a damaged one (or one of an
+    /// unknown earlier version) is moved aside, kept for a report, and the coordinator starts
+    /// empty (the library restarts what it had handed over); one that cannot be read now (a
+    /// protected file while the device is locked) is tried again at the next use; one that a
+    /// newer version wrote is left as it is. Until then nothing is saved over either.
     private func loadIfNeeded() {
         guard !isLoaded else { return }
+        let data: Data
+        do {
+            data = try Data(contentsOf: journalFile)
+        } catch {
+            guard FileManager.default.fileExists(atPath: journalFile.path) else {
+                journalRefusal = nil
+                isLoaded = true
+                return
+            }
+            journalRefusal = OfflineLibrary.LibraryError(
+                .readFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error)),
+                path: journalFile.path)
+            return
+        }
         isLoaded = true
-        guard let data = try? Data(contentsOf: journalFile),
-            var saved = try? JSONDecoder().decode(Journal.self, from: data), saved.version == 1
-        else { return }
+        journalRefusal = nil
+        struct Versioned: Decodable { var version: Int }
+        if let version = try? JSONDecoder().decode(Versioned.self, from: data).version, version > 1 {
+            journalRefusal = OfflineLibrary.LibraryError(.newerVersion(version), path: journalFile.path)
+            return
+        }
+        guard var saved = try? JSONDecoder().decode(Journal.self, from: data), saved.version == 1 else {
+            if StateFileWriting.moveAside(journalFile) == nil {
+                journalRefusal = OfflineLibrary.LibraryError(
+                    .corruptedStateFile(reason: "not a journal of a known version, and it could not be moved aside"),
+                    path: journalFile.path)
+            }
+            return
+        }
         // A kill between staging a body and saving the journal: the body is there, so the
         // request is done (fetching it again would stage it twice).
         for handover in saved.handovers.indices {
@@ -421,6 +469,7 @@ actor BackgroundTransfers {
     }
 
     private func save() throws {
+        if let journalRefusal { throw journalRefusal }
         try fileSystem.willPerform(.write, on: journalFile)
         try StateFileWriting.write(JSONEncoder().encode(machine.journal), to: journalFile)
         fileSystem.didPerform(.write, on: journalFile)

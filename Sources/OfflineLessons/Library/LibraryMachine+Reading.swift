@@ -119,7 +119,10 @@ extension LibraryMachine {
     var runsToHandOver: [String] {
         guard hasBackground else { return [] }
         return items.keys.sorted().filter { id in
-            guard let run = run(of: id), run.stop == nil, !run.isHandingOver else { return false }
+            // One taken back as it was handed over is handed over again.
+            if case .submitting(let submission)? = items[id]?.activity { return submission.isTakenBack }
+            guard let run = run(of: id), run.stop == nil else { return false }
+            if run.isHandingOver { return run.isTakenBack }
             return !handsOverAlways || run.hasPlanned
         }
     }

@@ -95,6 +95,9 @@ extension LibraryMachine {
         var stop: Stop?
         /// Whether it pauses to be handed to background transfers (``OfflineLibrary/continueInBackground()``).
         var isHandingOver = false
+        /// Whether the app came back (``OfflineLibrary/continueInForeground()``) after it was
+        /// asked to pause for a hand-over: paused so, it runs again in the foreground.
+        var isTakenBack = false
         /// A download asked while it stops.
         var restart: Restart?
         /// Whether it reads what a hand-over staged: it is never handed over at its start.
@@ -114,6 +117,9 @@ extension LibraryMachine {
         var stop: Stop?
         /// A download asked after that pause.
         var restart: Restart?
+        /// Whether the app came back meanwhile: what the submission handed over is withdrawn
+        /// once it returns, and the download goes on in the foreground.
+        var isTakenBack = false
     }
 
     /// A delete or a discard, waiting for the item's run to stop.

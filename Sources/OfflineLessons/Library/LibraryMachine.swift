@@ -187,10 +187,7 @@ struct LibraryMachine: Sendable, Hashable {
             else { return [] }
             return runAfterBackground(id)
         case .takeBack:
-            return items.keys.sorted().compactMap { id in handOver(of: id).map { (id, $0) } }.flatMap {
-                id, handedOver in
-                [.withdraw(id, generation: handedOver.generation)] + runAfterBackground(id)
-            }
+            return items.keys.sorted().flatMap { id in takeBack(id) }
         case .launched(let known):
             return launched(knowing: known)
         case .network(let path):
@@ -388,11 +385,42 @@ struct LibraryMachine: Sendable, Hashable {
     }
 
     /// Hands `id`'s run to the background transfers: it pauses, then its parts are submitted.
+    /// A hand-over taken back before it was made stands again.
     private mutating func handOver(_ id: String) -> [Action] {
-        guard hasBackground, var run = run(of: id), run.stop == nil, !run.isHandingOver else { return [] }
+        if case .submitting(var submission)? = items[id]?.activity, submission.isTakenBack {
+            submission.isTakenBack = false
+            items[id]?.activity = .submitting(submission)
+            return []
+        }
+        guard hasBackground, var run = run(of: id), run.stop == nil else { return [] }
+        if run.isHandingOver {
+            guard run.isTakenBack else { return [] }
+            run.isTakenBack = false  // the pause asked for it is under way still
+            items[id]?.activity = .running(run)
+            return []
+        }
         run.isHandingOver = true
         items[id]?.activity = .running(run)
         return [.pauseRun(id, generation: run.generation)]
+    }
+
+    /// The app is back in the foreground: `id`'s hand-over is withdrawn and its download runs
+    /// here, reading what was staged; a hand-over still being made is marked so, and undone
+    /// once it returns (a run pausing for it runs again, a submission is withdrawn).
+    private mutating func takeBack(_ id: String) -> [Action] {
+        switch items[id]?.activity {
+        case .running(var run)? where run.isHandingOver && run.stop == nil:
+            run.isTakenBack = true
+            items[id]?.activity = .running(run)
+            return []
+        case .submitting(var submission)? where submission.stop == nil:
+            submission.isTakenBack = true
+            items[id]?.activity = .submitting(submission)
+            return []
+        default:
+            guard let handedOver = handOver(of: id) else { return [] }
+            return [.withdraw(id, generation: handedOver.generation)] + runAfterBackground(id)
+        }
     }
 
     private mutating func ended(_ id: String, generation: UInt64, _ outcome: Outcome) -> [Action] {
@@ -417,6 +445,13 @@ struct LibraryMachine: Sendable, Hashable {
     private mutating func runEnded(_ id: String, run: Run, _ outcome: Outcome) -> [Action] {
         guard let remote = items[id]?.record.remoteURL else { return [] }
         var actions: [Action] = [.forgetProgress(id)]
+        if case .paused = outcome, run.isHandingOver, run.stop == nil, run.isTakenBack {
+            // Paused for a hand-over the app took back meanwhile: it goes on here.
+            items[id]?.activity = .idle
+            items[id]?.record.state = .paused
+            let restart = run.restart ?? Restart(remote: remote, network: nil)
+            return actions + start(id, restart: restart, readsStaged: run.readsStaged && restart.remote == remote)
+        }
         if case .paused = outcome, run.isHandingOver, run.stop == nil {
             // Paused to go on in the background: its parts are submitted now. A Download
             // asked meanwhile is this same download, going on there.
@@ -489,6 +524,11 @@ struct LibraryMachine: Sendable, Hashable {
                 var actions = Self.giveUp(result, of: id, keepingStaged: true)
                 if let restart = submission.restart { actions += start(id, restart: restart, readsStaged: false) }
                 return actions
+            case (nil, .handedOver(let handOver)) where submission.isTakenBack:
+                // The app came back as it was made: withdrawn at once, what its tasks staged
+                // kept for the run that goes on here.
+                items[id]?.record.background = BackgroundMark(generation: handOver)
+                return [.save, .withdraw(id, generation: handOver)] + runAfterBackground(id)
             case (nil, .handedOver(let handOver)):
                 items[id]?.record.background = BackgroundMark(generation: handOver)
                 return [.save]
@@ -497,12 +537,18 @@ struct LibraryMachine: Sendable, Hashable {
                 let generation = items[id]?.record.background?.generation
                 items[id]?.record.background = BackgroundMark(generation: generation)
                 return runAfterBackground(id)
-            case (nil, .unknownRemainder):
+            case (nil, .unknownRemainder), (nil, .refused):
+                if submission.isTakenBack, let remote = items[id]?.record.remoteURL {
+                    // Not handed over, and the app is back: the download goes on here.
+                    items[id]?.record.state = .paused
+                    return start(id, restart: Restart(remote: remote, network: nil), readsStaged: false)
+                }
+                if case .refused(let state) = result {
+                    items[id]?.record.state = state
+                    return [.announce(id, state), .save]
+                }
                 items[id]?.record.state = .paused
                 return [.announce(id, .paused), .save]
-            case (nil, .refused(let state)):
-                items[id]?.record.state = state
-                return [.announce(id, state), .save]
             }
         case .removing(let removal)? where removal.generation == nil:
             // Deleted or discarded while its parts were submitted.

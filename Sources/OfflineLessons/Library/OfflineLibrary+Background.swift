@@ -81,12 +81,23 @@ extension OfflineLibrary {
     /// it had of its part: the run fetches that part again. With
     /// ``BackgroundTransferOptions/HandOver/always`` nothing is taken back.
     ///
+    /// A download whose hand-over ``continueInBackground()`` is still making (its run pausing,
+    /// or its parts being submitted) is taken back too: once the hand-over returns, what it
+    /// submitted is cancelled and the download goes on here.
+    ///
     /// - Returns: The items taken back.
     /// - Complexity: O(*n*) for the library's *n* items, plus one cancellation per item.
     public func continueInForeground() async -> [String] {
         loadIfNeeded()
         guard background != nil, backgroundOptions?.handOver != .always else { return [] }
-        let taken = machine.items.keys.sorted().filter(machine.isHandedOver)
+        // Those being handed over too: each goes on here once its hand-over returns.
+        let taken = machine.items.keys.sorted().filter { id in
+            switch machine.items[id]?.activity {
+            case .running(let run)?: run.isHandingOver && run.stop == nil
+            case .submitting(let submission)?: submission.stop == nil
+            default: machine.isHandedOver(id)
+            }
+        }
         send(.takeBack)
         // Their tasks are cancelled before this returns.
         for id in taken { await chains[id]?.value }
@@ -239,6 +250,10 @@ extension OfflineLibrary {
                     category: code.map(DownloadError.category(of:)) ?? .other,
                     message:
                         "The download could not go on in the background: its journal could not be written: \(reason)"))
+        case .journalUnavailable(let error):
+            .failed(
+                DownloadFailure(
+                    category: .other, message: "The download could not go on in the background: \(error)"))
         case .duplicate:
             .paused
         }

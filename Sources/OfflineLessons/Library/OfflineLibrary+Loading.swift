@@ -53,7 +53,7 @@ extension OfflineLibrary {
             return
         }
         adopt(saved)
-        try? save()
+        saveReporting()
         store.sweep(keepingResumable: machine.records)
         store.writeMissingRecords(of: machine.records)
     }
@@ -82,11 +82,22 @@ extension OfflineLibrary {
             .stateFileRecovered(
                 reason: reason, movedTo: recovery.movedTo, recovered: recovery.records.keys.sorted(),
                 unclaimed: recovery.unclaimed))
-        try? save()
+        saveReporting()
     }
 
     func save() throws(LibraryError) {
         try save(machine.savedRecords)
+    }
+
+    /// Saves, and tells the machine how it went: a failure is ``saveFailure`` and is saved again
+    /// with the next change.
+    func saveReporting() {
+        do {
+            try save()
+            send(.saved(nil))
+        } catch {
+            send(.saved(error))
+        }
     }
 
     /// Saves `records` as the library's state file.

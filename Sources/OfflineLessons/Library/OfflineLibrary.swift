@@ -69,12 +69,14 @@ public actor OfflineLibrary {
 
         /// A sentence naming the file.
         public var description: String {
-            switch kind {
-            case .corruptedStateFile(let reason): "The offline library's state file \(path) is unreadable: \(reason)"
-            case .saveFailed(let reason, _): "The offline library's state file \(path) could not be written: \(reason)"
-            case .readFailed(let reason, _): "The offline library's state file \(path) could not be read: \(reason)"
-            case .newerVersion(let version):
-                "The offline library's state file \(path) is of version \(version), newer than this app reads"
+            let file =
+                path.hasSuffix("background-transfers.json")
+                ? "The background transfers' journal \(path)" : "The offline library's state file \(path)"
+            return switch kind {
+            case .corruptedStateFile(let reason): "\(file) is unreadable: \(reason)"
+            case .saveFailed(let reason, _): "\(file) could not be written: \(reason)"
+            case .readFailed(let reason, _): "\(file) could not be read: \(reason)"
+            case .newerVersion(let version): "\(file) is of version \(version), newer than this app reads"
             }
         }
     }
@@ -267,6 +269,13 @@ public actor OfflineLibrary {
     /// every change saves again until a save succeeds (`nil` then). A process ended meanwhile
     /// loses nothing the system delivered (its files are recorded again at the next launch),
     /// but may fetch a part once more. `nil` without background transfers.
+    ///
+    /// A journal that cannot be read just now (kind `readFailed`, read again at the next use)
+    /// or that a newer version of the app wrote (`newerVersion`) is reported here as well: it
+    /// is never saved over, and downloads are not handed over meanwhile (they fail with the
+    /// reason when the app leaves the foreground). A damaged journal is moved aside, beside
+    /// it, as `background-transfers.json.damaged-N`, and the downloads it held start again
+    /// from what they kept.
     public var backgroundSaveFailure: LibraryError? {
         get async { await background?.saveFailure }
     }

@@ -315,6 +315,11 @@ public actor DownloadQueue {
         }
     }
 
+    deinit {
+        for watcher in watchers { watcher.cancel() }
+        planning?.cancel()
+    }
+
     /// Stops following the library and the network; downloads going on go on.
     public func stop() {
         for watcher in watchers { watcher.cancel() }
