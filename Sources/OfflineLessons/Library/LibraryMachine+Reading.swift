@@ -6,8 +6,23 @@ import Foundation
 extension LibraryMachine {
     // MARK: Reading
 
-    /// Each item's record, as it stands.
-    var records: [String: Record] { items.mapValues(\.record) }
+    /// Each item's record, as it stands, marked with the hand-over its activity belongs to.
+    var records: [String: Record] { items.mapValues(Self.record(of:)) }
+
+    /// `item`'s record, with the background mark its activity makes: the hand-over it waits
+    /// for, or whose staged bodies its run (or that run's submission) reads. The one place the
+    /// mark is made.
+    static func record(of item: Item) -> Record {
+        var record = item.record
+        record.background =
+            switch item.activity {
+            case .handedOver(let handedOver): BackgroundMark(generation: handedOver.generation)
+            case .running(let run): run.staged.map { BackgroundMark(generation: $0.generation) }
+            case .submitting(let submission): submission.staged.map { BackgroundMark(generation: $0.generation) }
+            case .idle, .removing: nil
+            }
+        return record
+    }
 
     /// The records the state file keeps: each as it stands, with the learner's word applied to
     /// one whose run is still stopping (a pause saved paused, a cancel cancelled, a delete's item
@@ -18,9 +33,9 @@ extension LibraryMachine {
     var savedRecords: [String: Record] {
         var saved: [String: Record] = [:]
         for (id, item) in items {
-            var record = item.record
+            var record = Self.record(of: item)
             switch item.activity {
-            case .idle:
+            case .idle, .handedOver:
                 break
             case .running(let run):
                 if let restart = run.restart {
@@ -47,7 +62,6 @@ extension LibraryMachine {
                 if removal.keepsDownloaded, case .downloaded = record.state { break }
                 record.state = .notDownloaded
                 record.isBeingRemoved = true
-                record.background = nil
                 record.fractionDone = nil
             }
             saved[id] = record
@@ -91,13 +105,11 @@ extension LibraryMachine {
         var generation: UInt64?
     }
 
-    /// The hand-over `id` waits for: downloading, marked in the background, and no run of its
-    /// own. The one place that says an item is handed over.
+    /// The hand-over `id` waits for: its activity's. The one place that says an item is
+    /// handed over.
     func handOver(of id: String) -> HandedOver? {
-        guard let item = items[id], item.activity == .idle, let mark = item.record.background,
-            case .downloading = item.record.state
-        else { return nil }
-        return HandedOver(generation: mark.generation)
+        guard case .handedOver(let handedOver)? = items[id]?.activity else { return nil }
+        return handedOver
     }
 
     /// Whether `id` waits for background transfers (``handOver(of:)``).
@@ -129,6 +141,9 @@ extension LibraryMachine {
 
     /// Whether anything runs or stops for `id`.
     func isBusy(_ id: String) -> Bool {
-        items[id].map { $0.activity != .idle } ?? false
+        switch items[id]?.activity {
+        case .running?, .submitting?, .removing?: true
+        case .idle?, .handedOver?, nil: false
+        }
     }
 }

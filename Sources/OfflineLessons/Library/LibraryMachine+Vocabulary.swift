@@ -11,9 +11,10 @@ extension LibraryMachine {
         /// shows that much at once and never less (absent in files of earlier versions).
         var fractionDone: Double?
         /// The background hand-over its download belongs to: the one it waits for, or the one
-        /// whose staged bodies its run reads (absent: none). The one stored mark of the
-        /// background phase; ``LibraryMachine/handOver(of:)`` derives the rest from the item's
-        /// activity. Saved as the keys `inBackground` and `handOver` of earlier versions.
+        /// whose staged bodies its run reads (absent: none). Only the state file holds it: the
+        /// machine derives it from the item's ``LibraryMachine/Activity`` (``LibraryMachine/records``),
+        /// and a launch turns it back into one. Saved as the keys `inBackground` and `handOver`
+        /// of earlier versions.
         var background: BackgroundMark?
         /// The networks its download may use, when a download queue's rule narrowed them (absent:
         /// any): its background transfers are made with the same rule.
@@ -100,8 +101,13 @@ extension LibraryMachine {
         var isTakenBack = false
         /// A download asked while it stops.
         var restart: Restart?
-        /// Whether it reads what a hand-over staged: it is never handed over at its start.
-        var readsStaged = false
+        /// The hand-over whose staged bodies it reads (its generation `nil` when it is none in
+        /// particular: every part was written before one was made). Such a run is never handed
+        /// over at its start, and is saved marked, so that a process ending during it leaves it
+        /// to run again by itself at the next launch.
+        var staged: HandedOver?
+        /// Whether it reads what a hand-over staged.
+        var readsStaged: Bool { staged != nil }
         /// Whether it has planned its parts, so that it can say what remains (known with
         /// hand-over always, whose runs report it).
         var hasPlanned = false
@@ -117,6 +123,8 @@ extension LibraryMachine {
         var stop: Stop?
         /// A download asked after that pause.
         var restart: Restart?
+        /// The hand-over whose staged bodies the run read, which this one replaces.
+        var staged: HandedOver?
         /// Whether the app came back meanwhile: what the submission handed over is withdrawn
         /// once it returns, and the download goes on in the foreground.
         var isTakenBack = false
@@ -130,12 +138,18 @@ extension LibraryMachine {
         var keepsDownloaded: Bool
         /// A download asked meanwhile: started once the removal is done.
         var restart: Restart?
+        /// The hand-over the item waited for, or whose staged bodies its run read: given up
+        /// once the removal is done.
+        var handOver: HandedOver?
     }
 
     /// What an item's download is doing.
     enum Activity: Sendable, Hashable {
-        /// Nothing runs. An item downloading and marked in the background waits for its tasks.
+        /// Nothing runs.
         case idle
+        /// Its download goes on in the background transfers' tasks, as this hand-over; the
+        /// item shows downloading, and runs again once they have ended or are taken back.
+        case handedOver(HandedOver)
         /// A run.
         case running(Run)
         /// A run ended paused for a hand-over; its remaining parts are being submitted.

@@ -70,9 +70,11 @@ struct LibraryMachine: Sendable, Hashable {
                 actions += [.removeFiles(id, remote: record.remoteURL), .announce(id, .notDownloaded)]
                 continue
             }
+            // The mark is the activity's from here on (``records``).
+            let mark = record.background
+            record.background = nil
             if record.state.isUnfinished, let found = downloaded[id] {
                 record.state = .downloaded(fileName: found.fileName, byteCount: found.byteCount)
-                record.background = nil
                 record.fractionDone = nil
                 items[id] = Item(record: record)
                 actions += [
@@ -90,10 +92,12 @@ struct LibraryMachine: Sendable, Hashable {
                             "The saved file name \"\(badFileNames[id] ?? "")\" is not a file in the library folder."))
             case .downloaded where missingFiles.contains(id):
                 record.state = .notDownloaded
-            case .downloading where record.background != nil && hasBackground:
-                break  // its parts are the background session's: it runs again once they have ended
+            case .downloading where mark != nil && hasBackground:
+                // Its parts are the background session's: it runs again once they have ended.
+                items[id] = Item(record: record, activity: .handedOver(HandedOver(generation: mark?.generation)))
+                actions.append(.announce(id, record.state))
+                continue
             case .downloading:
-                record.background = nil
                 record.state = .paused
             default:
                 break
@@ -224,17 +228,18 @@ struct LibraryMachine: Sendable, Hashable {
             removal.restart = restart
             items[id]?.activity = .removing(removal)
             return [.save]
-        case .idle?, nil:
+        case .idle?, .handedOver?, nil:
             break
         }
         switch items[id]?.record.state {
         case .downloading?, .downloaded?: return []
-        default: return start(id, restart: restart, readsStaged: false)
+        default: return start(id, restart: restart, staged: nil)
         }
     }
 
-    /// A new run of `id`: saved as downloading (from the fraction kept), announced, started.
-    private mutating func start(_ id: String, restart: Restart, readsStaged: Bool) -> [Action] {
+    /// A new run of `id`: saved as downloading (from the fraction kept), announced, started;
+    /// with `staged`, it reads what that hand-over staged.
+    private mutating func start(_ id: String, restart: Restart, staged: HandedOver?) -> [Action] {
         let before = items[id]?.record
         let kept = before?.remoteURL == restart.remote ? before?.fractionDone ?? 0 : 0
         let rule = restart.network ?? before?.network
@@ -242,11 +247,9 @@ struct LibraryMachine: Sendable, Hashable {
         nextGeneration += 1
         let record = Record(
             remoteURL: restart.remote, state: .downloading(fraction: kept), fractionDone: kept,
-            // The run after a hand-over stays marked in this very save: a process ending during
-            // it leaves it to run again by itself at the next launch.
-            background: readsStaged ? BackgroundMark(generation: before?.background?.generation) : nil,
             network: rule == .any ? nil : rule)
-        items[id] = Item(record: record, activity: .running(Run(generation: generation, readsStaged: readsStaged)))
+        // The run after a hand-over stays marked in this very save (``records``).
+        items[id] = Item(record: record, activity: .running(Run(generation: generation, staged: staged)))
         return [
             .save, .announce(id, record.state),
             .start(
@@ -278,7 +281,6 @@ struct LibraryMachine: Sendable, Hashable {
             }
             submission.stop = .pause
             items[id]?.activity = .submitting(submission)
-            items[id]?.record.background = nil
             items[id]?.record.state = .paused
             return [.save, .announce(id, .paused)]
         case .removing(var removal)?:
@@ -287,13 +289,12 @@ struct LibraryMachine: Sendable, Hashable {
             removal.restart = nil
             items[id]?.activity = .removing(removal)
             return hadRestart ? [.save] : []
-        case .idle?:
-            guard let handedOver = handOver(of: id) else { return [] }
+        case .handedOver(let handedOver)?:
             // Taken back from the background: its tasks cancelled, what they staged kept.
-            items[id]?.record.background = nil
+            items[id]?.activity = .idle
             items[id]?.record.state = .paused
             return [.save, .announce(id, .paused), .withdraw(id, generation: handedOver.generation)]
-        case nil:
+        case .idle?, nil:
             return []
         }
     }
@@ -309,7 +310,7 @@ struct LibraryMachine: Sendable, Hashable {
             submission.restart = nil
             submission.stop = .cancel
             items[id]?.activity = .submitting(submission)
-            return cancelled(id)
+            return cancelled(id, givingUp: submission.staged)
         case .removing(var removal)?:
             let hadRestart = removal.restart != nil
             removal.restart = nil
@@ -317,23 +318,26 @@ struct LibraryMachine: Sendable, Hashable {
             return hadRestart ? [.save] : []
         case nil:
             return []
+        case .handedOver(let handedOver)?:
+            items[id]?.activity = .idle
+            return cancelled(id, givingUp: handedOver)
         case .idle?:
             switch items[id]?.record.state {
-            case .paused?, .failed?, .downloading?: return cancelled(id)
+            case .paused?, .failed?, .downloading?: return cancelled(id, givingUp: nil)
             default: return []
             }
         }
     }
 
-    /// `id` cancelled with nothing running: what it kept goes now, as does a hand-over.
-    private mutating func cancelled(_ id: String) -> [Action] {
+    /// `id` cancelled with nothing running: what it kept goes now, as does the hand-over
+    /// `handOver` it belonged to.
+    private mutating func cancelled(_ id: String, givingUp handOver: HandedOver?) -> [Action] {
         guard let record = items[id]?.record else { return [] }
-        items[id]?.record.background = nil
         items[id]?.record.fractionDone = nil
         items[id]?.record.state = .cancelled
         // Saved first: a kill after it leaves the next launch to give up the hand-over and
         // sweep what the download kept.
-        return [.save] + Self.givingUpHandOver(of: id, record) + [
+        return [.save] + Self.givingUp(handOver, of: id) + [
             .removeFiles(id, remote: record.remoteURL), .announce(id, .cancelled),
         ]
     }
@@ -341,11 +345,13 @@ struct LibraryMachine: Sendable, Hashable {
     private mutating func remove(_ id: String, keepsDownloaded: Bool) -> [Action] {
         switch items[id]?.activity {
         case .running(let run)?:
-            items[id]?.activity = .removing(Removal(generation: run.generation, keepsDownloaded: keepsDownloaded))
+            items[id]?.activity = .removing(
+                Removal(generation: run.generation, keepsDownloaded: keepsDownloaded, handOver: run.staged))
             // Saved at once without the item: a kill before the run stops keeps the delete.
             return [.save, .cancelRun(id, generation: run.generation)]
-        case .submitting?:
-            items[id]?.activity = .removing(Removal(generation: nil, keepsDownloaded: keepsDownloaded))
+        case .submitting(let submission)?:
+            items[id]?.activity = .removing(
+                Removal(generation: nil, keepsDownloaded: keepsDownloaded, handOver: submission.staged))
             // The submission's end finishes the removal.
             return [.save]
         case .removing(var removal)?:
@@ -355,6 +361,10 @@ struct LibraryMachine: Sendable, Hashable {
             return [.save]
         case .idle?:
             items[id]?.activity = .removing(Removal(generation: nil, keepsDownloaded: keepsDownloaded))
+            return finishRemoval(id)
+        case .handedOver(let handedOver)?:
+            items[id]?.activity = .removing(
+                Removal(generation: nil, keepsDownloaded: keepsDownloaded, handOver: handedOver))
             return finishRemoval(id)
         case nil:
             // Nothing known: a delete still says so; a discard has nothing to do.
@@ -367,20 +377,20 @@ struct LibraryMachine: Sendable, Hashable {
         guard case .removing(let removal)? = items[id]?.activity, let record = items[id]?.record else { return [] }
         if case .downloaded = record.state, removal.keepsDownloaded {
             items[id]?.activity = .idle
-            return Self.givingUpHandOver(of: id, record) + [.removed(id)]
+            return Self.givingUp(removal.handOver, of: id) + [.removed(id)]
         }
         // Saved first as being removed: a kill before the item is saved gone leaves the next
         // launch to remove its files and give up its hand-over. A Download asked meanwhile is
         // saved as its new run, which a kill leaves paused.
         items[id] = nil
         var actions: [Action] = [removal.restart == nil ? .saveRemoving(id, remote: record.remoteURL) : .save]
-        actions += Self.givingUpHandOver(of: id, record)
+        actions += Self.givingUp(removal.handOver, of: id)
         if case .downloaded(let fileName, _) = record.state {
             actions.append(.removeDownloaded(id, fileName: fileName))
         }
         actions += [.removeFiles(id, remote: record.remoteURL), .announce(id, .notDownloaded)]
         actions += [.save, .removed(id)]
-        if let restart = removal.restart { actions += start(id, restart: restart, readsStaged: false) }
+        if let restart = removal.restart { actions += start(id, restart: restart, staged: nil) }
         return actions
     }
 
@@ -450,16 +460,16 @@ struct LibraryMachine: Sendable, Hashable {
             items[id]?.activity = .idle
             items[id]?.record.state = .paused
             let restart = run.restart ?? Restart(remote: remote, network: nil)
-            return actions + start(id, restart: restart, readsStaged: run.readsStaged && restart.remote == remote)
+            return actions + start(id, restart: restart, staged: restart.remote == remote ? run.staged : nil)
         }
         if case .paused = outcome, run.isHandingOver, run.stop == nil {
             // Paused to go on in the background: its parts are submitted now. A Download
             // asked meanwhile is this same download, going on there.
-            items[id]?.activity = .submitting(Submission(generation: run.generation))
+            items[id]?.activity = .submitting(Submission(generation: run.generation, staged: run.staged))
             return actions + [
                 .submit(
                     id, generation: run.generation, network: items[id]?.record.network ?? .any,
-                    replacing: items[id]?.record.background?.generation)
+                    replacing: run.staged?.generation ?? nil)
             ]
         }
         items[id]?.activity = .idle
@@ -485,25 +495,21 @@ struct LibraryMachine: Sendable, Hashable {
         case .paused, .failed: break
         default: items[id]?.record.fractionDone = nil
         }
+        // Idle now, it is marked with no hand-over: one its run read is given up when it is
+        // downloaded or cancelled, kept (with what it staged) for the resume of a pause or a
+        // failure.
         if case .downloaded(let fileName, _) = state {
-            actions += items[id].map { Self.givingUpHandOver(of: id, $0.record) } ?? []
-            items[id]?.record.background = nil
+            actions += Self.givingUp(run.staged, of: id)
             actions.append(.keepDownloaded(id, fileName: fileName, remote: remote))
-        } else if run.readsStaged, case .paused = state {
-            // The run after a hand-over, paused: it is the learner's pause, not the system's.
-            items[id]?.record.background = nil
-        } else if run.readsStaged, case .failed = state {
-            items[id]?.record.background = nil
         } else if case .cancelled = state {
-            actions += items[id].map { Self.givingUpHandOver(of: id, $0.record) } ?? []
-            items[id]?.record.background = nil
+            actions += Self.givingUp(run.staged, of: id)
         }
         items[id]?.record.state = state
         actions += [.announce(id, state), .save]
         if let restart = run.restart {
             switch state {
             case .downloaded: break
-            default: actions += start(id, restart: restart, readsStaged: false)
+            default: actions += start(id, restart: restart, staged: nil)
             }
         }
         return actions
@@ -518,30 +524,29 @@ struct LibraryMachine: Sendable, Hashable {
                 // Cancelled meanwhile (what it kept is gone already): the hand-over goes too,
                 // and a Download asked after the cancel starts over.
                 var actions = Self.giveUp(result, of: id, keepingStaged: false)
-                if let restart = submission.restart { actions += start(id, restart: restart, readsStaged: false) }
+                if let restart = submission.restart { actions += start(id, restart: restart, staged: nil) }
                 return actions
             case (.pause?, _):
                 var actions = Self.giveUp(result, of: id, keepingStaged: true)
-                if let restart = submission.restart { actions += start(id, restart: restart, readsStaged: false) }
+                if let restart = submission.restart { actions += start(id, restart: restart, staged: nil) }
                 return actions
             case (nil, .handedOver(let handOver)) where submission.isTakenBack:
                 // The app came back as it was made: withdrawn at once, what its tasks staged
                 // kept for the run that goes on here.
-                items[id]?.record.background = BackgroundMark(generation: handOver)
+                items[id]?.activity = .handedOver(HandedOver(generation: handOver))
                 return [.save, .withdraw(id, generation: handOver)] + runAfterBackground(id)
             case (nil, .handedOver(let handOver)):
-                items[id]?.record.background = BackgroundMark(generation: handOver)
+                items[id]?.activity = .handedOver(HandedOver(generation: handOver))
                 return [.save]
             case (nil, .nothingLeft):
-                // Every part is written: the run that finishes the file runs now.
-                let generation = items[id]?.record.background?.generation
-                items[id]?.record.background = BackgroundMark(generation: generation)
-                return runAfterBackground(id)
+                // Every part is written: the run that finishes the file runs now, reading what
+                // the hand-over its run read staged, or none in particular.
+                return runReadingStaged(id, submission.staged ?? HandedOver(generation: nil))
             case (nil, .unknownRemainder), (nil, .refused):
                 if submission.isTakenBack, let remote = items[id]?.record.remoteURL {
                     // Not handed over, and the app is back: the download goes on here.
                     items[id]?.record.state = .paused
-                    return start(id, restart: Restart(remote: remote, network: nil), readsStaged: false)
+                    return start(id, restart: Restart(remote: remote, network: nil), staged: submission.staged)
                 }
                 if case .refused(let state) = result {
                     items[id]?.record.state = state
@@ -566,9 +571,9 @@ struct LibraryMachine: Sendable, Hashable {
         return [keepingStaged ? .withdraw(id, generation: generation) : .finishHandOver(id, generation: generation)]
     }
 
-    /// Gives up the hand-over `record` is marked with, if it is: by its generation.
-    private static func givingUpHandOver(of id: String, _ record: Record) -> [Action] {
-        record.background.map { [.finishHandOver(id, generation: $0.generation)] } ?? []
+    /// Gives up `handOver`, if there is one: by its generation.
+    private static func givingUp(_ handOver: HandedOver?, of id: String) -> [Action] {
+        handOver.map { [.finishHandOver(id, generation: $0.generation)] } ?? []
     }
 
     /// A launch's reconciliation with the background transfers: an item waiting for a hand-over
@@ -602,11 +607,17 @@ struct LibraryMachine: Sendable, Hashable {
     /// Runs `id` again once its hand-over's tasks have ended, or it was taken back: the run
     /// reads what they staged and fetches the rest.
     private mutating func runAfterBackground(_ id: String) -> [Action] {
-        guard let item = items[id], item.activity == .idle, case .downloading = item.record.state else { return [] }
+        guard let handedOver = handOver(of: id) else { return [] }
+        return runReadingStaged(id, handedOver)
+    }
+
+    /// Starts `id`'s run that reads what `handOver` staged.
+    private mutating func runReadingStaged(_ id: String, _ handOver: HandedOver) -> [Action] {
+        guard let record = items[id]?.record else { return [] }
         // Announced by the start, which shows the fraction kept.
+        items[id]?.activity = .idle
         items[id]?.record.state = .paused
-        items[id]?.record.background = BackgroundMark(generation: item.record.background?.generation)
-        return start(id, restart: Restart(remote: item.record.remoteURL, network: nil), readsStaged: true)
+        return start(id, restart: Restart(remote: record.remoteURL, network: nil), staged: handOver)
     }
 }
 

@@ -298,17 +298,20 @@ struct LibraryStore: Sendable {
     /// library's own at once, a download's (Foundation's atomic writes) when it is older than
     /// the library by ``atomicSaveMargin``.
     ///
-    /// - Complexity: O(*n* × *m*) for *n* folder entries and *m* resumable items.
+    /// - Complexity: O(*m* × *n* log *n*) for *n* folder entries and *m* resumable items.
     func sweep(keepingResumable records: [String: LibraryMachine.Record]) {
-        let resumable = records.compactMap { id, entry -> String? in
+        let names = names()
+        // What a resumable item's next run resumes from: its hidden files, as
+        // ``files(of:remote:among:)`` names them (the one definition of a download's files).
+        var resumable: Set<String> = []
+        for (id, entry) in records {
             switch entry.state {
             case .paused, .failed, .downloading:
-                return (Self.fileName(for: id, remote: entry.remoteURL) as NSString).deletingPathExtension
+                resumable.formUnion(Self.files(of: id, remote: entry.remoteURL, among: names).hidden)
             default:
-                return nil
+                break
             }
         }
-        let names = names()
         for name in names where name.hasPrefix(".") {
             let file = file(named: name)
             if name == stateFile.temporaryFile.lastPathComponent || name.hasSuffix("\(ItemRecord.suffix).saving") {
@@ -326,7 +329,7 @@ struct LibraryStore: Sendable {
             }
         }
         for name in names where name.hasPrefix(".") && StagingCleanup.suffixes.contains(where: name.hasSuffix) {
-            guard !resumable.contains(where: { StagingCleanup.isStaging(name, stem: $0) }) else { continue }
+            guard !resumable.contains(name) else { continue }
             try? FileManager.default.removeItem(at: file(named: name))
         }
     }
