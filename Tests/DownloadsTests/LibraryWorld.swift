@@ -53,6 +53,9 @@ struct LibraryWorld: Hashable {
         case tasksFinish(String)
         /// The background transfers report that a hand-over has settled.
         case tasksEnded(String)
+        /// A downloaded file goes missing (the system purged it, the learner removed it), and
+        /// the library notices.
+        case fileGone(String)
         /// The process is killed once the transition of `event` has performed `performed` of
         /// its actions (`nil`: with no event, between two transitions), then launched again.
         indirect case kill(during: Step?, performed: Int)
@@ -70,6 +73,7 @@ struct LibraryWorld: Hashable {
             case .network(let path): "network(\(path == .unmetered ? "Wi-Fi" : "cellular"))"
             case .tasksFinish(let id): "tasksFinish(\(id))"
             case .tasksEnded(let id): "tasksEnded(\(id))"
+            case .fileGone(let id): "fileGone(\(id))"
             case .kill(nil, _): "kill"
             case .kill(let step?, let performed): "kill after \(performed) actions of \(step)"
             }
@@ -180,6 +184,10 @@ struct LibraryWorld: Hashable {
             if !runningToHandOver.isEmpty { steps.append(.handOver) }
             if !isInForeground || ids.contains(where: machine.isHandedOver) { steps.append(.takeBack) }
             if let path { steps.append(.network(path == .unmetered ? .cellular : .unmetered)) }
+            // A file goes missing once it is the library's: downloaded, nothing running.
+            for id in ids where files.contains(id) && !machine.isBusy(id) {
+                if case .downloaded = machine.state(of: id) { steps.append(.fileGone(id)) }
+            }
         }
         steps += worldSteps(submissionOutcomes: submissionOutcomes)
         return steps
@@ -291,6 +299,11 @@ struct LibraryWorld: Hashable {
         case .tasksEnded(let id):
             guard let generation = settledUnreported.removeValue(forKey: id) else { return nil }
             return .tasksEnded(id, generation: generation)
+        case .fileGone(let id):
+            files.remove(id)
+            // Like any loss the learner did not ask for: a Download may end not downloaded.
+            shaken.insert(id)
+            return .fileMissing(id)
         case .kill:
             return nil
         }
@@ -353,6 +366,19 @@ struct LibraryWorld: Hashable {
         for id in ids where complete && isInForeground && !machine.handsOverAlways {
             if system[id] != nil, machine.isHandedOver(id) {
                 violations.append("\(id) waits for background transfers with the app in the foreground")
+            }
+        }
+        // Under the Wi-Fi-only options, an item handed over waits exactly while the device is on
+        // cellular, and the screen was told so.
+        // (Once the machine has heard of the network: a launch tells it last.)
+        if complete, machine.waitOptions != nil, let path = machine.networkPath {
+            for id in ids {
+                let waits = machine.isHandedOver(id) && path == .cellular
+                if waits != (announcedWaits[id] != nil) {
+                    violations.append(
+                        "\(id) \(waits ? "waits for Wi-Fi" : "does not wait") but shows \(String(describing: announcedWaits[id]))"
+                    )
+                }
             }
         }
         // The wait reasons announced are the machine's.
@@ -503,6 +529,7 @@ struct LibraryWorld: Hashable {
             switch (words[id], state) {
             case (nil, _): break
             case (.download?, .downloaded): break
+            case (.download?, .notDownloaded) where shaken.contains(id): break  // its file went missing
             case (.download?, .paused), (.download?, .failed):
                 if !shaken.contains(id) { wrong.append("the learner's Download of \(id) ended \(state)") }
             case (.pause?, .downloading), (.cancel?, .downloading), (.cancel?, .paused), (.cancel?, .failed):
