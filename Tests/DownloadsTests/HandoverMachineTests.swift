@@ -42,12 +42,21 @@ struct HandoverMachineTests {
     }
 
     @Test(
-        "one download, every order of events to depth 6 with a kill or force-quit between any two effects: each body staged once, no task submitted while the system fetches its part, each completion handler called exactly once after the events, every hand-over settles and says so"
+        "one download, every order of events to depth 6 with a kill or force-quit between any two effects, resumed tasks answering 206 with the whole part or the rest (Apple documents neither): each body staged once, as the bytes it holds, no task submitted while the system fetches its part, each completion handler called exactly once after the events, every hand-over settles and says so"
     )
     func exhaustive() {
         let (violations, visited) = Self.explore(HandoverWorld(keys: ["a"]), depth: 6, statuses: [200, 503])
         #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))")
         #expect(visited > 50_000, "\(visited) worlds")
+    }
+
+    @Test(
+        "two downloads, every order of events to depth 5 with a kill or force-quit between any two effects: the same rules hold across downloads"
+    )
+    func exhaustiveTwoDownloads() {
+        let (violations, visited) = Self.explore(HandoverWorld(keys: ["a", "b"]), depth: 5, statuses: [200, 503])
+        #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))")
+        #expect(visited > 10_000, "\(visited) worlds")
     }
 
     @Test(

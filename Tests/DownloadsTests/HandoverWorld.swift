@@ -38,6 +38,10 @@ struct HandoverWorld: Hashable {
     enum Outcome: Hashable {
         /// With a response of `status` (its body landed).
         case response(status: Int)
+        /// A task resumed from resume data, with a `206` whose `Content-Range` is the rest of
+        /// the part (`bytes 4-9/10`): its body the whole part, as the system may deliver it, or
+        /// only the rest. Apple does not document which.
+        case resumed(wholePart: Bool)
         /// With a failure, and resume data.
         case failure(BackgroundTransferFailure)
     }
@@ -101,7 +105,13 @@ struct HandoverWorld: Hashable {
     struct Landed: Hashable {
         var task: TaskKey
         var status: Int
+        /// For a resumed task's `206`: whether the body is the whole part.
+        var wholePart: Bool?
     }
+
+    /// The bytes of its part that each label's staged body must say it holds: `nil` for the
+    /// whole part, the rest for a resumed task that brought only the rest.
+    var expectedStagedRange: [String: ByteRange?] = [:]
     /// How many times each label's body was staged.
     var stagedCount: [String: Int] = [:]
     var submissions: [Submission] = []
@@ -149,6 +159,7 @@ struct HandoverWorld: Hashable {
             switch state {
             case .running: return true
             case .ended(.response(let status)): return (200..<300).contains(status)
+            case .ended(.resumed): return true
             case .ended(.failure): return false
             }
         }
@@ -171,6 +182,8 @@ struct HandoverWorld: Hashable {
             case .running:
                 steps += statuses.map { .end(task, .response(status: $0)) }
                 steps.append(.end(task, .failure(.network(code: URLError.networkConnectionLost.rawValue))))
+                // A task submitted again goes on from its resume data.
+                if task.serial > 1 { steps += [true, false].map { .end(task, .resumed(wholePart: $0)) } }
             case .ended:
                 steps.append(.deliver(task))
             }
@@ -230,8 +243,10 @@ struct HandoverWorld: Hashable {
                 left: &left, marks: &marks)
         case .end(let task, let outcome):
             tasks[task] = .ended(outcome)
-            if case .response(let status) = outcome {
-                landed[Self.landing(of: task).path] = Landed(task: task, status: status)
+            switch outcome {
+            case .response(let status): landed[Self.landing(of: task).path] = Landed(task: task, status: status)
+            case .resumed(let whole): landed[Self.landing(of: task).path] = Landed(task: task, status: 206, wholePart: whole)
+            case .failure: break
             }
         case .deliver(let task):
             guard case .ended(let outcome)? = tasks.removeValue(forKey: task) else { break }
@@ -240,12 +255,22 @@ struct HandoverWorld: Hashable {
             let label = task.label
             switch outcome {
             case .response(let status):
+                expectedStagedRange[label] = .some(nil)
                 perform(
                     machine.handle(
                         .finished(
                             label: label, status: status, contentRange: nil, headers: [:],
                             file: Self.landing(of: task),
                             bodyLength: landed[Self.landing(of: task).path] != nil ? 10 : nil)),
+                    left: &left, marks: &marks)
+            case .resumed(let whole):
+                let present = landed[Self.landing(of: task).path] != nil
+                expectedStagedRange[label] = whole ? .some(nil) : ByteRange(length: 6, offset: 4)
+                perform(
+                    machine.handle(
+                        .finished(
+                            label: label, status: 206, contentRange: "bytes 4-9/10", headers: [:],
+                            file: Self.landing(of: task), bodyLength: present ? (whole ? 10 : 6) : nil)),
                     left: &left, marks: &marks)
             case .failure(let failure):
                 perform(
@@ -297,7 +322,12 @@ struct HandoverWorld: Hashable {
                 for (task, state) in tasks where labels.contains(task.label) && state == .running {
                     tasks[task] = .ended(.failure(.cancelled))
                 }
-            case .stage(let label, _, _, _, _, _):
+            case .stage(let label, _, _, let range, _, _):
+                // Judged by what was asked and the length received, whatever the status.
+                let expected = expectedStagedRange[label] ?? nil
+                if range != expected {
+                    violations.append("\(label) staged as \(String(describing: range)), not \(String(describing: expected))")
+                }
                 stagedCount[label, default: 0] += 1
                 if stagedCount[label, default: 0] > 1 { violations.append("\(label) staged twice") }
                 marks += 1
@@ -336,7 +366,7 @@ struct HandoverWorld: Hashable {
     private mutating func relaunch(forceQuit: Bool) {
         submissions = []
         for file in landed.values where tasks[file.task] == nil {
-            tasks[file.task] = .ended(.response(status: file.status))
+            tasks[file.task] = .ended(file.wholePart.map { .resumed(wholePart: $0) } ?? .response(status: file.status))
         }
         if forceQuit {
             for (task, state) in tasks where state == .running { tasks[task] = .ended(.failure(.forceQuit)) }
