@@ -245,7 +245,8 @@ struct HandoverWorld: Hashable {
             tasks[task] = .ended(outcome)
             switch outcome {
             case .response(let status): landed[Self.landing(of: task).path] = Landed(task: task, status: status)
-            case .resumed(let whole): landed[Self.landing(of: task).path] = Landed(task: task, status: 206, wholePart: whole)
+            case .resumed(let whole):
+                landed[Self.landing(of: task).path] = Landed(task: task, status: 206, wholePart: whole)
             case .failure: break
             }
         case .deliver(let task):
@@ -326,7 +327,8 @@ struct HandoverWorld: Hashable {
                 // Judged by what was asked and the length received, whatever the status.
                 let expected = expectedStagedRange[label] ?? nil
                 if range != expected {
-                    violations.append("\(label) staged as \(String(describing: range)), not \(String(describing: expected))")
+                    violations.append(
+                        "\(label) staged as \(String(describing: range)), not \(String(describing: expected))")
                 }
                 stagedCount[label, default: 0] += 1
                 if stagedCount[label, default: 0] > 1 { violations.append("\(label) staged twice") }
