@@ -348,6 +348,21 @@ struct QueueKillTests {
     /// The segments fetched in `requests`, by path and range: playlists aside (a relaunch
     /// reads them again), and the one-byte requests of the estimates (`bytes=N-N`, a first
     /// segment's size).
+    /// The checkpoints a remux journal holds (its records after the header line), as the
+    /// next run trusts them: 0 when there is none.
+    static func checkpoints(in journal: URL) -> Int {
+        guard let bytes = try? Data(contentsOf: journal), let newline = bytes.firstIndex(of: 0x0A) else { return 0 }
+        return bytes.withUnsafeBytes { raw in
+            var position = newline - bytes.startIndex + 1
+            var count = 0
+            while let frame = JournalFrame.decode(raw, at: position) {
+                if frame.magic == 0x4D43_5243 { count += 1 }  // "MCRC", a checkpoint
+                position = frame.end
+            }
+            return count
+        }
+    }
+
     static func segmentFetches(_ requests: some Sequence<(path: String, range: String?)>) -> [String: Int] {
         var counts: [String: Int] = [:]
         for (path, range) in requests where !path.hasSuffix(".m3u8") {
@@ -412,6 +427,13 @@ struct QueueKillTests {
             let before = Self.segmentFetches(fetchLog(source)[start..<killedEnd])
 
             let left = files(in: snapshot)  // as the kill left it
+            // What each lesson's journal vouched for then (the relaunch goes on in that folder).
+            var vouchedAtKill: [String: Int] = [:]
+            for lesson in lessons {
+                let stem = (OfflineLibrary.fileName(for: lesson.name, remote: lesson.entry) as NSString)
+                    .deletingPathExtension
+                vouchedAtKill[lesson.name] = Self.checkpoints(in: snapshot.appendingPathComponent(".\(stem).mp4.journal"))
+            }
             let relaunched = self.queue(in: snapshot, from: source)
             try await relaunched.start()
             let afterStart = fetchLog(source).count
@@ -436,6 +458,17 @@ struct QueueKillTests {
                     .deletingPathExtension
                 let finished = left.filter { $0.hasPrefix("\(stem).") && !$0.hasSuffix(".vtt") }
                 #expect(finished.isEmpty, "\(label): \(lesson.name) fetched again beside its file \(finished)")
+                // And of its media segments, only those its journal did not vouch for when the
+                // kill came: one checkpoint per segment remuxed (initialization segments are
+                // read again with any resume).
+                let vouched = vouchedAtKill[lesson.name] ?? 0
+                func isMedia(_ key: String) -> Bool { key.hasPrefix("/\(lesson.name)/") && !key.contains("init") }
+                let media = Set(before.keys.filter(isMedia)).union(after.keys.filter(isMedia))
+                let again = twice.keys.filter(isMedia)
+                #expect(
+                    again.count <= media.count - min(vouched, media.count),
+                    "\(label): \(lesson.name) fetched \(again.sorted()) again, its journal vouching for \(vouched) of \(media.count) segments"
+                )
             }
             await relaunched.stop()
         }
