@@ -432,7 +432,8 @@ struct QueueKillTests {
             for lesson in lessons {
                 let stem = (OfflineLibrary.fileName(for: lesson.name, remote: lesson.entry) as NSString)
                     .deletingPathExtension
-                vouchedAtKill[lesson.name] = Self.checkpoints(in: snapshot.appendingPathComponent(".\(stem).mp4.journal"))
+                vouchedAtKill[lesson.name] = Self.checkpoints(
+                    in: snapshot.appendingPathComponent(".\(stem).mp4.journal"))
             }
             let relaunched = self.queue(in: snapshot, from: source)
             try await relaunched.start()
