@@ -187,6 +187,8 @@ extension LibraryMachineTests {
         #expect(machine.handle(.handOver(["a"])) == [.pauseRun("a", generation: run.generation)])
         _ = machine.handle(.ended("a", generation: run.generation, .paused))
         _ = machine.handle(.submitted("a", generation: run.generation, .handedOver(generation: generation)))
+        _ = machine.handle(.backgroundWorkEnded("a"))  // the submission's end, as the driver says it
+        #expect(machine.backgroundWork.isEmpty)
         #expect(machine.handOver(of: "a") == LibraryMachine.HandedOver(generation: generation))
         #expect(machine.savedRecords["a"]?.background?.generation == generation, "the generation is saved")
         return machine
@@ -255,6 +257,10 @@ extension LibraryMachineTests {
             #expect(machine.handle(.takeBack).isEmpty)
             actions = machine.handle(.submitted("a", generation: run.generation, .handedOver(generation: 9)))
             #expect(actions.contains(.withdraw("a", generation: 9)))
+            // The run starts once the submission and the withdrawal have ended, in that order.
+            #expect(!actions.contains { if case .start = $0 { true } else { false } })
+            #expect(machine.handle(.backgroundWorkEnded("a")).isEmpty)
+            actions += machine.handle(.backgroundWorkEnded("a"))
         }
         #expect(actions.contains { if case .start = $0 { true } else { false } })
         #expect(!actions.contains(.announce("a", .paused)))
@@ -287,36 +293,44 @@ extension LibraryMachineTests {
         #expect(machine.handOver(of: "a") == LibraryMachine.HandedOver(generation: 4))
     }
 
-    @Test("a stop asked while a run waits to start in its item's chain is asked of its job once it exists")
-    func stopBeforeTheJobExists() throws {
+    @Test(
+        "a run's start is held until the item's background work (a take-back's withdrawal) has ended; a stop asked meanwhile ends it at once, and it never starts"
+    )
+    func stopWhileTheStartIsHeld() throws {
         var machine = try Self.handedOver(generation: 7)
         let takeBack = machine.handle(.takeBack)
+        #expect(takeBack.contains(.withdraw("a", generation: 7)))
+        #expect(!takeBack.contains { if case .start = $0 { true } else { false } })
         let run = try #require(machine.run(of: "a"))
-        #expect(takeBack.contains { if case .start = $0 { true } else { false } })
-        #expect(machine.handle(.pause("a")).contains(.pauseRun("a", generation: run.generation)))
+        #expect(machine.state(of: "a") == .downloading(fraction: 0))
+        var started = machine
         #expect(
-            machine.handle(.jobStarted("a", generation: run.generation)) == [.pauseRun("a", generation: run.generation)]
-        )
-        #expect(machine.handle(.cancel("a")).contains(.cancelRun("a", generation: run.generation)))
-        #expect(
-            machine.handle(.jobStarted("a", generation: run.generation)) == [
-                .cancelRun("a", generation: run.generation)
+            started.handle(.backgroundWorkEnded("a")) == [
+                .start("a", generation: run.generation, remote: LibraryWorld.remote(of: "a"), reportsPlan: false)
             ])
-        #expect(machine.handle(.jobStarted("a", generation: run.generation + 1)).isEmpty)
+        let paused = machine.handle(.pause("a"))
+        #expect(paused.contains(.announce("a", .paused)))
+        #expect(machine.state(of: "a") == .paused)
+        #expect(machine.run(of: "a") == nil)
+        #expect(machine.handle(.backgroundWorkEnded("a")).isEmpty, "started after the pause")
+        var cancelled = try Self.handedOver(generation: 7)
+        _ = cancelled.handle(.takeBack)
+        #expect(cancelled.handle(.cancel("a")).contains(.announce("a", .cancelled)))
+        #expect(cancelled.handle(.backgroundWorkEnded("a")).isEmpty, "started after the cancel")
     }
 
     @Test(
-        "a delete while a run waits to start in its item's chain cancels its job once it exists: the delete does not wait for the whole download (found by review, then by the model check)"
+        "a delete while a run's start is held behind the item's background work ends the run at once: the delete does not wait for the whole download, and the run never starts (found by review, then by the model check)"
     )
-    func deleteBeforeTheJobExists() throws {
+    func deleteWhileTheStartIsHeld() throws {
         var machine = try Self.handedOver(generation: 7)
         _ = machine.handle(.takeBack)
-        let run = try #require(machine.run(of: "a"))
-        _ = machine.handle(.remove("a", keepsDownloaded: false))
-        #expect(
-            machine.handle(.jobStarted("a", generation: run.generation)) == [
-                .cancelRun("a", generation: run.generation)
-            ])
+        #expect(machine.run(of: "a") != nil)
+        let removal = machine.handle(.remove("a", keepsDownloaded: false))
+        #expect(removal.contains(.removed("a")))
+        #expect(machine.items["a"] == nil)
+        #expect(machine.handle(.backgroundWorkEnded("a")).isEmpty)
+        #expect(machine.heldStarts.isEmpty)
     }
 
     @Test(

@@ -45,8 +45,9 @@ struct LibraryWorld: Hashable {
         /// A submission ends (a hand-over's generation is the world's to give: the one in the
         /// step is a placeholder).
         case submitted(String, LibraryMachine.Submitted)
-        /// A start waiting in the item's chain (behind a withdrawal) makes its job.
-        case jobStarts(String)
+        /// The piece of background work at the head of the item's chain (a withdrawal or a
+        /// finish) ends, and the driver says so.
+        case workEnds(String)
         /// The device's network changes.
         case network(NetworkPath)
         /// The system's tasks of a hand-over all end.
@@ -69,7 +70,7 @@ struct LibraryWorld: Hashable {
             case .placeFile(let id): "placeFile(\(id))"
             case .end(let id, let outcome): "end(\(id), \(outcome))"
             case .submitted(let id, let result): "submitted(\(id), \(result))"
-            case .jobStarts(let id): "jobStarts(\(id))"
+            case .workEnds(let id): "workEnds(\(id))"
             case .network(let path): "network(\(path == .unmetered ? "Wi-Fi" : "cellular"))"
             case .tasksFinish(let id): "tasksFinish(\(id))"
             case .tasksEnded(let id): "tasksEnded(\(id))"
@@ -88,7 +89,16 @@ struct LibraryWorld: Hashable {
     /// Submissions under way, by the generation of the run handed over.
     var submissions: [String: UInt64] = [:]
     /// Starts waiting in their item's chain, behind a withdrawal of the same transition.
-    var pendingStarts: [String: (generation: UInt64, reportsPlan: Bool)] = [:]
+    var work: [String: [Work]] = [:]
+
+    /// A piece of an item's background work, as the driver's chain runs them: one after the
+    /// other, in the order asked.
+    enum Work: Hashable {
+        /// A submission, which ends with its ``Step/submitted(_:_:)``.
+        case submit
+        /// A withdrawal or a finish.
+        case other
+    }
     /// The hand-over whose tasks are alive in the system, by item, with its generation (the
     /// background transfers' journal, which outlives the process).
     var system: [String: UInt64] = [:]
@@ -133,8 +143,7 @@ struct LibraryWorld: Hashable {
             && lhs.announcedWaits == rhs.announcedWaits && lhs.files == rhs.files && lhs.words == rhs.words
             && lhs.shaken == rhs.shaken && lhs.removalsWaiting == rhs.removalsWaiting
             && lhs.violations == rhs.violations && lhs.isInForeground == rhs.isInForeground
-            && lhs.pendingStarts.mapValues { [$0.generation, $0.reportsPlan ? 1 : 0] }
-                == rhs.pendingStarts.mapValues { [$0.generation, $0.reportsPlan ? 1 : 0] }
+            && lhs.work == rhs.work
     }
 
     func hash(into hasher: inout Hasher) {
@@ -144,7 +153,7 @@ struct LibraryWorld: Hashable {
         hasher.combine(system)
         hasher.combine(words)
         hasher.combine(isInForeground)
-        hasher.combine(pendingStarts.mapValues(\.generation))
+        hasher.combine(work)
     }
 
     /// The generation the next hand-over gets: above every one the world still names, as the
@@ -209,10 +218,10 @@ struct LibraryWorld: Hashable {
                     steps.append(.end(id, .failed(Self.failure)))
                 }
             }
-            if submissions[id] != nil {
+            if submissions[id] != nil, work[id]?.first == .submit {
                 steps += submissionOutcomes.map { .submitted(id, $0) }
             }
-            if pendingStarts[id] != nil { steps.append(.jobStarts(id)) }
+            if work[id]?.first == .other { steps.append(.workEnds(id)) }
             if system[id] != nil { steps.append(.tasksFinish(id)) }
             if settledUnreported[id] != nil { steps.append(.tasksEnded(id)) }
         }
@@ -286,10 +295,10 @@ struct LibraryWorld: Hashable {
             case .nothingLeft: break
             }
             return .submitted(id, generation: generation, result)
-        case .jobStarts(let id):
-            guard let pending = pendingStarts.removeValue(forKey: id) else { return nil }
-            makeJob(id, generation: pending.generation, reportsPlan: pending.reportsPlan)
-            return .jobStarted(id, generation: pending.generation)
+        case .workEnds(let id):
+            guard work[id]?.first == .other else { return nil }
+            popWork(of: id)
+            return .backgroundWorkEnded(id)
         case .network(let path):
             self.path = path
             return .network(path)
@@ -325,13 +334,22 @@ struct LibraryWorld: Hashable {
         }
         guard let event = event(of: step) else { return }
         apply(machine.handle(event))
+        // A submission is a piece of background work: the driver says it ended once its result
+        // is in.
+        if case .submitted(let id, _) = step, work[id]?.first == .submit {
+            popWork(of: id)
+            apply(machine.handle(.backgroundWorkEnded(id)))
+        }
+    }
+
+    private mutating func popWork(of id: String) {
+        work[id]?.removeFirst()
+        if work[id]?.isEmpty == true { work[id] = nil }
     }
 
     /// Performs `actions` in order, as the driver does, and checks the rules they must keep
     /// (those of a whole transition only when it is `complete`, not cut short by a kill).
     private mutating func apply(_ actions: [LibraryMachine.Action], complete: Bool = true) {
-        // The items whose chain holds background work of this transition: a start after it waits.
-        var chained: Set<String> = []
         for action in actions {
             switch action {
             case .withdraw(let id, let generation), .finishHandOver(let id, let generation):
@@ -347,10 +365,10 @@ struct LibraryWorld: Hashable {
                 if let handedOver = machine.handOver(of: id), handedOver.generation == generation {
                     violations.append("withdrew the hand-over \(id) waits for")
                 }
-                chained.insert(id)
-            case .start(let id, let generation, _, let reportsPlan) where chained.contains(id):
-                checkStart(of: id)
-                pendingStarts[id] = (generation, reportsPlan)
+                work[id, default: []].append(.other)
+            case .start(let id, _, _, _) where work[id]?.isEmpty == false:
+                violations.append("\(id) started before its background work ended")
+                perform(action)
             default:
                 perform(action)
             }
@@ -390,7 +408,7 @@ struct LibraryWorld: Hashable {
     }
 
     private mutating func checkStart(of id: String) {
-        if jobs[id] != nil || pendingStarts[id] != nil { violations.append("a second job of \(id) started") }
+        if jobs[id] != nil { violations.append("a second job of \(id) started") }
         if words[id] != .download {
             violations.append("\(id) started against the learner's \(String(describing: words[id]))")
         }
@@ -410,10 +428,9 @@ struct LibraryWorld: Hashable {
         case .start(let id, let generation, _, let reportsPlan):
             checkStart(of: id)
             makeJob(id, generation: generation, reportsPlan: reportsPlan)
-            // The driver reports the job at once: nothing is asked of it yet.
-            if !machine.handle(.jobStarted(id, generation: generation)).isEmpty {
-                violations.append("a job started at once was asked to stop")
-            }
+            // The driver reports the job at once: a stop asked while its start was held comes
+            // now.
+            for asked in machine.handle(.jobStarted(id, generation: generation)) { perform(asked) }
         case .pauseRun(let id, let generation):
             if jobs[id]?.generation == generation { jobs[id]?.pauseAsked = true }
         case .cancelRun(let id, let generation):
@@ -422,6 +439,7 @@ struct LibraryWorld: Hashable {
             if submissions[id] != nil { violations.append("a second submission of \(id)") }
             if jobs[id] != nil { violations.append("\(id) submitted while its job runs") }
             submissions[id] = generation
+            work[id, default: []].append(.submit)
             // The hand-over it replaces gives way (the driver withdraws it first); one whose
             // tasks have all ended goes too (the transfers replace it). One still running
             // would be refused as a duplicate: the machine must have withdrawn it.
@@ -463,7 +481,7 @@ struct LibraryWorld: Hashable {
         }
         jobs = [:]
         submissions = [:]
-        pendingStarts = [:]
+        work = [:]
         isInForeground = false
         removalsWaiting = []
         announcedWaits = [:]
@@ -505,8 +523,8 @@ struct LibraryWorld: Hashable {
                 if job.pauseAsked { return .end(id, .paused) }
                 return .placeFile(id)
             }
-            if pendingStarts[id] != nil { return .jobStarts(id) }
-            if submissions[id] != nil { return .submitted(id, .handedOver(generation: 0)) }
+            if work[id]?.first == .other { return .workEnds(id) }
+            if submissions[id] != nil, work[id]?.first == .submit { return .submitted(id, .handedOver(generation: 0)) }
             if system[id] != nil { return .tasksFinish(id) }
             if settledUnreported[id] != nil { return .tasksEnded(id) }
         }

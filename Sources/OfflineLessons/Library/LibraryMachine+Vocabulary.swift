@@ -226,6 +226,11 @@ extension LibraryMachine {
         case takeBack
         /// The downloaded file of `id` is gone (removed behind the library's back).
         case fileMissing(String)
+        /// One piece of `id`'s background work (a ``Action/withdraw(_:generation:)``, a
+        /// ``Action/finishHandOver(_:generation:)`` or a ``Action/submit(_:generation:network:replacing:)``,
+        /// performed one after the other in the order asked) has ended: a run held behind
+        /// them starts once the last has.
+        case backgroundWorkEnded(String)
     }
 
     /// What to do, in order.
@@ -278,7 +283,7 @@ extension LibraryMachine.Event {
         switch self {
         case .download(let id, _, _), .pause(let id), .cancel(let id), .remove(let id, _), .planned(let id, _),
             .progress(let id, _, _), .ended(let id, _, _), .submitted(let id, _, _), .jobStarted(let id, _),
-            .tasksEnded(let id, _), .fileMissing(let id):
+            .tasksEnded(let id, _), .fileMissing(let id), .backgroundWorkEnded(let id):
             id
         case .handOver, .takeBack, .launched, .network, .saved:
             nil

@@ -38,6 +38,13 @@ struct LibraryMachine: Sendable, Hashable {
     /// The failure of the latest save, if it failed (``Event/saved(_:)``): what the machine
     /// holds is not on disk yet, and the next transition saves again, whatever it changes.
     private(set) var saveFailure: OfflineLibrary.LibraryError?
+    /// The background work asked for each item (by id, whether or not the item is still
+    /// known: a delete's work outlives it) and not yet ended (``Event/backgroundWorkEnded(_:)``).
+    private(set) var backgroundWork: [String: Int] = [:]
+    /// The start of each item's run held until its background work has ended (a take-back's
+    /// cancellation of the tasks comes before the run that reads what they staged; a delete's
+    /// before the Download asked after it).
+    private(set) var heldStarts: [String: Action] = [:]
 
     /// A machine with no items, for a library with (or without) background transfers, whose
     /// items handed over wait for the networks `waitOptions` allow.
@@ -123,7 +130,7 @@ struct LibraryMachine: Sendable, Hashable {
         }
         let watched = event.item.map { [$0] } ?? items.keys.sorted()
         let before = watched.map(waitReason(of:))
-        var actions = transition(event)
+        var actions = holdingStarts(transition(event))
         for (id, was) in zip(watched, before) {
             let now = waitReason(of: id)
             if now != was { actions.append(.announceWait(id, now)) }
@@ -141,8 +148,64 @@ struct LibraryMachine: Sendable, Hashable {
         return actions
     }
 
+    /// Counts the background work `actions` ask for, and holds back each start that would
+    /// come before an item's work has ended. A learner's stop (or a removal) of a run whose
+    /// start is held ends that run at once, as its job would have: it never starts.
+    private mutating func holdingStarts(_ actions: [Action]) -> [Action] {
+        var kept: [Action] = []
+        var pending = actions[...]
+        while true {
+            while let action = pending.popFirst() {
+                switch action {
+                case .withdraw(let id, _), .finishHandOver(let id, _), .submit(let id, _, _, _):
+                    backgroundWork[id, default: 0] += 1
+                case .start(let id, _, _, _) where backgroundWork[id, default: 0] > 0:
+                    heldStarts[id] = action
+                    continue
+                default:
+                    break
+                }
+                kept.append(action)
+            }
+            // A held run the learner stopped, or a removal waits for, ends now.
+            var stopped: (String, UInt64, Outcome)?
+            for id in heldStarts.keys.sorted() {
+                if case .start(_, let generation, _, _)? = heldStarts[id], let outcome = heldOutcome(of: id) {
+                    stopped = (id, generation, outcome)
+                    break
+                }
+            }
+            guard let (id, generation, outcome) = stopped else { return kept }
+            heldStarts[id] = nil
+            pending = ended(id, generation: generation, outcome)[...]
+        }
+    }
+
+    /// How a run whose start is held ends when it is stopped: as the learner asked, or
+    /// cancelled for a removal; `nil` for a run pausing to be handed over (it starts, and
+    /// pauses then).
+    private func heldOutcome(of id: String) -> Outcome? {
+        switch items[id]?.activity {
+        case .running(let run)?:
+            switch run.stop {
+            case .pause?: .paused
+            case .cancel?: .cancelled
+            case nil: nil
+            }
+        case .removing?: .cancelled
+        default: nil
+        }
+    }
+
     private mutating func transition(_ event: Event) -> [Action] {
         switch event {
+        case .backgroundWorkEnded(let id):
+            let left = max(backgroundWork[id, default: 0] - 1, 0)
+            backgroundWork[id] = left == 0 ? nil : left
+            // The job of a run held meanwhile starts now; a stop asked of it since comes with
+            // its ``Event/jobStarted(_:generation:)``.
+            guard left == 0, let held = heldStarts.removeValue(forKey: id) else { return [] }
+            return [held]
         case .download(let id, let remote, let network):
             return download(id, remote: remote, network: network)
         case .pause(let id):

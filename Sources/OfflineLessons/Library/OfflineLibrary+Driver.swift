@@ -45,17 +45,8 @@ extension OfflineLibrary {
             case .announce(let id, let state):
                 broadcast.yield((id, state))
             case .start(let id, let generation, let remote, let reportsPlan):
-                if chains[id] == nil {
-                    startRun(id, generation: generation, remote: remote, reportsPlan: reportsPlan)
-                } else {
-                    // After what the item's chain holds (a take-back's cancellation of its
-                    // tasks), as the actions come: a stop asked meanwhile is the machine's to
-                    // apply once the job exists (``LibraryMachine/Event/jobStarted(_:generation:)``).
-                    chain(id) { library in
-                        await library.startRun(
-                            id, generation: generation, remote: remote, reportsPlan: reportsPlan)
-                    }
-                }
+                // The machine holds a start back until the item's background work has ended.
+                startRun(id, generation: generation, remote: remote, reportsPlan: reportsPlan)
             case .pauseRun(_, let generation):
                 jobs[generation]?.pause()
             case .cancelRun(_, let generation):
@@ -167,7 +158,8 @@ extension OfflineLibrary {
         }
     }
 
-    /// Runs `work` after what item `id`'s chain already holds.
+    /// Runs `work` after what item `id`'s chain already holds: the item's background work, one
+    /// piece after the other in the order the machine asked, each end reported to it.
     func chain(_ id: String, _ work: @escaping @Sendable (OfflineLibrary) async -> Void) {
         let previous = chains[id]
         nextLink += 1
@@ -180,10 +172,14 @@ extension OfflineLibrary {
         chainLinks[id] = link
     }
 
+    /// One link of `id`'s chain has ended: the machine hears of it (a start it held may come
+    /// now), and the chain goes once its last link has.
     func chainEnded(_ id: String, link: UInt64) {
-        guard chainLinks[id] == link else { return }
-        chains[id] = nil
-        chainLinks[id] = nil
+        if chainLinks[id] == link {
+            chains[id] = nil
+            chainLinks[id] = nil
+        }
+        send(.backgroundWorkEnded(id))
     }
 
     /// Starts `work` in a task the library owns: kept until it ends, cancelled with the library.
