@@ -38,6 +38,7 @@ extension DownloadQueue {
     func libraryChanged(_ id: String, _ state: OfflineLibrary.ItemState) async {
         let previous = libraryStates[id]
         libraryStates[id] = state
+        if case .downloading = state {} else { written[id] = nil }
         reports[id, default: 0] += 1
         if case .downloading = state, retrying.remove(id) != nil { try? save() }
         guard lessons.contains(where: { $0.id == id }) else { return }
@@ -54,6 +55,7 @@ extension DownloadQueue {
     /// Refines a lesson's estimate from its download's own figure, when that figure moves by
     /// 1% or more (kept in memory, and saved with the next change).
     func progressed(_ id: String, _ report: DownloadProgress) {
+        written[id] = report.bytesWritten
         guard let expected = report.bytesExpected, expected > 0,
             let index = lessons.firstIndex(where: { $0.id == id }), lessons[index].estimate?.isExact != true
         else { return }
@@ -103,7 +105,9 @@ extension DownloadQueue {
             conditions: QueuePlanner.Conditions(
                 network: path, freeBytes: freeSpace(library.directory), usedBytes: used),
             requirements: requirements, concurrency: concurrency, retrying: retrying,
-            backgroundWaits: backgroundWaits)
+            backgroundWaits: backgroundWaits,
+            counted: QueueSizes.counted(lessons, states: libraryStates, estimated: estimated, written: written),
+            written: written, estimating: toEstimateOrEstimating)
         var decided = decision.states
         // The reports the decision saw: a state is assumed below only for a lesson that has had
         // none since (any await of this pass lets reports in, not only the ask itself).
@@ -174,6 +178,7 @@ extension DownloadQueue {
                 estimatingNow.remove(id)
                 guard let estimate, let index = lessons.firstIndex(where: { $0.id == id }) else { continue }
                 lessons[index].estimate = estimate
+                if estimate.basis != .refined { estimated[id] = estimate }
                 try? save()  // should this fail, the estimate is made again at the next start
                 // Its size is shown at once: its state again, with the new figure beside it.
                 if let state = states[id] { broadcast.yield((id, state)) }
@@ -197,6 +202,11 @@ extension DownloadQueue {
         estimateInBackground(unestimated)
     }
 
+    /// The lessons whose size is asked for or being estimated now.
+    var toEstimateOrEstimating: Set<String> {
+        estimatingNow.union(toEstimate)
+    }
+
     /// The lessons not downloaded whose size is not known yet.
     var unestimated: [String] {
         lessons.filter { lesson in
@@ -212,7 +222,8 @@ extension DownloadQueue {
             let data = try JSONEncoder().encode(
                 QueueFile(
                     version: 1, lessons: lessons, requirements: requirements,
-                    removing: removing.isEmpty ? nil : removing, retrying: retrying.isEmpty ? nil : retrying.sorted()))
+                    removing: removing.isEmpty ? nil : removing, retrying: retrying.isEmpty ? nil : retrying.sorted(),
+                    estimated: estimated.isEmpty ? nil : estimated))
             try library.fileSystem.willPerform(.write, on: file)
             try StateFileWriting.write(data, to: file)
             library.fileSystem.didPerform(.write, on: file)

@@ -92,6 +92,10 @@ public actor DownloadQueue {
         /// Failed lessons the learner asked to try again that have not started yet (absent in
         /// files written before it was kept).
         var retrying: [String]?
+        /// The estimator's own figure of each lesson, kept when the download refines its
+        /// estimate, so that its measured size says how far off the estimator was for its
+        /// siblings (absent in files written before it was kept).
+        var estimated: [String: DownloadEstimate]?
     }
 
     /// Estimates a lesson's size before its first byte.
@@ -118,6 +122,10 @@ public actor DownloadQueue {
     /// Lessons removed from the queue whose removal from the library is not done yet.
     var removing: [String] = []
     var libraryStates: [String: OfflineLibrary.ItemState] = [:]
+    /// The estimator's own figure of each lesson (``QueueFile/estimated``).
+    var estimated: [String: DownloadEstimate] = [:]
+    /// The bytes each download in progress has written, as its latest report says.
+    var written: [String: UInt64] = [:]
     /// Why lessons handed to background transfers wait (``OfflineLibrary/waitReason(of:)``).
     var backgroundWaits: [String: WaitReason] = [:]
     /// How many of the library's reports each lesson has had. A state the queue assumes after
@@ -263,6 +271,7 @@ public actor DownloadQueue {
         requirements = saved.requirements
         removing = saved.removing ?? []
         retrying = Set(saved.retrying ?? [])
+        estimated = saved.estimated ?? [:]
         isLoaded = true
     }
 
@@ -352,6 +361,9 @@ public actor DownloadQueue {
         let before = before.flatMap { id in lessons.firstIndex { $0.id == id } } ?? lessons.count
         let previous = lessons
         lessons.insert(contentsOf: added, at: before)
+        for lesson in added where estimated[lesson.id] == nil {
+            if let estimate = lesson.estimate, estimate.basis != .refined { estimated[lesson.id] = estimate }
+        }
         do {
             try save()
         } catch {
@@ -359,13 +371,12 @@ public actor DownloadQueue {
             throw error
         }
         let unestimated = added.filter { $0.estimate == nil }.map(\.id)
+        // Marked as estimating before the first plan decides on them.
+        if estimator != nil { toEstimate.append(contentsOf: unestimated.filter { !toEstimate.contains($0) }) }
+        await replan()
         if waitingForEstimates {
-            await replan()
             await estimateSizes(of: unestimated)
         } else {
-            // Marked as estimating before the first plan announces them.
-            if estimator != nil { toEstimate.append(contentsOf: unestimated.filter { !toEstimate.contains($0) }) }
-            await replan()
             estimateInBackground(unestimated)
         }
     }
@@ -502,6 +513,7 @@ public actor DownloadQueue {
             let previous = lessons
             lessons.removeAll { $0.id == id }
             removing.append(id)
+            estimated[id] = nil
             do {
                 try save()
             } catch {

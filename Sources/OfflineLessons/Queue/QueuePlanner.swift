@@ -14,9 +14,13 @@ import Downloads
 ///   it needs is what the download's own check before its first byte asks (the estimate with 2%
 ///   and 1 MiB to spare, for the file's index and the journal), so a lesson the queue starts is
 ///   not one the download refuses; the quota counts the estimate alone (the file's size), a
-///   lesson downloading counted whole until it finishes, however far it has gone. A
-///   lesson of unknown size needs nothing up front (the download's own check refuses it before
-///   its first byte when the disk is too full).
+///   lesson downloading counted whole until it finishes, however far it has gone, or at the
+///   bytes it has written when they are more. What a lesson counts against the quota is its
+///   estimate as the evidence corrects it (``QueueSizes``). A lesson of unknown size needs
+///   nothing up front (the download's own check refuses it before its first byte when the disk
+///   is too full); under a quota, one whose size is being estimated waits its turn until it is
+///   known, as do the lessons after it, so that no lesson is let in or not by when an estimate
+///   arrived.
 /// - At most `concurrency` lessons download at once; the next ones wait their turn, numbered.
 ///   A lesson downloading keeps going when another is moved before it.
 ///
@@ -47,11 +51,17 @@ struct QueuePlanner {
     ///   - retrying: Failed lessons the learner asked to try again.
     ///   - backgroundWaits: Why lessons handed to background transfers wait
     ///     (``OfflineLibrary/waitReason(of:)``): such a lesson is downloading, and shown waiting.
+    ///   - counted: What each lesson counts against the quota (``QueueSizes``); a lesson
+    ///     absent counts its estimate.
+    ///   - written: The bytes each download in progress has written.
+    ///   - estimating: The lessons whose size is being estimated.
     static func plan(
         _ lessons: [QueuedLesson], library: [String: OfflineLibrary.ItemState], conditions: Conditions,
         requirements: DownloadRequirements, concurrency: Int, retrying: Set<String> = [],
-        backgroundWaits: [String: WaitReason] = [:]
+        backgroundWaits: [String: WaitReason] = [:], counted: [String: UInt64] = [:], written: [String: UInt64] = [:],
+        estimating: Set<String> = []
     ) -> Decision {
+        func quotaBytes(_ lesson: QueuedLesson) -> UInt64 { counted[lesson.id] ?? remaining(lesson, fraction: 0) }
         var decision = Decision()
         let networkAllowed = requirements.network.allows(conditions.network)
         var free = conditions.freeBytes.map { $0 > requirements.reserveBytes ? $0 - requirements.reserveBytes : 0 }
@@ -62,15 +72,16 @@ struct QueuePlanner {
             guard case .downloading(let fraction)? = library[lesson.id], networkAllowed, !lesson.isPausedByLearner
             else { continue }
             running += 1
-            let space = spaceNeeded(lesson, fraction: fraction)
+            let space = spaceNeeded(lesson, fraction: fraction, written: written[lesson.id])
             free = free.map { $0 > space ? $0 - space : 0 }
             // Against the quota, a lesson downloading counts whole until it finishes: the bytes
             // it wrote are in no downloaded file yet, so counting only what it has left would let
             // the next lesson in or not by how far this one had gone when the queue decided.
-            committed = saturatingAdd(committed, remaining(lesson, fraction: 0))
+            committed = saturatingAdd(committed, quotaBytes(lesson))
         }
         var slots = max(concurrency, 1) - running
         var position = 0
+        var isBehindAnEstimate = false
         for lesson in lessons {
             let state = library[lesson.id] ?? .notDownloaded
             switch state {
@@ -103,9 +114,17 @@ struct QueuePlanner {
                     backgroundWaits[lesson.id].map { .waiting($0) } ?? .downloading(fraction: fraction)
                 continue
             }
-            let needed = remaining(lesson, fraction: 0)
+            let needed = quotaBytes(lesson)
             let space = spaceNeeded(lesson, fraction: 0)
-            if let available = free, space > available {
+            if requirements.quotaBytes != nil,
+                isBehindAnEstimate || (lesson.estimate == nil && estimating.contains(lesson.id))
+            {
+                // Its size (or that of a lesson before it) comes soon: deciding without it would
+                // let a lesson in or not by when it came.
+                isBehindAnEstimate = true
+                position += 1
+                decision.states[lesson.id] = .waiting(.turn(position: position))
+            } else if let available = free, space > available {
                 decision.states[lesson.id] = .waiting(.storage(needed: space, available: available))
             } else if let quota = requirements.quotaBytes, saturatingAdd(committed, needed) > quota {
                 decision.states[lesson.id] = .waiting(
@@ -132,11 +151,13 @@ struct QueuePlanner {
     }
 
     /// The free space a lesson still needs: what its download's check asks for the bytes it
-    /// has left, 0 when its size is unknown.
-    static func spaceNeeded(_ lesson: QueuedLesson, fraction: Double) -> UInt64 {
-        guard let bytes = lesson.estimate?.bytes else { return 0 }
-        let written = saturatingBytes((Double(bytes) * min(max(fraction, 0), 1)).rounded(.down))
-        return StorageSpace.room(forSource: bytes, written: written)
+    /// has left (of its estimate, or of what it has written when that is more), 0 when its size
+    /// is unknown.
+    static func spaceNeeded(_ lesson: QueuedLesson, fraction: Double, written done: UInt64? = nil) -> UInt64 {
+        guard let estimate = lesson.estimate?.bytes else { return 0 }
+        let bytes = max(estimate, done ?? 0)
+        let written = done ?? saturatingBytes((Double(bytes) * min(max(fraction, 0), 1)).rounded(.down))
+        return StorageSpace.room(forSource: bytes, written: min(written, bytes))
     }
 
     static func saturatingAdd(_ first: UInt64, _ second: UInt64) -> UInt64 {
