@@ -311,11 +311,25 @@ public final class SimulatedBackgroundDaemon: Sendable {
         deliver(.failed(taskDescription: description, failure: failure, resumeData: resumeData))
     }
 
+    /// Reports that the running task `description` has written `bytesWritten` bytes of its
+    /// body, of `bytesExpected` when known, as the system's delegate calls say while the app
+    /// runs (nothing is kept for an app that is not running).
+    public func reportProgress(_ description: String, bytesWritten: UInt64, of bytesExpected: UInt64?) {
+        let continuation = state.withLock { state -> AsyncStream<BackgroundTransferEvent>.Continuation? in
+            guard state.running.contains(where: { $0.taskDescription == description }), !state.holdsEvents else {
+                return nil
+            }
+            return state.app?.continuation
+        }
+        continuation?.yield(
+            .progressed(taskDescription: description, bytesWritten: bytesWritten, bytesExpected: bytesExpected))
+    }
+
     private func deliver(_ event: BackgroundTransferEvent) {
         let label: String
         switch event {
         case .finished(let description, _, _), .failed(let description, _, _): label = description
-        case .eventsDelivered: return
+        case .eventsDelivered, .progressed: return
         }
         let app = state.withLock { state -> (AsyncStream<BackgroundTransferEvent>.Continuation, URL)? in
             if let index = state.running.firstIndex(where: { $0.taskDescription == label }) {

@@ -826,10 +826,14 @@ extension BackgroundLibraryTests {
         let lesson = try ServedLesson("cmaf")
         let (expected, order) = try await reference(lesson, concurrency: 1)
         let media = order.filter { !$0.hasSuffix(".vtt") }
-        let scenario = Scenario(lesson, holding: media[media.count / 2], concurrency: 1)
-        // Where the journal goes there is a folder: it cannot be written as a file.
-        try FileManager.default.createDirectory(
-            at: scenario.folder.appendingPathComponent("background-transfers.json"), withIntermediateDirectories: true)
+        var scenario = Scenario(lesson, holding: media[media.count / 2], concurrency: 1)
+        // The journal cannot be written (a folder the app may not write in).
+        let refusing = LockedState(true)
+        scenario.fileSystem = TestFileSystem(plan: { operation, file in
+            if operation == .write, file.lastPathComponent == "background-transfers.json", refusing.withLock({ $0 }) {
+                throw CocoaError(.fileWriteNoPermission)
+            }
+        })
         let process = scenario.launch()
         let library = process.library
         try await library.download("lesson", from: lesson.entry)
@@ -841,7 +845,7 @@ extension BackgroundLibraryTests {
         }
         #expect(failure.message.contains("journal"), "\(failure.message)")
         #expect(scenario.daemon.running.isEmpty)
-        try FileManager.default.removeItem(at: scenario.folder.appendingPathComponent("background-transfers.json"))
+        refusing.withLock { $0 = false }
         try await library.download("lesson", from: lesson.entry)
         guard case .downloaded? = await end(of: library) else {
             Issue.record("\(await library.state(of: "lesson"))")

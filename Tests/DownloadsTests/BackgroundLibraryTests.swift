@@ -63,7 +63,8 @@ struct BackgroundLibraryTests {
             let session = daemon.launch(landing: landing)
             let free = freeSpace
             let transfers = BackgroundTransfers(
-                session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3), freeSpace: { _ in free })
+                session: session, folder: folder, retry: RetryPolicy(maximumAttempts: 3), freeSpace: { _ in free },
+                fileSystem: fileSystem)
             let downloader = downloader
             let (daemon, starts) = (daemon, tasksAtEachStart)
             let library = OfflineLibrary(
@@ -440,5 +441,78 @@ extension BackgroundLibraryTests {
         }
         #expect(scenario.tasksAtEachStart.withLock { $0.last } == 0, "\(scenario.tasksAtEachStart.withLock { $0 })")
         #expect(try Data(contentsOf: try #require(await process.library.localFile(of: "lesson"))) == expected)
+    }
+
+    @Test(
+        "while the app runs, a lesson handed over shows its tasks' progress: the fraction moves with the bytes they report (didWriteData) and with each task that ends, from where it was and never back, and the lesson ends downloaded"
+    )
+    func backgroundProgressMovesTheFraction() async throws {
+        let (scenario, process, labels, expected) = try await handedOver("ts-heaac", fromMiddle: true)
+        let library = process.library
+        #expect(await library.isHandedOver("lesson"))
+        guard case .downloading(let atHandOver) = await library.state(of: "lesson") else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        let label = try #require(labels.first)
+        // Every fraction shown from here to the end.
+        let updates = library.updates
+        let shown = Task {
+            var fractions: [Double] = []
+            for await (id, state) in updates where id == "lesson" {
+                guard case .downloading(let fraction) = state else { break }
+                fractions.append(fraction)
+            }
+            return fractions
+        }
+        // Half of the first task's body, as its delegate calls say.
+        scenario.daemon.reportProgress(label, bytesWritten: 50_000, of: 100_000)
+        let moved = await eventually {
+            if case .downloading(let now) = await library.state(of: "lesson") { return now > atHandOver }
+            return false
+        }
+        #expect(moved, "the fraction stayed at \(atHandOver)")
+        guard case .downloading(let halfway) = await library.state(of: "lesson") else { return }
+        #expect(halfway < 1)
+        // A report below the last one moves nothing back.
+        scenario.daemon.reportProgress(label, bytesWritten: 10_000, of: 100_000)
+        try await scenario.daemon.completeAll()
+        let state = await end(of: library)
+        guard case .downloaded? = state else {
+            Issue.record("ended \(String(describing: state))")
+            return
+        }
+        let fractions = await shown.value
+        #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "\(fractions)")
+        #expect(fractions.contains(halfway))
+        let file = try #require(await library.localFile(of: "lesson"))
+        #expect(try Data(contentsOf: file) == expected)
+    }
+
+    @Test(
+        "the fraction of a lesson handed over counts its requests ended whole and the running ones by the bytes their tasks report, from where it was handed over"
+    )
+    func handOverShare() async throws {
+        let (scenario, process, labels, _) = try await handedOver("cmaf", fromMiddle: true)
+        let library = process.library
+        guard case .downloading(let base) = await library.state(of: "lesson") else {
+            Issue.record("\(await library.state(of: "lesson"))")
+            return
+        }
+        let count = Double(labels.count)
+        func shown(_ expected: Double) async -> Bool {
+            await eventually {
+                guard case .downloading(let now) = await library.state(of: "lesson") else { return false }
+                return abs(now - expected) < 1e-9
+            }
+        }
+        let label = try #require(labels.first)
+        scenario.daemon.reportProgress(label, bytesWritten: 25, of: 100)
+        let quarter = await shown(base + (1 - base) * 0.25 / count)
+        #expect(quarter, "\(base) of \(labels.count) requests")
+        // Its task ends: it counts whole.
+        try await scenario.daemon.complete(label)
+        let whole = await shown(base + (1 - base) / count)
+        #expect(whole, "\(base) of \(labels.count) requests")
     }
 }

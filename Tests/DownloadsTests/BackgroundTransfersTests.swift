@@ -694,12 +694,24 @@ extension BackgroundTransfersTests {
         } catch {
             #expect({ if case .journalUnavailable = error { true } else { false } }())
         }
+        // Nothing is decided from it meanwhile: no launch reconciles against it, and its
+        // reader does not start (its tasks are neither resubmitted nor cancelled).
+        let running = daemon.running
+        #expect(await coordinator.readableHandovers == nil)
+        // A lesson that would be handed over meanwhile waits, paused: the journal may read later.
+        let unreadable = try #require(await coordinator.saveFailure)
+        #expect(OfflineLibrary.state(refusedBy: .journalUnavailable(unreadable)) == .paused)
+        await coordinator.start()
+        #expect(daemon.running == running)
         // Readable again: the next use reads it, with its hand-over.
         try FileManager.default.removeItem(at: journal)
         try FileManager.default.moveItem(at: kept, to: journal)
         #expect(await coordinator.handovers.map(\.key) == ["lesson"])
+        #expect(await coordinator.readableHandovers?.map(\.key) == ["lesson"])
         #expect(await coordinator.saveFailure == nil)
         #expect(try Data(contentsOf: journal) == saved)
+        await coordinator.start()
+        #expect(daemon.running == running, "its own tasks run on")
     }
 
     /// A session that reports when its events are no longer read.
@@ -740,5 +752,26 @@ extension BackgroundTransfersTests {
         }
         #expect(reached == true)
         session.continuation.finish()
+    }
+
+    @Test(
+        "a damaged journal moved aside leaves no task of its hand-overs running in the system: the next start cancels the tasks no journal names"
+    )
+    func damagedJournalTasksCancelled() async throws {
+        let folder = temporaryFolder("background-journal-orphans")
+        let journal = folder.appendingPathComponent("background-transfers.json")
+        let daemon = SimulatedBackgroundDaemon(transport: transport, scratch: folder.appendingPathComponent("daemon"))
+        let landing = folder.appendingPathComponent("landing")
+        let first = transfers(daemon.launch(landing: landing), in: folder)
+        try await first.handOver("lesson", destination: folder.appendingPathComponent("lesson.mp4"), parts: remaining)
+        #expect(!daemon.running.isEmpty)
+        daemon.killApp()
+        try Data("{\"version\": 1, \"hando".utf8).write(to: journal)
+        let second = transfers(daemon.launch(landing: landing), in: folder)
+        await second.start()
+        #expect(await withinPoolTurns { daemon.running.isEmpty }, "left running: \(daemon.running)")
+        #expect(
+            FileManager.default.fileExists(
+                atPath: folder.appendingPathComponent("background-transfers.json.damaged-1").path))
     }
 }

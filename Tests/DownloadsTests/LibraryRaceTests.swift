@@ -147,6 +147,8 @@ struct LibraryRaceTests {
         let leaving = Task { await library.continueInBackground() }
         #expect(await withinPoolTurns { await library.itemsHandingOver.contains("lesson") })
         let coming = Task { await library.continueInForeground() }
+        // The take-back lands while the run pauses for the hand-over, before the job can end.
+        #expect(await withinPoolTurns { await library.diagnosis.contains("isTakenBack: true") })
         holding.release()
         #expect(await leaving.value.isEmpty)
         #expect(await coming.value == ["lesson"])

@@ -185,6 +185,10 @@ struct LibraryWorld: Hashable {
         if learnerEvents {
             for id in ids {
                 steps.append(.learner(.download(id, remote: Self.remote(of: id), network: nil)))
+                // A queue's Download, with its Wi-Fi-only rule, where the network changes.
+                if path != nil {
+                    steps.append(.learner(.download(id, remote: Self.remote(of: id), network: .notExpensive)))
+                }
                 steps.append(.learner(.pause(id)))
                 steps.append(.learner(.cancel(id)))
                 steps.append(.learner(.remove(id, keepsDownloaded: false)))

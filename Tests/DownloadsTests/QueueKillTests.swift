@@ -427,13 +427,14 @@ struct QueueKillTests {
             let before = Self.segmentFetches(fetchLog(source)[start..<killedEnd])
 
             let left = files(in: snapshot)  // as the kill left it
-            // What each lesson's journal vouched for then (the relaunch goes on in that folder).
+            // What each lesson's journal vouched for then (the relaunch goes on in that folder),
+            // found as the library names a download's files (an `.mp4` or, sound only, an `.m4a`).
             var vouchedAtKill: [String: Int] = [:]
             for lesson in lessons {
-                let stem = (OfflineLibrary.fileName(for: lesson.name, remote: lesson.entry) as NSString)
-                    .deletingPathExtension
-                vouchedAtKill[lesson.name] = Self.checkpoints(
-                    in: snapshot.appendingPathComponent(".\(stem).mp4.journal"))
+                let hidden = LibraryStore.files(of: lesson.name, remote: lesson.entry, among: left).hidden
+                vouchedAtKill[lesson.name] = hidden.filter { $0.hasSuffix(".journal") }.reduce(0) { count, name in
+                    count + Self.checkpoints(in: snapshot.appendingPathComponent(name))
+                }
             }
             let relaunched = self.queue(in: snapshot, from: source)
             try await relaunched.start()

@@ -76,6 +76,11 @@ package enum BackgroundTransferEvent: Hashable, Sendable {
     /// Every event of this wake-up was delivered (`urlSessionDidFinishEvents(forBackgroundURLSession:)`):
     /// the app may call the completion handler the system gave it once its state is saved.
     case eventsDelivered
+    /// A running task has written `bytesWritten` bytes of its body, of `bytesExpected` when the
+    /// response said (`urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)`,
+    /// which the system calls while the app runs). Nothing is landed for it: a process that
+    /// dies before hearing it loses nothing but a figure on a screen.
+    case progressed(taskDescription: String, bytesWritten: UInt64, bytesExpected: UInt64?)
 }
 
 /// A background transfer service: the system's background `URLSession` on Apple platforms,

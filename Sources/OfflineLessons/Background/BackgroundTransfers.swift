@@ -137,6 +137,26 @@ actor BackgroundTransfers {
     /// so that they never reach its new tasks.
     private var withdrawals: [String: Task<Void, Never>] = [:]
     private let settledKeys = AsyncStream<Settled>.makeStream()
+    /// How many requests each hand-over had when this process first knew it.
+    private var requestCounts: [Settled: Int] = [:]
+    /// What each running request's task has written, of what it expects, as it last said.
+    private var written: [String: (bytes: UInt64, expected: UInt64?)] = [:]
+    private let progressReports = AsyncStream<Progress>.makeStream()
+
+    /// How far a hand-over's tasks have come, as the system reports them while the app runs.
+    struct Progress: Hashable, Sendable {
+        /// Its download's key.
+        var key: String
+        /// Its generation (`nil` in journals of earlier versions).
+        var generation: UInt64?
+        /// The share of its requests done, 0…1: those ended count whole, those running by the
+        /// bytes their tasks have written of what they expect.
+        var share: Double
+    }
+
+    /// Each hand-over's progress, as its tasks report their bytes (at most every hundredth of a
+    /// body) and end.
+    nonisolated var progress: AsyncStream<Progress> { progressReports.stream }
 
     /// A hand-over whose requests have all ended.
     struct Settled: Hashable, Sendable {
@@ -197,6 +217,9 @@ actor BackgroundTransfers {
     /// process received and did not record (``BackgroundLanding``) and calls ``resubmit()``.
     func start() {
         loadIfNeeded()
+        // A journal that cannot be read now says nothing of what the tasks are for: started
+        // again once it can be (the session's events wait in its stream meanwhile).
+        if case .readFailed? = journalRefusal?.kind { return }
         guard reader == nil else { return }
         for handover in machine.journal.handovers {
             Self.stagedBodies(for: handover.destination).removeIncomplete()
@@ -211,8 +234,29 @@ actor BackgroundTransfers {
         reader = Task { [weak self] in
             await self?.handleLeftovers(leftovers)
             await self?.resubmit()
+            await self?.cancelUnknownTasks()
             for await event in events { await self?.handle(event) }
         }
+    }
+
+    /// The hand-overs the journal holds, or `nil` while it cannot be read (a launch then
+    /// decides nothing from it).
+    var readableHandovers: [Handover]? {
+        loadIfNeeded()
+        if case .readFailed? = journalRefusal?.kind { return nil }
+        return machine.journal.handovers
+    }
+
+    /// Cancels the tasks of this library's labels that no hand-over of the journal names (a
+    /// damaged journal moved aside, or one lost): nothing would stage what they bring, and
+    /// they would run on in the system.
+    private func cancelUnknownTasks() async {
+        let known = Set(machine.journal.handovers.flatMap { $0.requests.map(\.label) })
+        let unknown = Set(
+            await session.runningTaskDescriptions().filter { label in
+                BackgroundTaskLabel(parsing: label) != nil && !known.contains(label)
+            })
+        if !unknown.isEmpty { await session.cancel(taskDescriptions: unknown) }
     }
 
     /// Records the events an earlier process received and died before recording. A failure
@@ -260,6 +304,9 @@ actor BackgroundTransfers {
         } catch {
             machine.dropUnsaved(key, generation: given)
             throw .saveFailed(reason: error.localizedDescription, code: DownloadError.fileErrorCode(of: error))
+        }
+        if let handover = machine.journal.handovers.first(where: { $0.key == key }) {
+            requestCounts[Settled(key: key, generation: handover.generation)] = handover.requests.count
         }
         await submit(machine.tasksToSubmit(of: key), of: key)
         return given
@@ -353,7 +400,38 @@ actor BackgroundTransfers {
             await perform(machine.handle(.failed(label: label, failure, resumeData: resumeData)))
         case .eventsDelivered:
             await perform(machine.handle(.eventsDelivered))
+        case .progressed(let label, let bytes, let expected):
+            written[label] = (bytes, expected)
+            reportProgress(of: label)
+            return
         }
+        if case .finished(let label, _, _) = event {
+            written[label] = nil
+            reportProgress(of: label)
+        } else if case .failed(let label, _, _) = event {
+            written[label] = nil
+        }
+    }
+
+    /// Reports the progress of the hand-over request `label` belongs to, if it is one.
+    ///
+    /// - Complexity: O(*r*) for the hand-over's *r* requests.
+    private func reportProgress(of label: String) {
+        guard let download = BackgroundTaskLabel(parsing: label)?.download,
+            let handover = machine.journal.handovers.first(where: { $0.key == download })
+        else { return }
+        let id = Settled(key: handover.key, generation: handover.generation)
+        let total = max(requestCounts[id] ?? 0, handover.requests.count, 1)
+        requestCounts[id] = total
+        var done = Double(total - handover.requests.count)
+        for request in handover.requests {
+            guard let (bytes, expected) = written[request.label], let size = expected ?? request.expectedBytes, size > 0
+            else { continue }
+            // A task is done only once its body is staged.
+            done += min(Double(bytes) / Double(size), 0.99)
+        }
+        progressReports.continuation.yield(
+            Progress(key: handover.key, generation: handover.generation, share: min(done / Double(total), 1)))
     }
 
     /// Performs `effects` in order, feeding what a stage and a submission report back to the
@@ -443,6 +521,7 @@ actor BackgroundTransfers {
             return
         }
         isLoaded = true
+        if let refusal = journalRefusal, lastSaveFailure == refusal { lastSaveFailure = nil }
         journalRefusal = nil
         struct Versioned: Decodable { var version: Int }
         if let version = try? JSONDecoder().decode(Versioned.self, from: data).version, version > 1 {

@@ -222,5 +222,31 @@ extension BackgroundTransfers {
         func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
             continuation.yield(.eventsDelivered)
         }
+
+        /// The bytes each task had written when it was last reported, by task identifier.
+        private let reported = Locked<[Int: Int64]>([:])
+
+        func urlSession(
+            _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+            totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
+        ) {
+            // Reported at every hundredth of the body (at least every 256 KiB when its size is
+            // not known), not at every write: a screen needs no more, and each report costs a
+            // wake-up of the app.
+            let expected = totalBytesExpectedToWrite > 0 ? totalBytesExpectedToWrite : nil
+            let step = max((expected ?? 0) / 100, 256 << 10)
+            let due = reported.withLock { reported -> Bool in
+                let last = reported[downloadTask.taskIdentifier] ?? 0
+                guard totalBytesWritten - last >= step || totalBytesWritten == expected else { return false }
+                reported[downloadTask.taskIdentifier] = totalBytesWritten
+                return true
+            }
+            guard due else { return }
+            continuation.yield(
+                .progressed(
+                    taskDescription: downloadTask.taskDescription ?? "",
+                    bytesWritten: UInt64(max(totalBytesWritten, 0)),
+                    bytesExpected: expected.map { UInt64($0) }))
+        }
     }
 #endif

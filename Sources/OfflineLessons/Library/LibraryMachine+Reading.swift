@@ -139,6 +139,18 @@ extension LibraryMachine {
         }
     }
 
+    /// The items ``OfflineLibrary/continueInForeground()`` takes back: those handed over, and
+    /// those whose hand-over is being made (each goes on here once it returns).
+    var itemsToTakeBack: [String] {
+        items.keys.sorted().filter { id in
+            switch items[id]?.activity {
+            case .running(let run)?: run.isHandingOver && run.stop == nil
+            case .submitting(let submission)?: submission.stop == nil
+            default: isHandedOver(id)
+            }
+        }
+    }
+
     /// Whether anything runs or stops for `id`.
     func isBusy(_ id: String) -> Bool {
         switch items[id]?.activity {

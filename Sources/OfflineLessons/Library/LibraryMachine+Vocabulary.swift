@@ -226,6 +226,10 @@ extension LibraryMachine {
         case takeBack
         /// The downloaded file of `id` is gone (removed behind the library's back).
         case fileMissing(String)
+        /// The system's tasks of `id`'s hand-over `generation` have done `share` (0…1) of what
+        /// was handed over, as they report while the app runs: the fraction shown moves from
+        /// where the download was when it was handed over, and never back.
+        case backgroundProgress(String, generation: UInt64?, share: Double)
         /// One piece of `id`'s background work (a ``Action/withdraw(_:generation:)``, a
         /// ``Action/finishHandOver(_:generation:)`` or a ``Action/submit(_:generation:network:replacing:)``,
         /// performed one after the other in the order asked) has ended: a run held behind
@@ -283,7 +287,8 @@ extension LibraryMachine.Event {
         switch self {
         case .download(let id, _, _), .pause(let id), .cancel(let id), .remove(let id, _), .planned(let id, _),
             .progress(let id, _, _), .ended(let id, _, _), .submitted(let id, _, _), .jobStarted(let id, _),
-            .tasksEnded(let id, _), .fileMissing(let id), .backgroundWorkEnded(let id):
+            .tasksEnded(let id, _), .fileMissing(let id), .backgroundWorkEnded(let id),
+            .backgroundProgress(let id, _, _):
             id
         case .handOver, .takeBack, .launched, .network, .saved:
             nil

@@ -24,8 +24,11 @@ import Foundation
 ///   announced; the driver makes the transition that starts a download only once its save
 ///   succeeded.
 struct LibraryMachine: Sendable, Hashable {
+    // The transitions live in this file and its extensions (`+Background`): the stored state
+    // is set by them only, never by the driver, which reads it.
+
     /// The items, by id.
-    private(set) var items: [String: Item] = [:]
+    var items: [String: Item] = [:]
     /// The generation the next run gets.
     private(set) var nextGeneration: UInt64 = 1
     /// Whether background transfers exist, and whether every download goes to them at its start.
@@ -40,11 +43,11 @@ struct LibraryMachine: Sendable, Hashable {
     private(set) var saveFailure: OfflineLibrary.LibraryError?
     /// The background work asked for each item (by id, whether or not the item is still
     /// known: a delete's work outlives it) and not yet ended (``Event/backgroundWorkEnded(_:)``).
-    private(set) var backgroundWork: [String: Int] = [:]
+    var backgroundWork: [String: Int] = [:]
     /// The start of each item's run held until its background work has ended (a take-back's
     /// cancellation of the tasks comes before the run that reads what they staged; a delete's
     /// before the Download asked after it).
-    private(set) var heldStarts: [String: Action] = [:]
+    var heldStarts: [String: Action] = [:]
 
     /// A machine with no items, for a library with (or without) background transfers, whose
     /// items handed over wait for the networks `waitOptions` allow.
@@ -143,62 +146,27 @@ struct LibraryMachine: Sendable, Hashable {
             }
         }
         if saveFailure != nil, !saves {
-            if case .progress = event {} else { actions.append(.save) }
+            switch event {
+            case .progress, .backgroundProgress: break
+            default: actions.append(.save)
+            }
         }
         return actions
     }
 
-    /// Counts the background work `actions` ask for, and holds back each start that would
-    /// come before an item's work has ended. A learner's stop (or a removal) of a run whose
-    /// start is held ends that run at once, as its job would have: it never starts.
-    private mutating func holdingStarts(_ actions: [Action]) -> [Action] {
-        var kept: [Action] = []
-        var pending = actions[...]
-        while true {
-            while let action = pending.popFirst() {
-                switch action {
-                case .withdraw(let id, _), .finishHandOver(let id, _), .submit(let id, _, _, _):
-                    backgroundWork[id, default: 0] += 1
-                case .start(let id, _, _, _) where backgroundWork[id, default: 0] > 0:
-                    heldStarts[id] = action
-                    continue
-                default:
-                    break
-                }
-                kept.append(action)
-            }
-            // A held run the learner stopped, or a removal waits for, ends now.
-            var stopped: (String, UInt64, Outcome)?
-            for id in heldStarts.keys.sorted() {
-                if case .start(_, let generation, _, _)? = heldStarts[id], let outcome = heldOutcome(of: id) {
-                    stopped = (id, generation, outcome)
-                    break
-                }
-            }
-            guard let (id, generation, outcome) = stopped else { return kept }
-            heldStarts[id] = nil
-            pending = ended(id, generation: generation, outcome)[...]
-        }
-    }
-
-    /// How a run whose start is held ends when it is stopped: as the learner asked, or
-    /// cancelled for a removal; `nil` for a run pausing to be handed over (it starts, and
-    /// pauses then).
-    private func heldOutcome(of id: String) -> Outcome? {
-        switch items[id]?.activity {
-        case .running(let run)?:
-            switch run.stop {
-            case .pause?: .paused
-            case .cancel?: .cancelled
-            case nil: nil
-            }
-        case .removing?: .cancelled
-        default: nil
-        }
-    }
-
-    private mutating func transition(_ event: Event) -> [Action] {
+    mutating func transition(_ event: Event) -> [Action] {
         switch event {
+        case .backgroundProgress(let id, let generation, let share):
+            guard let handedOver = handOver(of: id),
+                handedOver.generation == nil || generation == nil || handedOver.generation == generation,
+                case .downloading(let shown)? = items[id]?.record.state
+            else { return [] }
+            // From the fraction the download had when it was handed over (kept in the record).
+            let base = items[id]?.record.fractionDone ?? 0
+            let now = max(shown, base + (1 - base) * min(max(share, 0), 1))
+            guard now > shown else { return [] }
+            items[id]?.record.state = .downloading(fraction: now)
+            return [.announce(id, .downloading(fraction: now))]
         case .backgroundWorkEnded(let id):
             let left = max(backgroundWork[id, default: 0] - 1, 0)
             backgroundWork[id] = left == 0 ? nil : left
@@ -272,7 +240,7 @@ struct LibraryMachine: Sendable, Hashable {
     }
 
     /// Starts (or resumes) `id`, or notes the request for when what runs now has stopped.
-    private mutating func download(_ id: String, remote: URL, network: DownloadRequirements.Network?) -> [Action] {
+    mutating func download(_ id: String, remote: URL, network: DownloadRequirements.Network?) -> [Action] {
         let restart = Restart(remote: remote, network: network)
         switch items[id]?.activity {
         case .running(var run)?:
@@ -302,7 +270,7 @@ struct LibraryMachine: Sendable, Hashable {
 
     /// A new run of `id`: saved as downloading (from the fraction kept), announced, started;
     /// with `staged`, it reads what that hand-over staged.
-    private mutating func start(_ id: String, restart: Restart, staged: HandedOver?) -> [Action] {
+    mutating func start(_ id: String, restart: Restart, staged: HandedOver?) -> [Action] {
         let before = items[id]?.record
         let kept = before?.remoteURL == restart.remote ? before?.fractionDone ?? 0 : 0
         let rule = restart.network ?? before?.network
@@ -321,7 +289,7 @@ struct LibraryMachine: Sendable, Hashable {
         ]
     }
 
-    private mutating func pause(_ id: String) -> [Action] {
+    mutating func pause(_ id: String) -> [Action] {
         switch items[id]?.activity {
         case .running(var run)?:
             let hadRestart = run.restart != nil
@@ -354,6 +322,7 @@ struct LibraryMachine: Sendable, Hashable {
             return hadRestart ? [.save] : []
         case .handedOver(let handedOver)?:
             // Taken back from the background: its tasks cancelled, what they staged kept.
+            keepShownFraction(of: id)
             items[id]?.activity = .idle
             items[id]?.record.state = .paused
             return [.save, .announce(id, .paused), .withdraw(id, generation: handedOver.generation)]
@@ -362,7 +331,7 @@ struct LibraryMachine: Sendable, Hashable {
         }
     }
 
-    private mutating func cancel(_ id: String) -> [Action] {
+    mutating func cancel(_ id: String) -> [Action] {
         switch items[id]?.activity {
         case .running(var run)?:
             run.restart = nil
@@ -394,7 +363,7 @@ struct LibraryMachine: Sendable, Hashable {
 
     /// `id` cancelled with nothing running: what it kept goes now, as does the hand-over
     /// `handOver` it belonged to.
-    private mutating func cancelled(_ id: String, givingUp handOver: HandedOver?) -> [Action] {
+    mutating func cancelled(_ id: String, givingUp handOver: HandedOver?) -> [Action] {
         guard let record = items[id]?.record else { return [] }
         items[id]?.record.fractionDone = nil
         items[id]?.record.state = .cancelled
@@ -405,7 +374,7 @@ struct LibraryMachine: Sendable, Hashable {
         ]
     }
 
-    private mutating func remove(_ id: String, keepsDownloaded: Bool) -> [Action] {
+    mutating func remove(_ id: String, keepsDownloaded: Bool) -> [Action] {
         switch items[id]?.activity {
         case .running(let run)?:
             items[id]?.activity = .removing(
@@ -436,7 +405,7 @@ struct LibraryMachine: Sendable, Hashable {
     }
 
     /// Removes `id`'s files (and, for a delete, the item), then starts a download asked meanwhile.
-    private mutating func finishRemoval(_ id: String) -> [Action] {
+    mutating func finishRemoval(_ id: String) -> [Action] {
         guard case .removing(let removal)? = items[id]?.activity, let record = items[id]?.record else { return [] }
         if case .downloaded = record.state, removal.keepsDownloaded {
             items[id]?.activity = .idle
@@ -457,46 +426,7 @@ struct LibraryMachine: Sendable, Hashable {
         return actions
     }
 
-    /// Hands `id`'s run to the background transfers: it pauses, then its parts are submitted.
-    /// A hand-over taken back before it was made stands again.
-    private mutating func handOver(_ id: String) -> [Action] {
-        if case .submitting(var submission)? = items[id]?.activity, submission.isTakenBack {
-            submission.isTakenBack = false
-            items[id]?.activity = .submitting(submission)
-            return []
-        }
-        guard hasBackground, var run = run(of: id), run.stop == nil else { return [] }
-        if run.isHandingOver {
-            guard run.isTakenBack else { return [] }
-            run.isTakenBack = false  // the pause asked for it is under way still
-            items[id]?.activity = .running(run)
-            return []
-        }
-        run.isHandingOver = true
-        items[id]?.activity = .running(run)
-        return [.pauseRun(id, generation: run.generation)]
-    }
-
-    /// The app is back in the foreground: `id`'s hand-over is withdrawn and its download runs
-    /// here, reading what was staged; a hand-over still being made is marked so, and undone
-    /// once it returns (a run pausing for it runs again, a submission is withdrawn).
-    private mutating func takeBack(_ id: String) -> [Action] {
-        switch items[id]?.activity {
-        case .running(var run)? where run.isHandingOver && run.stop == nil:
-            run.isTakenBack = true
-            items[id]?.activity = .running(run)
-            return []
-        case .submitting(var submission)? where submission.stop == nil:
-            submission.isTakenBack = true
-            items[id]?.activity = .submitting(submission)
-            return []
-        default:
-            guard let handedOver = handOver(of: id) else { return [] }
-            return [.withdraw(id, generation: handedOver.generation)] + runAfterBackground(id)
-        }
-    }
-
-    private mutating func ended(_ id: String, generation: UInt64, _ outcome: Outcome) -> [Action] {
+    mutating func ended(_ id: String, generation: UInt64, _ outcome: Outcome) -> [Action] {
         switch items[id]?.activity {
         case .running(let run)? where run.generation == generation:
             return runEnded(id, run: run, outcome)
@@ -515,7 +445,7 @@ struct LibraryMachine: Sendable, Hashable {
         }
     }
 
-    private mutating func runEnded(_ id: String, run: Run, _ outcome: Outcome) -> [Action] {
+    mutating func runEnded(_ id: String, run: Run, _ outcome: Outcome) -> [Action] {
         guard let remote = items[id]?.record.remoteURL else { return [] }
         var actions: [Action] = [.forgetProgress(id)]
         if case .paused = outcome, run.isHandingOver, run.stop == nil, run.isTakenBack {
@@ -578,110 +508,6 @@ struct LibraryMachine: Sendable, Hashable {
         return actions
     }
 
-    private mutating func submitted(_ id: String, generation: UInt64, _ result: Submitted) -> [Action] {
-        switch items[id]?.activity {
-        case .submitting(let submission)? where submission.generation == generation:
-            items[id]?.activity = .idle
-            switch (submission.stop, result) {
-            case (.cancel?, _):
-                // Cancelled meanwhile (what it kept is gone already): the hand-over goes too,
-                // and a Download asked after the cancel starts over.
-                var actions = Self.giveUp(result, of: id, keepingStaged: false)
-                if let restart = submission.restart { actions += start(id, restart: restart, staged: nil) }
-                return actions
-            case (.pause?, _):
-                var actions = Self.giveUp(result, of: id, keepingStaged: true)
-                if let restart = submission.restart { actions += start(id, restart: restart, staged: nil) }
-                return actions
-            case (nil, .handedOver(let handOver)) where submission.isTakenBack:
-                // The app came back as it was made: withdrawn at once, what its tasks staged
-                // kept for the run that goes on here.
-                items[id]?.activity = .handedOver(HandedOver(generation: handOver))
-                return [.save, .withdraw(id, generation: handOver)] + runAfterBackground(id)
-            case (nil, .handedOver(let handOver)):
-                items[id]?.activity = .handedOver(HandedOver(generation: handOver))
-                return [.save]
-            case (nil, .nothingLeft):
-                // Every part is written: the run that finishes the file runs now, reading what
-                // the hand-over its run read staged, or none in particular.
-                return runReadingStaged(id, submission.staged ?? HandedOver(generation: nil))
-            case (nil, .unknownRemainder), (nil, .refused):
-                if submission.isTakenBack, let remote = items[id]?.record.remoteURL {
-                    // Not handed over, and the app is back: the download goes on here.
-                    items[id]?.record.state = .paused
-                    return start(id, restart: Restart(remote: remote, network: nil), staged: submission.staged)
-                }
-                if case .refused(let state) = result {
-                    items[id]?.record.state = state
-                    return [.announce(id, state), .save]
-                }
-                items[id]?.record.state = .paused
-                return [.announce(id, .paused), .save]
-            }
-        case .removing(let removal)? where removal.generation == nil:
-            // Deleted or discarded while its parts were submitted.
-            return Self.giveUp(result, of: id, keepingStaged: false) + finishRemoval(id)
-        default:
-            // A submission no longer waited for: its own hand-over goes, and no other.
-            return Self.giveUp(result, of: id, keepingStaged: true)
-        }
-    }
-
-    /// Gives up the hand-over a submission made, if it made one: by its generation, so that no
-    /// other hand-over of `id` is touched.
-    private static func giveUp(_ result: Submitted, of id: String, keepingStaged: Bool) -> [Action] {
-        guard case .handedOver(let generation) = result else { return [] }
-        return [keepingStaged ? .withdraw(id, generation: generation) : .finishHandOver(id, generation: generation)]
-    }
-
-    /// Gives up `handOver`, if there is one: by its generation.
-    private static func givingUp(_ handOver: HandedOver?, of id: String) -> [Action] {
-        handOver.map { [.finishHandOver(id, generation: $0.generation)] } ?? []
-    }
-
-    /// A launch's reconciliation with the background transfers: an item waiting for a hand-over
-    /// they do not know runs again; one they know that no item waits for is given up, its
-    /// staged bodies kept for an item paused or failed (they resume from them), removed
-    /// otherwise (an item cancelled, deleted or downloaded since).
-    private mutating func launched(knowing known: [String: UInt64?]) -> [Action] {
-        var actions: [Action] = []
-        for (id, generation) in known.sorted(by: { $0.key < $1.key }) {
-            if let handedOver = handOver(of: id),
-                handedOver.generation == nil || generation == nil || handedOver.generation == generation
-            {
-                continue
-            }
-            // The generation of a hand-over the item waits for as another is that other's.
-            switch items[id]?.record.state {
-            case .paused?, .failed?, .downloading?: actions.append(.withdraw(id, generation: generation))
-            default: actions.append(.finishHandOver(id, generation: generation))
-            }
-        }
-        for id in items.keys.sorted() where isHandedOver(id) {
-            let handedOver = handOver(of: id)
-            let matches = known[id].map { known in
-                handedOver?.generation == nil || known == nil || known == handedOver?.generation
-            }
-            if matches != true { actions += runAfterBackground(id) }
-        }
-        return actions
-    }
-
-    /// Runs `id` again once its hand-over's tasks have ended, or it was taken back: the run
-    /// reads what they staged and fetches the rest.
-    private mutating func runAfterBackground(_ id: String) -> [Action] {
-        guard let handedOver = handOver(of: id) else { return [] }
-        return runReadingStaged(id, handedOver)
-    }
-
-    /// Starts `id`'s run that reads what `handOver` staged.
-    private mutating func runReadingStaged(_ id: String, _ handOver: HandedOver) -> [Action] {
-        guard let record = items[id]?.record else { return [] }
-        // Announced by the start, which shows the fraction kept.
-        items[id]?.activity = .idle
-        items[id]?.record.state = .paused
-        return start(id, restart: Restart(remote: record.remoteURL, network: nil), staged: handOver)
-    }
 }
 
 extension OfflineLibrary.ItemState {

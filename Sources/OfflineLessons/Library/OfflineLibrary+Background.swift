@@ -90,14 +90,8 @@ extension OfflineLibrary {
     public func continueInForeground() async -> [String] {
         loadIfNeeded()
         guard background != nil, backgroundOptions?.handOver != .always else { return [] }
-        // Those being handed over too: each goes on here once its hand-over returns.
-        let taken = machine.items.keys.sorted().filter { id in
-            switch machine.items[id]?.activity {
-            case .running(let run)?: run.isHandingOver && run.stop == nil
-            case .submitting(let submission)?: submission.stop == nil
-            default: machine.isHandedOver(id)
-            }
-        }
+        startBackgroundIfNeeded()
+        let taken = machine.itemsToTakeBack
         send(.takeBack)
         // Their tasks are cancelled before this returns.
         for id in taken { await chains[id]?.value }
@@ -137,25 +131,43 @@ extension OfflineLibrary {
     /// Starts reading the background session's events and resubmits what the system stopped
     /// (once per process, after the states are loaded).
     func startBackgroundIfNeeded() {
-        guard let background, isLoaded, !isBackgroundStarted else { return }
-        isBackgroundStarted = true
-        let settled = background.settled
-        if let paths = network?.paths() {
-            own(following: paths) { library, path in await library.send(.network(path)) }
+        guard let background, isLoaded else { return }
+        if !isBackgroundStarted {
+            isBackgroundStarted = true
+            if let paths = network?.paths() {
+                own(following: paths) { library, path in await library.send(.network(path)) }
+            }
+            own(following: background.settled) { library, settled in
+                await library.send(.tasksEnded(settled.key, generation: settled.generation))
+            }
+            own(following: background.progress) { library, progress in
+                await library.send(
+                    .backgroundProgress(progress.key, generation: progress.generation, share: progress.share))
+            }
         }
+        guard !isBackgroundReconciling else { return }
+        isBackgroundReconciling = true
         own { library in
             // Both ways, before the transfers read their events or submit anything again: a
             // hand-over of an item the library no longer waits for (a kill between forgetting
             // it here and there) is given up, and an item waiting for one the transfers no
-            // longer know (their journal was lost) runs again.
+            // longer know (their journal was lost) runs again. A journal that cannot be read
+            // now decides nothing: tried again at the next call that needs the transfers.
+            guard let handovers = await background.readableHandovers else {
+                await library.backgroundReconcileDeferred()
+                return
+            }
             var known: [String: UInt64?] = [:]
-            for handover in await background.handovers { known[handover.key] = handover.generation }
+            for handover in handovers { known[handover.key] = handover.generation }
             await library.launched(knowing: known)
             await background.start()
         }
-        own(following: settled) { library, settled in
-            await library.send(.tasksEnded(settled.key, generation: settled.generation))
-        }
+    }
+
+    /// The launch's reconciliation with the background transfers waits for a journal that can
+    /// be read: the next call that needs the transfers tries again.
+    private func backgroundReconcileDeferred() {
+        isBackgroundReconciling = false
     }
 
     /// Tells the machine which hand-overs the transfers know, and returns once the give-ups
@@ -250,6 +262,10 @@ extension OfflineLibrary {
                     category: code.map(DownloadError.category(of:)) ?? .other,
                     message:
                         "The download could not go on in the background: its journal could not be written: \(reason)"))
+        case .journalUnavailable(let error) where { if case .readFailed = error.kind { true } else { false } }():
+            // For now only (a protected file before the first unlock): the download waits, and
+            // goes on when the app next runs it.
+            .paused
         case .journalUnavailable(let error):
             .failed(
                 DownloadFailure(

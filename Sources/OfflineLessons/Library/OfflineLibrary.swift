@@ -119,6 +119,8 @@ public actor OfflineLibrary {
     nonisolated let background: BackgroundTransfers?
     /// Whether the background transfers' events are read.
     var isBackgroundStarted = false
+    /// Whether the launch's reconciliation with the background transfers is made or under way.
+    var isBackgroundReconciling = false
     /// The app's choices for the background transfers: when downloads go there, and the
     /// networks they may use (for ``waitReason(of:)``).
     nonisolated let backgroundOptions: BackgroundTransferOptions?
