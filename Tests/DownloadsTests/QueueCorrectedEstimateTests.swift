@@ -107,13 +107,38 @@ struct QueueCorrectedEstimateTests {
 
         let quota: UInt64
         let concurrency: Int
+        /// Each lesson's estimate, and what its file measures.
+        let sizes: [String: (estimate: UInt64, measured: UInt64)]
         var lessons: [QueuedLesson]
         var states: [String: OfflineLibrary.ItemState] = [:]
 
+        /// `count` identical lessons.
         init(count: Int, quota: UInt64, concurrency: Int) {
+            self.init(
+                estimates: Array(repeating: Self.estimate, count: count),
+                ratio: Double(Self.measured) / Double(Self.estimate),
+                quota: quota, concurrency: concurrency)
+        }
+
+        /// Lessons of these estimates, each measuring `ratio` of it (one encoder's course).
+        init(estimates: [UInt64], ratio: Double, quota: UInt64, concurrency: Int) {
             self.quota = quota
             self.concurrency = concurrency
-            lessons = (1...count).map { QueueCorrectedEstimateTests.lesson("l\($0)", bytes: nil) }
+            var sizes: [String: (UInt64, UInt64)] = [:]
+            for (index, estimate) in estimates.enumerated() {
+                sizes["l\(index + 1)"] = (estimate, UInt64((Double(estimate) * ratio).rounded()))
+            }
+            self.sizes = sizes
+            lessons = estimates.indices.map { QueueCorrectedEstimateTests.lesson("l\($0 + 1)", bytes: nil) }
+        }
+
+        static func == (lhs: Course, rhs: Course) -> Bool {
+            lhs.lessons == rhs.lessons && lhs.states == rhs.states
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(lessons)
+            hasher.combine(states)
         }
 
         /// The events that can come next: an estimate arrives, or a download finishes.
@@ -133,10 +158,10 @@ struct QueueCorrectedEstimateTests {
             switch event {
             case .estimate(let id):
                 if let index = lessons.firstIndex(where: { $0.id == id }) {
-                    lessons[index].estimate = DownloadEstimate(bytes: Self.estimate, basis: .bandwidth)
+                    lessons[index].estimate = DownloadEstimate(bytes: sizes[id]?.estimate, basis: .bandwidth)
                 }
             case .finish(let id):
-                states[id] = .downloaded(fileName: "\(id).mp4", byteCount: Self.measured)
+                states[id] = .downloaded(fileName: "\(id).mp4", byteCount: sizes[id]?.measured ?? 0)
             }
             plan()
         }
@@ -193,6 +218,26 @@ struct QueueCorrectedEstimateTests {
         let outcomes = Self.outcomes(of: Course(count: 7, quota: quota, concurrency: concurrency))
         #expect(outcomes.count == 1, "\(outcomes.map { $0.sorted() })")
         #expect(outcomes.first?.count == admitted)
+    }
+
+    @Test(
+        "lessons of different sizes from one encoder (each file half its BANDWIDTH estimate), under a quota: every order of estimates and finishes admits the same lessons, the longest run of the queue that fits, none passing one that waits (found by review: a smaller lesson could pass one waiting for room, by when a sibling finished)",
+        arguments: [
+            (quota: UInt64(2_000_000), concurrency: 2, admitted: ["l1", "l2", "l3"]),
+            (quota: 2_600_000, concurrency: 2, admitted: ["l1", "l2", "l3", "l4"]),
+            (quota: 3_000_000, concurrency: 3, admitted: ["l1", "l2", "l3", "l4", "l5"]),
+            (quota: 1_600_000, concurrency: 1, admitted: ["l1", "l2"]),
+            // The first lesson's estimate is over the quota, and no sibling can say it is smaller.
+            (quota: 900_000, concurrency: 1, admitted: []),
+        ])
+    func everyOrderAdmitsTheSameOfDifferentSizes(quota: UInt64, concurrency: Int, admitted: [String]) {
+        // Files: 750, 250, 1,000, 500, 400, 600 KB.
+        let course = Course(
+            estimates: [1_500_000, 500_000, 2_000_000, 1_000_000, 800_000, 1_200_000], ratio: 0.5, quota: quota,
+            concurrency: concurrency)
+        let outcomes = Self.outcomes(of: course)
+        #expect(outcomes.count == 1, "\(outcomes.map { $0.sorted() })")
+        #expect(outcomes.first.map { $0.sorted() } == admitted)
     }
 }
 

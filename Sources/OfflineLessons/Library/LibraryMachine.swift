@@ -163,7 +163,8 @@ struct LibraryMachine: Sendable, Hashable {
             else { return [] }
             // From the fraction the download had when it was handed over (kept in the record).
             let base = items[id]?.record.fractionDone ?? 0
-            let now = max(shown, base + (1 - base) * min(max(share, 0), 1))
+            // Below 1 until the file is written: the run after the tasks builds it.
+            let now = max(shown, base + (1 - base) * min(max(share, 0), 0.99))
             guard now > shown else { return [] }
             items[id]?.record.state = .downloading(fraction: now)
             return [.announce(id, .downloading(fraction: now))]

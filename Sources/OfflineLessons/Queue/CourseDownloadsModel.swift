@@ -85,7 +85,7 @@ public final class CourseDownloadsModel {
         /// Whether its size is being estimated: the row says "estimating" until ``bytes`` is known.
         public var isEstimating = false
         /// Whether it continues in the system's background transfers
-        /// (``OfflineLibrary/isHandedOver(_:)``): its fraction moves when their tasks end.
+        /// (``OfflineLibrary/isHandedOver(_:)``): its fraction moves as their tasks report their bytes and end.
         public var isInBackground = false
     }
 

@@ -180,8 +180,10 @@ extension DownloadQueue {
                 lessons[index].estimate = estimate
                 if estimate.basis != .refined { estimated[id] = estimate }
                 try? save()  // should this fail, the estimate is made again at the next start
-                // Its size is shown at once: its state again, with the new figure beside it.
+                // Its size is shown at once: its state again, with the new figure beside it; and
+                // the queue decides again, so that a lesson waiting for it starts now.
                 if let state = states[id] { broadcast.yield((id, state)) }
+                await replan()
             }
         }
         if Task.isCancelled { toEstimate = [] }

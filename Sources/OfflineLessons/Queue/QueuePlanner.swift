@@ -18,9 +18,10 @@ import Downloads
 ///   bytes it has written when they are more. What a lesson counts against the quota is its
 ///   estimate as the evidence corrects it (``QueueSizes``). A lesson of unknown size needs
 ///   nothing up front (the download's own check refuses it before its first byte when the disk
-///   is too full); under a quota, one whose size is being estimated waits its turn until it is
-///   known, as do the lessons after it, so that no lesson is let in or not by when an estimate
-///   arrived.
+///   is too full). The quota lets lessons in in the queue's order: under a quota, one whose
+///   size is being estimated waits its turn until it is known, and the lessons after one that
+///   waits (for its size, or for room) wait their turn behind it, so that no lesson is let in
+///   or not by when an estimate or a finish arrived.
 /// - At most `concurrency` lessons download at once; the next ones wait their turn, numbered.
 ///   A lesson downloading keeps going when another is moved before it.
 ///
@@ -119,8 +120,10 @@ struct QueuePlanner {
             if requirements.quotaBytes != nil,
                 isBehindAnEstimate || (lesson.estimate == nil && estimating.contains(lesson.id))
             {
-                // Its size (or that of a lesson before it) comes soon: deciding without it would
-                // let a lesson in or not by when it came.
+                // Its size (or that of a lesson before it) comes soon, or a lesson before it
+                // waits for room under the quota: the quota lets lessons in in the queue's
+                // order, so which get in depends on their sizes, not on when an estimate or a
+                // finish came.
                 isBehindAnEstimate = true
                 position += 1
                 decision.states[lesson.id] = .waiting(.turn(position: position))
@@ -129,6 +132,7 @@ struct QueuePlanner {
             } else if let quota = requirements.quotaBytes, saturatingAdd(committed, needed) > quota {
                 decision.states[lesson.id] = .waiting(
                     .quota(needed: needed, left: quota > committed ? quota - committed : 0))
+                isBehindAnEstimate = true
             } else if slots > 0 {
                 slots -= 1
                 free = free.map { $0 - space }
