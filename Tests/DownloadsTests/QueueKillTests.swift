@@ -91,9 +91,14 @@ final class KillingFileSystem: DownloadFileSystem, Sendable {
 
     /// Copies the folder's files one by one (an atomic save under way may rename its
     /// temporary file meanwhile: a file that is gone is skipped, as the disk would show it).
+    ///
+    /// The state files are copied by name as well as by listing: a listing read while another
+    /// task's save renames a state file over the old one may miss both (POSIX leaves `readdir`
+    /// unspecified for entries changed meanwhile), yet on the disk a rename never leaves the
+    /// name absent, so a real kill would find the old file or the new one.
     private func copyFolder() {
         try? FileManager.default.createDirectory(at: snapshot, withIntermediateDirectories: true)
-        for name in files(in: folder) {
+        for name in Set(files(in: folder)).union(Self.stateFiles) {
             try? FileManager.default.copyItem(
                 at: folder.appendingPathComponent(name), to: snapshot.appendingPathComponent(name))
         }

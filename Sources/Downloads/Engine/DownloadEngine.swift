@@ -511,50 +511,69 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 data.reserveCapacity(Int(min(announced, take)))
             }
         }
-        var kept: UInt64 = 0
-        var digest = resumed?.digest ?? ChunkDigest()
-        var seen: UInt64 = 0
-        var iterator = streamed.body.makeAsyncIterator()
+        // The body is read on the transport's pump, one chunk at a time, with no hop to this
+        // task per chunk: what the reading has kept so far, for the checks after it.
+        let reading = Locked(Reading(digest: resumed?.digest ?? ChunkDigest(), data: data))
+        data = Data()  // The reserved buffer is the reading's alone, not copied on its first append.
+        // A 206 must end where its range ends, and a whole body within the cap.
+        let mustEndThere = status == 206 || part.byteRange == nil
         do {
-            while kept < take, let chunk = try await iterator.next() {
-                let start = seen
-                seen += UInt64(chunk.count)
-                guard seen > skip else { continue }
-                let from = start < skip ? Int(skip - start) : 0
-                let wanted = take - kept
-                let available = UInt64(chunk.count - from)
-                if available > wanted, status == 206 || part.byteRange == nil {
-                    // More than the range, or than any part may be: refuse, not truncate.
-                    guard part.byteRange == nil else {
+            try await streamed.body.deliver { chunk in
+                let step = try reading.withLock { reading -> ReadStep in
+                    guard reading.kept < take else {
+                        guard mustEndThere, !chunk.isEmpty else { return .stop }
+                        let received = take + UInt64(chunk.count)
                         throw DownloadError(
-                            .wrongLength(expected: take, received: seen), part: index, url: part.url)
+                            part.byteRange == nil
+                                ? .tooLarge(bytes: received, limit: take)
+                                : .wrongLength(expected: take, received: received),
+                            part: index, url: part.url)
                     }
-                    throw DownloadError(.tooLarge(bytes: seen, limit: take), part: index, url: part.url)
+                    let start = reading.seen
+                    reading.seen += UInt64(chunk.count)
+                    guard reading.seen > skip else { return .next(0) }
+                    let from = start < skip ? Int(skip - start) : 0
+                    let wanted = take - reading.kept
+                    let available = UInt64(chunk.count - from)
+                    if available > wanted, mustEndThere {
+                        // More than the range, or than any part may be: refuse, not truncate.
+                        guard part.byteRange == nil else {
+                            throw DownloadError(
+                                .wrongLength(expected: take, received: reading.seen), part: index, url: part.url)
+                        }
+                        throw DownloadError(.tooLarge(bytes: reading.seen, limit: take), part: index, url: part.url)
+                    }
+                    let used = Int(min(available, wanted))
+                    let slice = chunk[(chunk.startIndex + from)..<(chunk.startIndex + from + used)]
+                    if let sink {
+                        try sink.write(slice, at: startAt + reading.kept)
+                        slice.withUnsafeBytes { reading.digest.add($0) }
+                    } else if receiver != nil {
+                        return .receive(slice)
+                    } else {
+                        reading.data.append(slice)
+                    }
+                    reading.kept += UInt64(used)
+                    return .next(used)
                 }
-                let used = Int(min(available, wanted))
-                let slice = chunk[(chunk.startIndex + from)..<(chunk.startIndex + from + used)]
-                if let sink {
-                    try sink.write(slice, at: startAt + kept)
-                    slice.withUnsafeBytes { digest.add($0) }
-                } else if let receiver {
-                    await receiver.receive(slice)
-                } else {
-                    data.append(slice)
+                let used: Int
+                switch step {
+                case .stop:
+                    return false
+                case .next(let count):
+                    used = count
+                case .receive(let slice):
+                    await receiver?.receive(slice)
+                    used = slice.count
+                    reading.withLock { $0.kept += UInt64(used) }
                 }
-                kept += UInt64(used)
-                meter?.received(UInt64(used))
-            }
-            // A 206 must end where its range ends, and a whole body within the cap.
-            if status == 206 || part.byteRange == nil, kept == take,
-                let extra = try await iterator.next(), !extra.isEmpty
-            {
-                let received = take + UInt64(extra.count)
-                throw DownloadError(
-                    part.byteRange == nil
-                        ? .tooLarge(bytes: received, limit: take) : .wrongLength(expected: take, received: received),
-                    part: index, url: part.url)
+                if used > 0 { meter?.received(UInt64(used)) }
+                // Past the part's last byte, a 206 or a whole body is read on to its end (which
+                // must come now); the slice of a 200 is all that is wanted of it.
+                return mustEndThere || reading.withLock { $0.kept < take }
             }
         } catch {
+            let (kept, digest) = reading.withLock { ($0.kept, $0.digest) }
             // The bytes written stay in the staging file: the next attempt (or run, which vouches
             // for them in the journal) goes on after them, so they still count as received when
             // a validator lets it; otherwise they no longer count.
@@ -564,6 +583,11 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
                 meter?.received(-Int64(kept))
             }
             throw (error as? HTTPTransportError).map { Self.typed($0, part: index, url: part.url) } ?? error
+        }
+        let (kept, seen, digest) = reading.withLock { ($0.kept, $0.seen, $0.digest) }
+        data = reading.withLock { reading in
+            defer { reading.data = Data() }
+            return reading.data
         }
         guard part.byteRange == nil || kept == take else {
             if let progress = sink?.progress, validators?.validator(for: part.url) != nil {
@@ -578,6 +602,24 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
         }
         return FetchedPart(
             index: index, data: data, length: startAt + kept, digest: sink.map { _ in digest.value })
+    }
+
+    /// What reading a part's body has kept so far.
+    private struct Reading {
+        var kept: UInt64 = 0
+        var seen: UInt64 = 0
+        var digest: ChunkDigest
+        var data: Data
+    }
+
+    /// What a chunk of a part's body asks of its reader.
+    private enum ReadStep {
+        /// Read on: this many bytes of the chunk were the part's, and are kept.
+        case next(Int)
+        /// Hand these bytes to the part's receiver, then read on.
+        case receive(Data)
+        /// The part is whole: stop reading.
+        case stop
     }
 
     /// A transport failure as the engine reports it: a cancellation stays one.

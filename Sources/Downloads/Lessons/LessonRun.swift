@@ -274,6 +274,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     group.addTask {
                         let fetched = try await engine.fetchWithRetry(
                             part.downloadPart, index: index, meter: meter, receiver: flow)
+                        flow.finish()
                         guard part.decryption != nil else {
                             return .fetched(index: index, data: nil, bytes: fetched.fetched)
                         }

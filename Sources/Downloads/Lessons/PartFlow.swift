@@ -4,12 +4,19 @@ import MediaContainers
 
 /// One part's bytes on their way: held while the part waits its turn, or handed to the remuxer as
 /// they arrive once its step streams (what was held first, in order).
+///
+/// Bytes reach the remuxer's serial queue in batches of at least ``batchBytes`` (and the rest
+/// at the part's end, ``finish()``), one queue hop per batch however small the pieces a
+/// transport delivers: the cost of a part does not grow with the number of its pieces.
 final class PartFlow: PartReceiver, Sendable {
     private struct State {
         var held: [Data] = []
         var heldBytes = 0
         var streaming = false
-        /// Bytes handed to the remuxer's queue and not yet remuxed.
+        /// Pieces of a streaming part not yet handed to the queue: fewer than ``batchBytes``.
+        var pending: [Data] = []
+        var pendingBytes = 0
+        /// Bytes handed to the remuxer's queue (or pending for it) and not yet remuxed.
         var queued = 0
         /// The transfer, waiting for the queue to drain to the bound.
         var waiter: CheckedContinuation<Void, Never>?
@@ -26,6 +33,8 @@ final class PartFlow: PartReceiver, Sendable {
     /// transfer and the remuxer take turns a mebibyte at a time, not a chunk at a time (each
     /// turn wakes a thread).
     static let resumeLevel = queueLimit / 2
+    /// The fewest bytes handed to the remuxer's queue at a time, except at a part's end.
+    static let batchBytes = 256 << 10
 
     init(session: RemuxSession, gauge: BufferGauge) {
         self.session = session
@@ -59,12 +68,31 @@ final class PartFlow: PartReceiver, Sendable {
                 return false
             }
             state.queued += bytes.count
-            let count = bytes.count
-            session.enqueue { session in
-                session.feedStreaming(bytes)
-                self.fed(count)
-            }
+            state.pending.append(bytes)
+            state.pendingBytes += bytes.count
+            if state.pendingBytes >= Self.batchBytes { handOverPending(&state) }
             return state.queued > Self.queueLimit
+        }
+    }
+
+    /// Hands the pending pieces to the remuxer's queue as one job.
+    private func handOverPending(_ state: inout State) {
+        guard !state.pending.isEmpty else { return }
+        let pieces = state.pending
+        let count = state.pendingBytes
+        state.pending = []
+        state.pendingBytes = 0
+        session.enqueue { session in
+            for piece in pieces { session.feedStreaming(piece) }
+            self.fed(count)
+        }
+    }
+
+    /// Hands on what is pending once the part's last byte has arrived, ahead of the step's end
+    /// on the remuxer's queue.
+    func finish() {
+        state.withLock { state in
+            if state.streaming { handOverPending(&state) }
         }
     }
 
@@ -76,6 +104,9 @@ final class PartFlow: PartReceiver, Sendable {
     private func startOver() {
         state.withLock { state in
             if state.streaming {
+                state.queued -= state.pendingBytes
+                state.pending = []
+                state.pendingBytes = 0
                 session.enqueue { $0.restartStreaming() }
             } else {
                 gauge.release(state.heldBytes)
@@ -95,13 +126,10 @@ final class PartFlow: PartReceiver, Sendable {
             gauge.release(state.heldBytes)
             state.heldBytes = 0
             session.enqueue { $0.beginStreaming(segment) }
-            for piece in pieces {
-                state.queued += piece.count
-                session.enqueue { session in
-                    session.feedStreaming(piece)
-                    self.fed(piece.count)
-                }
-            }
+            state.pending = pieces
+            state.pendingBytes = pieces.reduce(0) { $0 + $1.count }
+            state.queued += state.pendingBytes
+            handOverPending(&state)
         }
     }
 
