@@ -85,6 +85,9 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
     /// The last frame's format and its sample description: a stream keeps its format, so the
     /// sample entry is built once, not for every frame.
     private var lastDescription: (format: FrameFormat, description: SampleDescription)?
+    /// Where frames are copied: many to a block, each frame's sample a slice of it, so a frame
+    /// allocates nothing.
+    private let arena = SliceArena()
 
     init(codec: MediaCodec, nextTime: Int64? = nil) {
         self.codec = codec
@@ -113,8 +116,7 @@ struct AudioFrameDecoder: ByteStreamDecoder, Sendable {
             }
             let time = nextTime ?? 0
             let payload = cursor.peek(frame.length)
-            let data =
-                payload.baseAddress.map { Data(bytes: $0 + frame.skip, count: frame.length - frame.skip) } ?? Data()
+            let data = arena.copy(UnsafeRawBufferPointer(rebasing: payload[frame.skip..<frame.length]))
             if let sample = gather(data, frame: frame, description: description, time: time) { try emit(sample) }
             nextTime = time + Int64(frame.duration)
             cursor.position += frame.length
