@@ -55,12 +55,18 @@ if options.selects("Downloads/memory") {
     print("")
     DownloadBenchmarks.reportMemoryBound(quick: options.quick)
 }
+if options.selects("Downloads/pipeline cost") {
+    print("")
+    PipelineCost.report(quick: options.quick)
+}
 if options.selects("Hostile/memory") {
     print("")
     HostileInputMemory.report(quick: options.quick)
 }
 
-if results.isEmpty && !options.selects("Downloads/memory") && !options.selects("Hostile/memory") {
+if results.isEmpty && !options.selects("Downloads/memory") && !options.selects("Downloads/pipeline cost")
+    && !options.selects("Hostile/memory")
+{
     writeStandardError("No benchmark matches the filter \(options.filters). Use --list to see the names.")
     exit(1)
 }
