@@ -206,6 +206,17 @@ enum HostileInputMemory {
         #endif
     }
 
+    /// The process's resource usage (`getrusage(RUSAGE_SELF)`), or `nil` when it cannot be read.
+    static func processUsage() -> rusage? {
+        var usage = rusage()
+        #if canImport(Glibc)
+            let who = RUSAGE_SELF.rawValue
+        #else
+            let who = RUSAGE_SELF
+        #endif
+        return getrusage(who, &usage) == 0 ? usage : nil
+    }
+
     /// The process's peak resident size, in bytes (Linux: `VmHWM`, which ``resetPeak()`` restarts).
     static func peakResidentBytes() -> Int {
         #if os(Linux)
@@ -216,13 +227,7 @@ enum HostileInputMemory {
                 return kilobytes * 1024
             }
         #endif
-        var usage = rusage()
-        #if canImport(Glibc)
-            let who = RUSAGE_SELF.rawValue
-        #else
-            let who = RUSAGE_SELF
-        #endif
-        guard getrusage(who, &usage) == 0 else { return 0 }
+        guard let usage = processUsage() else { return 0 }
         #if canImport(Darwin)
             return Int(usage.ru_maxrss)
         #else

@@ -191,13 +191,7 @@ enum PipelineCost {
 
     /// The process's CPU seconds (user and system) and context switches (voluntary and not).
     static func resources() -> (cpu: Double, switches: Int) {
-        var usage = rusage()
-        #if canImport(Glibc)
-            let who = RUSAGE_SELF.rawValue
-        #else
-            let who = RUSAGE_SELF
-        #endif
-        guard getrusage(who, &usage) == 0 else { return (0, 0) }
+        guard let usage = HostileInputMemory.processUsage() else { return (0, 0) }
         let seconds = { (time: timeval) in Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return (seconds(usage.ru_utime) + seconds(usage.ru_stime), Int(usage.ru_nvcsw + usage.ru_nivcsw))
     }

@@ -584,11 +584,11 @@ public struct DownloadEngine<C: Clock>: Sendable where C.Duration == Duration {
             }
             throw (error as? HTTPTransportError).map { Self.typed($0, part: index, url: part.url) } ?? error
         }
-        let (kept, seen, digest) = reading.withLock { ($0.kept, $0.seen, $0.digest) }
-        data = reading.withLock { reading in
+        let (kept, seen, digest, read) = reading.withLock { reading in
             defer { reading.data = Data() }
-            return reading.data
+            return (reading.kept, reading.seen, reading.digest, reading.data)
         }
+        data = read
         guard part.byteRange == nil || kept == take else {
             if let progress = sink?.progress, validators?.validator(for: part.url) != nil {
                 progress.note(length: startAt + kept, digest: digest)
