@@ -159,10 +159,14 @@ let package = Package(
 
         // MARK: Benchmarks
         .target(name: "BenchmarkHarness", path: "Benchmarks/Harness", swiftSettings: upcomingFeatures),
+        // The benchmarks' allocation counter (C): it defines the process's allocation functions
+        // and hands each to glibc's own; Linux with glibc only, and never under a sanitizer.
+        .target(name: "AllocationCounting", path: "Benchmarks/AllocationCounting"),
         .executableTarget(
             name: "benchmarks",
             dependencies: [
-                "BenchmarkHarness", "Progress", "Gestures", "Player", "HLS", "Downloads", "OfflineLessons",
+                "AllocationCounting", "BenchmarkHarness", "Progress", "Gestures", "Player", "HLS", "Downloads",
+                "OfflineLessons",
                 "MediaContainers", "Catalog",
                 "SliderFlow",
                 "HTTPSupport", "TestSupport",

@@ -1,3 +1,4 @@
+import AllocationCounting
 import BenchmarkHarness
 import Downloads
 import Foundation
@@ -22,16 +23,18 @@ import TestSupport
 /// between pieces). MediaCore's own cost is the difference. Each side's CPU seconds and context
 /// switches (the process's, from `getrusage`) are taken around it, and shown per MB.
 ///
-/// Allocations are not counted here: glibc has no allocation counter a process can read (its
-/// hooks are gone since 2.34), and the Swift runtime's allocation hook for Instruments, tried,
-/// crashes this toolchain's bridged retains once enabled. The README gives the figure from
-/// `perf` probes on `malloc` around the same work.
+/// Heap allocations per MB come from one more run of each side with `AllocationCounting` on
+/// (the process's `malloc` family, counted and handed to glibc's). That run is apart from the
+/// timed ones, so the counter's atomic increments stay out of the CPU and switch figures.
+/// Where the counter is unavailable (not glibc, or under a sanitizer) the column says so.
 enum PipelineCost {
     /// What one run cost.
     struct Usage {
         var wall: Double
         var cpu: Double
         var switches: Int
+        /// Heap allocations, from the counted run; nil where none was counted.
+        var allocations: Int? = nil
     }
 
     /// The 16 KiB pieces a transfer delivers.
@@ -59,7 +62,7 @@ enum PipelineCost {
                 + "\(pieceSize >> 10) KiB pieces from the in-memory transport, two transfers at a time "
                 + "(medians of \(rounds) alternating round\(rounds == 1 ? "" : "s"))")
         print(
-            "pace                    side                             wall      CPU s   switches  CPU ms/MB  switches/MB"
+            "pace                    side                             wall      CPU s   switches  CPU ms/MB  switches/MB  allocs/MB"
         )
         var ownByPace: [(pace: String, cpu: Double, switches: Double)] = []
         for (pace, gap) in [("full speed", Duration.zero), ("10 MB/s per transfer", pacing)] {
@@ -70,11 +73,16 @@ enum PipelineCost {
                 bare.append(measure { readBare(transport, segments: segments) })
                 lesson.append(measure { downloadLesson(transport) })
             }
-            let transportAlone = median(bare)
-            let pipeline = median(lesson)
-            let own = Usage(
+            var transportAlone = median(bare)
+            var pipeline = median(lesson)
+            transportAlone.allocations = countAllocations { readBare(transport, segments: segments) }
+            pipeline.allocations = countAllocations { downloadLesson(transport) }
+            var own = Usage(
                 wall: pipeline.wall - transportAlone.wall, cpu: pipeline.cpu - transportAlone.cpu,
                 switches: pipeline.switches - transportAlone.switches)
+            if let whole = pipeline.allocations, let alone = transportAlone.allocations {
+                own.allocations = whole - alone
+            }
             row(pace, "the transport alone (baseline)", transportAlone, megabytes: megabytes)
             row(pace, "downloadLesson", pipeline, megabytes: megabytes)
             row(pace, "MediaCore's own (the difference)", own, megabytes: megabytes)
@@ -189,6 +197,19 @@ enum PipelineCost {
             cpu: after.1.cpu - before.1.cpu, switches: after.1.switches - before.1.switches)
     }
 
+    /// The heap allocations the process made during `body`, or nil where they cannot be counted.
+    static func countAllocations(_ body: () -> Void) -> Int? {
+        guard mediacore_allocation_counting_available() != 0 else {
+            body()
+            return nil
+        }
+        let before = mediacore_allocation_count()
+        mediacore_allocation_counting_enable(1)
+        body()
+        mediacore_allocation_counting_enable(0)
+        return Int(clamping: mediacore_allocation_count() - before)
+    }
+
     /// The process's CPU seconds (user and system) and context switches (voluntary and not).
     static func resources() -> (cpu: Double, switches: Int) {
         guard let usage = HostileInputMemory.processUsage() else { return (0, 0) }
@@ -209,7 +230,9 @@ enum PipelineCost {
         print(
             pad(pace, 24) + pad(side, 33) + pad(String(format: "%.3f s", usage.wall), 10)
                 + pad(String(format: "%.3f", usage.cpu), 8) + pad(String(usage.switches), 10)
-                + pad(format(usage.cpu * 1_000 / megabytes), 11) + format(Double(usage.switches) / megabytes))
+                + pad(format(usage.cpu * 1_000 / megabytes), 11)
+                + pad(format(Double(usage.switches) / megabytes), 13)
+                + (usage.allocations.map { format(Double($0) / megabytes) } ?? "not counted"))
     }
 
     static func format(_ value: Double) -> String {
