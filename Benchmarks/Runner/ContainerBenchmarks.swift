@@ -21,7 +21,58 @@ enum ContainerBenchmarks {
             remux(
                 name: "720p H.264 and AAC in MPEG-TS segments to .mp4", brand: .movie,
                 segments: lesson(segments: quick ? 2 : 16), target: .within(2)),
+            startCodes(in: lesson(segments: quick ? 2 : 16)),
         ]
+    }
+
+    /// The remuxer's start-code search (`memchr` for each `01`, then the two bytes before it)
+    /// over a 720p lesson's bytes, against a byte loop that skips ahead as ffmpeg's
+    /// `avpriv_find_start_code` does: it looks at every third byte while none is 0 or 1. Both
+    /// must find the same start codes, or the benchmark stops.
+    static func startCodes(in segments: [Data]) -> Benchmark {
+        let bytes = [UInt8](segments.joined())
+        let expected = bytes.withUnsafeBytes { skippingAhead($0) }
+        let found = bytes.withUnsafeBytes { StartCodeSearch.count(in: $0) }
+        if found != expected {
+            FileHandle.standardError.write(
+                Data("benchmark: the start-code searches disagree (\(found) against \(expected))\n".utf8))
+            exit(1)
+        }
+        return Benchmark(
+            group: "Containers",
+            name: "find the \(found) start codes in \(bytes.count >> 20) MiB of 720p H.264 in MPEG-TS",
+            items: bytes.count,
+            setup: { { blackHole(bytes.withUnsafeBytes { StartCodeSearch.count(in: $0) }) } },
+            baselines: [
+                .init(name: "a byte loop skipping ahead (ffmpeg's way)", target: .atLeast(1)) {
+                    { blackHole(bytes.withUnsafeBytes { skippingAhead($0) }) }
+                }
+            ]
+        )
+    }
+
+    /// The start codes (`00 00 01`) in `bytes`, by a byte loop that skips ahead: a byte above 1
+    /// cannot be any of a start code's three, so the next one can end no sooner than three bytes
+    /// on; a nonzero byte before a 0 or 1, no sooner than two on.
+    ///
+    /// - Complexity: O(*n*), reading about a third of the bytes of data with few zeros.
+    static func skippingAhead(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var found = 0
+        var index = 2
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte > 1 {
+                index += 3
+            } else if bytes[index - 1] != 0 {
+                index += 2
+            } else if bytes[index - 2] != 0 || byte != 1 {
+                index += 1
+            } else {
+                found += 1
+                index += 3
+            }
+        }
+        return found
     }
 
     static let folder = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -385,3 +385,22 @@ struct ParameterSets: Sendable, Hashable, Codable {
         }
     }
 }
+
+/// The remuxer's start-code search, seen from the package's benchmarks, which time it beside a
+/// byte loop that skips ahead as ffmpeg's `avpriv_find_start_code` does.
+package enum StartCodeSearch {
+    /// The number of start codes (`00 00 01`) in `bytes`, found as the remuxer finds them; a
+    /// search goes on three bytes past each one found.
+    ///
+    /// - Complexity: O(*n*).
+    package static func count(in bytes: UnsafeRawBufferPointer) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        var found = 0
+        var position = 0
+        while let code = AccessUnitConverter.nextStartCode(base, count: bytes.count, from: position) {
+            found += 1
+            position = code + 3
+        }
+        return found
+    }
+}
