@@ -176,10 +176,9 @@ private final class ChunkRouter: NSObject, URLSessionDataDelegate, Sendable {
         var generation = 0
     }
 
-    /// The most bytes gathered before they are handed on.
+    /// The most bytes gathered before they are handed on, and the size of a gathering buffer:
+    /// a piece that does not fit in what is left is split across two buffers.
     static let gatherLimit = 256 << 10
-    /// The size of a gathering buffer: the limit and one more piece of the session's.
-    static let bufferSize = gatherLimit + (64 << 10)
     /// The longest bytes wait to be handed on while more arrive, in nanoseconds: at 10 MB/s a
     /// batch fills in about 26 ms, so only a slower body is handed on by its timer.
     static let gatherWindow: UInt64 = 100_000_000
@@ -237,42 +236,37 @@ private final class ChunkRouter: NSObject, URLSessionDataDelegate, Sendable {
         waiters.withLock { waiters in
             guard var waiter = waiters[task] else { return }
             var pieces: [Data] = []
-            if waiter.gathered == nil, now &- waiter.handedOver >= Self.gatherWindow || data.count > Self.gatherLimit {
-                // After a pause (or a large piece), hand it on at once: a slow body is never held back.
+            if waiter.gathered == nil, now &- waiter.handedOver >= Self.gatherWindow || data.count >= Self.gatherLimit {
+                // After a pause (or a piece as large as a batch), hand it on at once: a slow
+                // body is never held back.
                 pieces.append(data)
                 waiter.handedOver = now
             } else {
-                if let buffer = waiter.gathered, waiter.used + data.count > Self.bufferSize {
+                data.withUnsafeBytes { bytes in
+                    guard let base = bytes.baseAddress else { return }
+                    var copied = 0
+                    // A piece that does not fit is split: the buffer is handed on full, and the
+                    // rest starts the next one, so a batch's buffer holds no unused room.
+                    while copied < bytes.count {
+                        let buffer = waiter.gathered ?? startGathering(&waiter, task: task)
+                        let count = min(Self.gatherLimit - waiter.used, bytes.count - copied)
+                        (buffer + waiter.used).copyMemory(from: base + copied, byteCount: count)
+                        waiter.gathered = buffer
+                        waiter.used += count
+                        copied += count
+                        if waiter.used == Self.gatherLimit {
+                            pieces.append(handOver(buffer, count: waiter.used))
+                            waiter.gathered = nil
+                            waiter.used = 0
+                            waiter.handedOver = now
+                        }
+                    }
+                }
+                if let buffer = waiter.gathered, now &- waiter.handedOver >= Self.gatherWindow {
                     pieces.append(handOver(buffer, count: waiter.used))
                     waiter.gathered = nil
                     waiter.used = 0
-                }
-                if data.count > Self.bufferSize {
-                    pieces.append(data)
-                } else {
-                    let starting = waiter.gathered == nil
-                    let buffer = waiter.gathered ?? takeSpare()
-                    if starting {
-                        // Whatever is gathered is handed on within the window, more bytes or not.
-                        waiter.generation += 1
-                        let generation = waiter.generation
-                        timers.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.gatherWindow))) { [weak self] in
-                            self?.handOverIfStill(task: task, generation: generation)
-                        }
-                    }
-                    data.withUnsafeBytes { bytes in
-                        if let base = bytes.baseAddress {
-                            (buffer + waiter.used).copyMemory(from: base, byteCount: bytes.count)
-                        }
-                    }
-                    waiter.gathered = buffer
-                    waiter.used += data.count
-                    if waiter.used >= Self.gatherLimit || now &- waiter.handedOver >= Self.gatherWindow {
-                        pieces.append(handOver(buffer, count: waiter.used))
-                        waiter.gathered = nil
-                        waiter.used = 0
-                        waiter.handedOver = now
-                    }
+                    waiter.handedOver = now
                 }
             }
             waiters[task] = waiter
@@ -280,9 +274,20 @@ private final class ChunkRouter: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 
+    /// A buffer for `waiter` to gather into, with the timer that hands on whatever it holds
+    /// once the window has passed, more bytes or not.
+    private func startGathering(_ waiter: inout Waiter, task: Int) -> UnsafeMutableRawPointer {
+        waiter.generation += 1
+        let generation = waiter.generation
+        timers.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.gatherWindow))) { [weak self] in
+            self?.handOverIfStill(task: task, generation: generation)
+        }
+        return takeSpare()
+    }
+
     /// A spare gathering buffer, or a new one.
     private func takeSpare() -> UnsafeMutableRawPointer {
-        spare.withLock { $0.popLast() } ?? .allocate(byteCount: Self.bufferSize, alignment: 16)
+        spare.withLock { $0.popLast() } ?? .allocate(byteCount: Self.gatherLimit, alignment: 16)
     }
 
     /// Hands on what a task gathered, when it is still the same gathering buffer.

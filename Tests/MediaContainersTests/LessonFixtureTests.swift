@@ -40,6 +40,15 @@ struct LessonFixtureTests {
         try LessonComparison.expectSameFrames(file, as: name)
     }
 
+    @Test(
+        "a step remuxed whole from its bytes in pieces, each let go once read, makes the file its joined bytes make",
+        arguments: lessons, [1_000, 65_536])
+    func wholeInPieces(name: String, pieceSize: Int) throws {
+        let joined = try Remux.lesson(name).bytes
+        let pieces = try Remux.lesson(name, wholePieces: pieceSize).bytes
+        #expect(pieces == joined, "\(name) in pieces of \(pieceSize) bytes")
+    }
+
     @Test("the frame comparison tells two lessons apart: another source's frames and parameter sets are differences")
     func comparisonCanFail() throws {
         let file = try Remux.lesson("disc-same").file

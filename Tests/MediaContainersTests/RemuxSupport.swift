@@ -15,10 +15,12 @@ enum Remux {
     }
 
     /// Remuxes `steps` (groups of segments remuxed together) into a new file. With `pieces`, each
-    /// segment that can stream is fed in pieces of that many bytes instead of whole.
+    /// segment that can stream is fed in pieces of that many bytes instead of whole. With
+    /// `wholePieces`, every step is remuxed whole by `append(taking:)` from its segments' bytes
+    /// in pieces of that many bytes (the first in `data`, the rest in `pieces`).
     static func run(
         _ steps: [[SegmentRemuxer.Segment]], brand: MP4Writer.Brand = .movie, renditions: Int = 1,
-        pieces: Int? = nil, gaps: SegmentRemuxer.GapPolicy = .keepTimestamps
+        pieces: Int? = nil, wholePieces: Int? = nil, gaps: SegmentRemuxer.GapPolicy = .keepTimestamps
     ) throws -> Result {
         let folder = temporaryFolder("remux")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -41,6 +43,18 @@ enum Remux {
                     start = end
                 }
                 try remuxer.end()
+            } else if let wholePieces {
+                var split = step.map { segment in
+                    var split = segment
+                    let bytes = segment.data
+                    let starts = Array(stride(from: bytes.startIndex, to: bytes.endIndex, by: wholePieces))
+                    let slices = starts.map { Data(bytes[$0..<min($0 + wholePieces, bytes.endIndex)]) }
+                    split.data = slices.first ?? Data()
+                    split.pieces = Array(slices.dropFirst())
+                    return split
+                }
+                try remuxer.append(taking: &split)
+                #expect(split.allSatisfy { $0.data.isEmpty && $0.pieces.isEmpty }, "the remux took the bytes")
             } else {
                 try remuxer.append(step)
             }
@@ -83,10 +97,11 @@ enum Remux {
     }
 
     /// Remuxes lesson `name`.
-    static func lesson(_ name: String, pieces: Int? = nil, gaps: SegmentRemuxer.GapPolicy = .keepTimestamps) throws
-        -> Result
-    {
+    static func lesson(
+        _ name: String, pieces: Int? = nil, wholePieces: Int? = nil, gaps: SegmentRemuxer.GapPolicy = .keepTimestamps
+    ) throws -> Result {
         let playlists = try Lessons.playlists(name)
-        return try run(try steps(name), renditions: playlists.count, pieces: pieces, gaps: gaps)
+        return try run(
+            try steps(name), renditions: playlists.count, pieces: pieces, wholePieces: wholePieces, gaps: gaps)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HLS
+import Locking
 import MediaContainers
 
 /// Runs a planned lesson download in one pass: the engine's transfers fetch the parts (with
@@ -305,16 +306,31 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                         case .initialization:
                             initialization[part.rendition] = data(of: index)
                         case .segment(let number):
-                            whole.append(
-                                SegmentRemuxer.Segment(
-                                    data: data(of: index), rendition: part.rendition,
-                                    discontinuity: part.discontinuity, initialization: initialization[part.rendition],
-                                    resourceOffset: part.resourceOffset, index: number))
+                            var segment = SegmentRemuxer.Segment(
+                                data: Data(), rendition: part.rendition, discontinuity: part.discontinuity,
+                                initialization: initialization[part.rendition], resourceOffset: part.resourceOffset,
+                                index: number)
+                            // A clear part goes in the pieces it arrived in, read and let go
+                            // one by one; a decrypted one is already whole.
+                            if let clear = done[index]?.data {
+                                segment.data = clear
+                            } else {
+                                segment.pieces = flows[index]?.takePieces() ?? []
+                            }
+                            whole.append(segment)
                         }
                     }
-                    let segments = whole
+                    // Handed over, not shared: the remux takes the only copy of the pieces out of
+                    // the box, so each is freed as soon as it is read.
+                    let handed = Locked(whole)
+                    whole = []
                     remux(step) { session, received, floor in
-                        try session.remux(step: step, segments: segments, bytesReceived: received, fractionFloor: floor)
+                        var segments = handed.withLock { segments in
+                            defer { segments = [] }
+                            return segments
+                        }
+                        return try session.remux(
+                            step: step, segments: &segments, bytesReceived: received, fractionFloor: floor)
                     }
                 case .stop:
                     // The transfers and remux steps in flight are cancelled; the last

@@ -133,7 +133,18 @@ final class PartFlow: PartReceiver, Sendable {
         }
     }
 
-    /// The bytes held, joined (a part remuxed whole, or decrypted first).
+    /// The bytes held, in the pieces they arrived in (a part remuxed whole, read piece by
+    /// piece): the flow lets go of them.
+    func takePieces() -> [Data] {
+        state.withLock { state in
+            gauge.release(state.heldBytes)
+            state.heldBytes = 0
+            defer { state.held = [] }
+            return state.held
+        }
+    }
+
+    /// The bytes held, joined (a part decrypted first, or an initialisation section).
     func takeBuffered() -> Data {
         state.withLock { state in
             gauge.release(state.heldBytes)

@@ -35,19 +35,20 @@ final class RemuxSession: @unchecked Sendable {
         }
     }
 
-    /// Remuxes step `step` whole and checkpoints it.
+    /// Remuxes step `step` whole and checkpoints it, taking the segments' bytes: each piece is
+    /// let go once read.
     ///
     /// - Returns: The media data's length after the step.
     func remux(
-        step: Int, segments: [SegmentRemuxer.Segment], bytesReceived: UInt64, fractionFloor: Double
+        step: Int, segments: inout [SegmentRemuxer.Segment], bytesReceived: UInt64, fractionFloor: Double
     ) throws -> UInt64 {
+        let first = segments.first?.index
         do {
-            try remuxer.append(segments)
+            try remuxer.append(taking: &segments)
         } catch {
-            throw Self.typed(error, segment: segments.first?.index, output: output.url)
+            throw Self.typed(error, segment: first, output: output.url)
         }
-        return try checkpoint(
-            step: step, bytesReceived: bytesReceived, fractionFloor: fractionFloor, segment: segments.first?.index)
+        return try checkpoint(step: step, bytesReceived: bytesReceived, fractionFloor: fractionFloor, segment: first)
     }
 
     /// Checkpoints step `step`: the media data flushed, then its journal record appended and

@@ -116,9 +116,31 @@ extension SegmentRemuxer {
         renditionStates[segment.rendition] = state
     }
 
-    mutating func readSegment(_ segment: Segment) throws(ContainerError) -> [MediaSample] {
-        var reader = try makeReader(for: segment, prefix: segment.data)
-        var samples = try reader.read(segment.data)
+    /// Reads a whole segment: its ``Segment/data``, then its pieces in order, as a streamed
+    /// segment is fed. Each piece is let go once read, and `segment` keeps none of its bytes.
+    ///
+    /// - Complexity: O(*n*) in the segment's bytes.
+    mutating func readSegment(_ segment: inout Segment) throws(ContainerError) -> [MediaSample] {
+        var pieces = segment.pieces
+        var head = segment.data
+        segment.pieces = []
+        segment.data = Data()
+        var next = 0
+        // The format is told from the first 512 bytes, as when streaming.
+        while head.count < 512, next < pieces.count {
+            head.append(pieces[next])
+            pieces[next] = Data()
+            next += 1
+        }
+        var reader = try makeReader(for: segment, prefix: head)
+        var samples = try reader.read(head)
+        head = Data()
+        while next < pieces.count {
+            let piece = pieces[next]
+            pieces[next] = Data()
+            next += 1
+            samples += try reader.read(piece)
+        }
         samples += try reader.finish()
         close(&reader, of: segment)
         return samples

@@ -78,6 +78,10 @@ public struct SegmentRemuxer: Sendable {
         public var resourceOffset: UInt64
         /// Its index, for errors.
         public var index: Int
+        /// More of its bytes, after ``data``, in the pieces they arrived in: a segment read by
+        /// ``SegmentRemuxer/append(taking:)`` lets each piece go once it is read, so a segment
+        /// remuxed whole is not held twice (its pieces and a joined copy) while it is read.
+        package var pieces: [Data] = []
 
         /// Creates a segment.
         public init(
@@ -261,10 +265,24 @@ public struct SegmentRemuxer: Sendable {
     /// - Throws: ``ContainerError`` naming the segment: bytes that are not media, a malformed
     ///   segment, a stream that cannot be written, or a failed write.
     public mutating func append(_ segments: [Segment]) throws(ContainerError) {
+        var segments = segments
+        try append(taking: &segments)
+    }
+
+    /// Appends `segments` as ``append(_:)`` does, taking their bytes: each segment's pieces are
+    /// let go as they are read, and `segments` is left without them. A caller that holds no
+    /// other copy of the pieces frees each as soon as the reader has taken its samples.
+    ///
+    /// - Throws: ``ContainerError`` naming the segment.
+    package mutating func append(taking segments: inout [Segment]) throws(ContainerError) {
         var read: [(segment: Segment, samples: [MediaSample])] = []
-        for segment in segments {
+        for index in segments.indices {
+            var segment = segments[index]
+            // The array lets go of the bytes, so the copy being read holds them alone.
+            segments[index].data = Data()
+            segments[index].pieces = []
             do {
-                read.append((segment, try readSegment(segment)))
+                read.append((segment, try readSegment(&segment)))
             } catch {
                 var located = error
                 located.segment = located.segment ?? segment.index
