@@ -163,25 +163,16 @@ final class StreamingSession: Sendable {
 /// has gathered 100 ms after a batch began, whichever comes first. A batch sets one timer, not
 /// one per piece, so a slow network costs the reader a wake-up per 256 KiB, as a fast one does.
 /// The first piece after a pause of 100 ms goes on at once, so a slow body is never held back
-/// by more than 100 ms, far below any idle bound.
+/// by more than 100 ms, far below any idle bound. ``BodyGathering`` holds these rules; the router
+/// gives it buffers, timers and a lock.
 private final class ChunkRouter: NSObject, URLSessionDataDelegate, Sendable {
     private struct Waiter {
         var head: CheckedContinuation<URLResponse, any Error>?
         let body: HTTPBodyChunks.Continuation
-        /// Bytes gathered and not yet handed on: a buffer of the router's, and how much of it is used.
-        var gathered: UnsafeMutableRawPointer?
-        var used = 0
-        var handedOver: UInt64
-        /// Counts gathering buffers, so a timer set for one does not hand on the next.
-        var generation = 0
+        /// The body's batching (``BodyGathering``): the buffer being filled, and its timer's
+        /// generation.
+        var gathering: BodyGathering
     }
-
-    /// The most bytes gathered before they are handed on, and the size of a gathering buffer:
-    /// a piece that does not fit in what is left is split across two buffers.
-    static let gatherLimit = 256 << 10
-    /// The longest bytes wait to be handed on while more arrive, in nanoseconds: at 10 MB/s a
-    /// batch fills in about 26 ms, so only a slower body is handed on by its timer.
-    static let gatherWindow: UInt64 = 100_000_000
 
     /// The waiters by task; pieces are handed on under its lock, so they reach each reader in
     /// order.
@@ -195,12 +186,13 @@ private final class ChunkRouter: NSObject, URLSessionDataDelegate, Sendable {
     deinit {
         // Every piece handed on holds the router, so no buffer is out when it goes.
         spare.withLock { buffers in for buffer in buffers { buffer.deallocate() } }
-        waiters.withLock { waiters in for waiter in waiters.values { waiter.gathered?.deallocate() } }
+        waiters.withLock { waiters in for waiter in waiters.values { waiter.gathering.gathered?.deallocate() } }
     }
 
     func register(_ task: Int, head: CheckedContinuation<URLResponse, any Error>, body: HTTPBodyChunks.Continuation) {
         waiters.withLock {
-            $0[task] = Waiter(head: head, body: body, handedOver: DispatchTime.now().uptimeNanoseconds)
+            $0[task] = Waiter(
+                head: head, body: body, gathering: BodyGathering(now: DispatchTime.now().uptimeNanoseconds))
         }
     }
 
@@ -235,80 +227,41 @@ private final class ChunkRouter: NSObject, URLSessionDataDelegate, Sendable {
         let task = dataTask.taskIdentifier
         waiters.withLock { waiters in
             guard var waiter = waiters[task] else { return }
-            var pieces: [Data] = []
-            if waiter.gathered == nil, now &- waiter.handedOver >= Self.gatherWindow || data.count >= Self.gatherLimit {
-                // After a pause (or a piece as large as a batch), hand it on at once: a slow
-                // body is never held back.
-                pieces.append(data)
-                waiter.handedOver = now
-            } else {
-                data.withUnsafeBytes { bytes in
-                    guard let base = bytes.baseAddress else { return }
-                    var copied = 0
-                    // A piece that does not fit is split: the buffer is handed on full, and the
-                    // rest starts the next one, so a batch's buffer holds no unused room.
-                    while copied < bytes.count {
-                        let buffer = waiter.gathered ?? startGathering(&waiter, task: task)
-                        let count = min(Self.gatherLimit - waiter.used, bytes.count - copied)
-                        (buffer + waiter.used).copyMemory(from: base + copied, byteCount: count)
-                        waiter.gathered = buffer
-                        waiter.used += count
-                        copied += count
-                        if waiter.used == Self.gatherLimit {
-                            pieces.append(handOver(buffer, count: waiter.used))
-                            waiter.gathered = nil
-                            waiter.used = 0
-                            waiter.handedOver = now
-                        }
+            let chunks = waiter.gathering.add(
+                data, now: now, take: takeSpare, handOver: handOver,
+                startTimer: { generation in
+                    timers.asyncAfter(deadline: .now() + .nanoseconds(Int(BodyGathering.window))) { [weak self] in
+                        self?.handOverIfStill(task: task, generation: generation)
                     }
-                }
-                if let buffer = waiter.gathered, now &- waiter.handedOver >= Self.gatherWindow {
-                    pieces.append(handOver(buffer, count: waiter.used))
-                    waiter.gathered = nil
-                    waiter.used = 0
-                    waiter.handedOver = now
-                }
-            }
+                })
             waiters[task] = waiter
-            for piece in pieces { waiter.body.yield(piece) }
+            for chunk in chunks { waiter.body.yield(chunk) }
         }
-    }
-
-    /// A buffer for `waiter` to gather into, with the timer that hands on whatever it holds
-    /// once the window has passed, more bytes or not.
-    private func startGathering(_ waiter: inout Waiter, task: Int) -> UnsafeMutableRawPointer {
-        waiter.generation += 1
-        let generation = waiter.generation
-        timers.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.gatherWindow))) { [weak self] in
-            self?.handOverIfStill(task: task, generation: generation)
-        }
-        return takeSpare()
     }
 
     /// A spare gathering buffer, or a new one.
     private func takeSpare() -> UnsafeMutableRawPointer {
-        spare.withLock { $0.popLast() } ?? .allocate(byteCount: Self.gatherLimit, alignment: 16)
+        spare.withLock { $0.popLast() } ?? .allocate(byteCount: BodyGathering.limit, alignment: 16)
     }
 
     /// Hands on what a task gathered, when it is still the same gathering buffer.
     private func handOverIfStill(task: Int, generation: Int) {
         waiters.withLock { waiters in
-            guard var waiter = waiters[task], waiter.generation == generation, let buffer = waiter.gathered else {
-                return
-            }
-            let piece = handOver(buffer, count: waiter.used)
-            waiter.gathered = nil
-            waiter.used = 0
-            waiter.handedOver = DispatchTime.now().uptimeNanoseconds
+            guard var waiter = waiters[task],
+                let chunk = waiter.gathering.flush(
+                    generation: generation, now: DispatchTime.now().uptimeNanoseconds, handOver: handOver)
+            else { return }
             waiters[task] = waiter
-            waiter.body.yield(piece)
+            waiter.body.yield(chunk)
         }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let waiter = waiters.withLock { waiters -> Waiter? in
-            let waiter = waiters.removeValue(forKey: task.taskIdentifier)
-            if let waiter, let buffer = waiter.gathered { waiter.body.yield(handOver(buffer, count: waiter.used)) }
+            guard var waiter = waiters.removeValue(forKey: task.taskIdentifier) else { return nil }
+            if let chunk = waiter.gathering.flush(generation: nil, now: 0, handOver: handOver) {
+                waiter.body.yield(chunk)
+            }
             return waiter
         }
         guard let waiter else { return }

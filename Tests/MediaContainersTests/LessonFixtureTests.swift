@@ -42,11 +42,13 @@ struct LessonFixtureTests {
 
     @Test(
         "a step remuxed whole from its bytes in pieces, each let go once read, makes the file its joined bytes make",
-        arguments: lessons, [1_000, 65_536])
-    func wholeInPieces(name: String, pieceSize: Int) throws {
+        arguments: lessons, [(100, false), (188, true), (65_536, false)])
+    func wholeInPieces(name: String, split: (pieceSize: Int, firstPieceInData: Bool)) throws {
         let joined = try Remux.lesson(name).bytes
-        let pieces = try Remux.lesson(name, wholePieces: pieceSize).bytes
-        #expect(pieces == joined, "\(name) in pieces of \(pieceSize) bytes")
+        let pieces = try Remux.lesson(
+            name, wholePieces: split.pieceSize, firstPieceInData: split.firstPieceInData
+        ).bytes
+        #expect(pieces == joined, "\(name) in pieces of \(split.pieceSize) bytes")
     }
 
     @Test("the frame comparison tells two lessons apart: another source's frames and parameter sets are differences")

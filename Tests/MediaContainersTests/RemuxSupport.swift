@@ -17,10 +17,12 @@ enum Remux {
     /// Remuxes `steps` (groups of segments remuxed together) into a new file. With `pieces`, each
     /// segment that can stream is fed in pieces of that many bytes instead of whole. With
     /// `wholePieces`, every step is remuxed whole by `append(taking:)` from its segments' bytes
-    /// in pieces of that many bytes (the first in `data`, the rest in `pieces`).
+    /// in pieces of that many bytes, all in `pieces` as a lesson download hands them over (or,
+    /// with `firstPieceInData`, the first in `data`).
     static func run(
         _ steps: [[SegmentRemuxer.Segment]], brand: MP4Writer.Brand = .movie, renditions: Int = 1,
-        pieces: Int? = nil, wholePieces: Int? = nil, gaps: SegmentRemuxer.GapPolicy = .keepTimestamps
+        pieces: Int? = nil, wholePieces: Int? = nil, firstPieceInData: Bool = false,
+        gaps: SegmentRemuxer.GapPolicy = .keepTimestamps
     ) throws -> Result {
         let folder = temporaryFolder("remux")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -49,8 +51,8 @@ enum Remux {
                     let bytes = segment.data
                     let starts = Array(stride(from: bytes.startIndex, to: bytes.endIndex, by: wholePieces))
                     let slices = starts.map { Data(bytes[$0..<min($0 + wholePieces, bytes.endIndex)]) }
-                    split.data = slices.first ?? Data()
-                    split.pieces = Array(slices.dropFirst())
+                    split.data = firstPieceInData ? slices.first ?? Data() : Data()
+                    split.pieces = firstPieceInData ? Array(slices.dropFirst()) : slices
                     return split
                 }
                 try remuxer.append(taking: &split)
@@ -98,10 +100,12 @@ enum Remux {
 
     /// Remuxes lesson `name`.
     static func lesson(
-        _ name: String, pieces: Int? = nil, wholePieces: Int? = nil, gaps: SegmentRemuxer.GapPolicy = .keepTimestamps
+        _ name: String, pieces: Int? = nil, wholePieces: Int? = nil, firstPieceInData: Bool = false,
+        gaps: SegmentRemuxer.GapPolicy = .keepTimestamps
     ) throws -> Result {
         let playlists = try Lessons.playlists(name)
         return try run(
-            try steps(name), renditions: playlists.count, pieces: pieces, wholePieces: wholePieces, gaps: gaps)
+            try steps(name), renditions: playlists.count, pieces: pieces, wholePieces: wholePieces,
+            firstPieceInData: firstPieceInData, gaps: gaps)
     }
 }

@@ -314,6 +314,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                             // one by one; a decrypted one is already whole.
                             if let clear = done[index]?.data {
                                 segment.data = clear
+                                done[index]?.data = nil
                             } else {
                                 segment.pieces = flows[index]?.takePieces() ?? []
                             }

@@ -128,7 +128,11 @@ extension SegmentRemuxer {
         var next = 0
         // The format is told from the first 512 bytes, as when streaming.
         while head.count < 512, next < pieces.count {
-            head.append(pieces[next])
+            if head.isEmpty {
+                head = pieces[next]
+            } else {
+                head.append(pieces[next])
+            }
             pieces[next] = Data()
             next += 1
         }

@@ -282,7 +282,10 @@ public struct SegmentRemuxer: Sendable {
             segments[index].data = Data()
             segments[index].pieces = []
             do {
-                read.append((segment, try readSegment(&segment)))
+                // Read first, then kept: the tuple must not copy the segment while it still
+                // holds its pieces, or they would all live until the step is written.
+                let samples = try readSegment(&segment)
+                read.append((segment, samples))
             } catch {
                 var located = error
                 located.segment = located.segment ?? segment.index
