@@ -324,6 +324,7 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                     // Handed over, not shared: the remux takes the only copy of the pieces out of
                     // the box, so each is freed as soon as it is read.
                     let handed = Locked(whole)
+                    // The remux may start on its queue before this scope ends.
                     whole = []
                     remux(step) { session, received, floor in
                         var segments = handed.withLock { segments in

@@ -146,15 +146,11 @@ final class PartFlow: PartReceiver, Sendable {
 
     /// The bytes held, joined (a part decrypted first, or an initialisation section).
     func takeBuffered() -> Data {
-        state.withLock { state in
-            gauge.release(state.heldBytes)
-            state.heldBytes = 0
-            defer { state.held = [] }
-            if state.held.count == 1, let only = state.held.first { return only }
-            var joined = Data(capacity: state.held.reduce(0) { $0 + $1.count })
-            for piece in state.held { joined.append(piece) }
-            return joined
-        }
+        let pieces = takePieces()
+        if pieces.count == 1, let only = pieces.first { return only }
+        var joined = Data(capacity: pieces.reduce(0) { $0 + $1.count })
+        for piece in pieces { joined.append(piece) }
+        return joined
     }
 
     /// Notes bytes the remuxer took, and lets the waiting transfer go on once the queue is

@@ -17,6 +17,10 @@ public enum SegmentFormat: Sendable, Hashable {
         "ftyp", "styp", "moof", "moov", "sidx", "emsg", "prft", "free", "skip", "mdat", "wide", "pdin", "uuid",
     ]
 
+    /// The most bytes ``detect(_:)`` reads: a segment's format is told from its first 512 bytes
+    /// (fewer when it is shorter), whether it streams or is read whole.
+    static let detectionLength = 512
+
     /// The format of bytes that start with `prefix` (at least 12 bytes of it when there are that
     /// many; 376 or more let a transport stream be told by two sync bytes).
     ///
@@ -24,7 +28,7 @@ public enum SegmentFormat: Sendable, Hashable {
     ///   (an HTML page, JSON, text, or unknown binary).
     /// - Complexity: O(1).
     public static func detect(_ prefix: Data) throws(ContainerError) -> SegmentFormat {
-        let bytes = [UInt8](prefix.prefix(512))
+        let bytes = [UInt8](prefix.prefix(detectionLength))
         guard !bytes.isEmpty else { throw ContainerError(.notMedia(found: "an empty body")) }
         if bytes[0] == 0x47, bytes.count < 189 || bytes[188] == 0x47 { return .transportStream }
         if bytes.count >= 8 {

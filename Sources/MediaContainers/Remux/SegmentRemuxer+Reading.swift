@@ -48,7 +48,7 @@ extension SegmentRemuxer {
         let state = renditionStates[segment.rendition]
         // The same discontinuity number continues the rendition's timeline; another starts afresh.
         let continues = state.discontinuity == segment.discontinuity
-        switch try SegmentFormat.detect(prefix.prefix(512)) {
+        switch try SegmentFormat.detect(prefix) {
         case .transportStream:
             var context: TransportStreamReader.Context?
             if case .transportStream(let previous) = state.reading {
@@ -121,18 +121,14 @@ extension SegmentRemuxer {
     ///
     /// - Complexity: O(*n*) in the segment's bytes.
     mutating func readSegment(_ segment: inout Segment) throws(ContainerError) -> [MediaSample] {
-        var pieces = segment.pieces
-        var head = segment.data
+        var pieces = segment.data.isEmpty ? segment.pieces : [segment.data] + segment.pieces
         segment.pieces = []
         segment.data = Data()
+        var head = Data()
         var next = 0
-        // The format is told from the first 512 bytes, as when streaming.
-        while head.count < 512, next < pieces.count {
-            if head.isEmpty {
-                head = pieces[next]
-            } else {
-                head.append(pieces[next])
-            }
+        // The format is told from the first bytes, as when streaming.
+        while head.count < SegmentFormat.detectionLength, next < pieces.count {
+            if head.isEmpty { head = pieces[next] } else { head.append(pieces[next]) }
             pieces[next] = Data()
             next += 1
         }

@@ -56,8 +56,8 @@ extension SegmentRemuxer {
             var data = bytes
             if current.reader == nil {
                 current.head.append(bytes)
-                // The format is told from the first 512 bytes (fewer at the segment's end).
-                guard current.head.count >= 512 else {
+                // The format is told from the first bytes (fewer at the segment's end).
+                guard current.head.count >= SegmentFormat.detectionLength else {
                     streaming = current
                     return
                 }
