@@ -20,10 +20,12 @@ struct LessonSchedulerTests {
     func firstStepStreams() {
         var scheduler = Self.segments(4)
         #expect(scheduler.handle(.start) == [.fetch(part: 0), .fetch(part: 1), .stream(part: 0, step: 0)])
-        // The second part is fetched first: it waits, held, for its turn.
-        #expect(scheduler.handle(.partFetched(1)) == [.fetch(part: 2)])
-        // The window spans the step with the remuxer and the next one: part 3 waits.
-        #expect(scheduler.handle(.partFetched(0)) == [.checkpoint(step: 0)])
+        // The second part is fetched first: it waits, held, for its turn. The window does not
+        // move on while the segment streaming is still arriving (at the remuxer's pace).
+        #expect(scheduler.handle(.partFetched(1)) == [])
+        // Step 0's segment is all in: the window spans the step with the remuxer and the next
+        // one, so part 2 starts and part 3 waits.
+        #expect(scheduler.handle(.partFetched(0)) == [.checkpoint(step: 0), .fetch(part: 2)])
         // Step 1's part is all in when its turn comes: it streams what was held and ends at once,
         // and the window moves on.
         #expect(
@@ -34,6 +36,20 @@ struct LessonSchedulerTests {
         #expect(scheduler.handle(.partFetched(3)) == [.checkpoint(step: 3)])
         #expect(scheduler.handle(.stepRemuxed(3)) == [.finish])
         #expect(scheduler.phase == .finished)
+    }
+
+    @Test(
+        "a segment still streaming counts in the window: a fast network holds no more whole segments waiting for it",
+        arguments: 1...3)
+    func streamingCountsInWindow(concurrency: Int) {
+        var scheduler = Self.segments(8, concurrency: concurrency)
+        // Step 0 streams; the parts after it within the window start with it.
+        let started = Array(0..<concurrency).map(Scheduler.Action.fetch(part:))
+        #expect(scheduler.handle(.start) == started + [.stream(part: 0, step: 0)])
+        // They arrive before the streamed segment: nothing more starts.
+        for part in 1..<concurrency { #expect(scheduler.handle(.partFetched(part)) == []) }
+        // The streamed segment is in: the window moves on by one step.
+        #expect(scheduler.handle(.partFetched(0)) == [.checkpoint(step: 0), .fetch(part: concurrency)])
     }
 
     @Test("a step with an initialisation section streams its segment once the section is in")
@@ -152,6 +168,11 @@ struct LessonSchedulerTests {
                     // Within the window: the step being worked on and the next steps.
                     let windowEnd = steps[min(checkpointed.count + scheduler.concurrency, steps.count - 1)].upperBound
                     if part >= windowEnd { broken.append("part \(part) beyond the window") }
+                    // A segment still streaming counts in the window.
+                    if let step = streaming, withRemuxer == nil, !steps[step].allSatisfy(arrived.contains) {
+                        let streamingEnd = steps[min(step + scheduler.concurrency - 1, steps.count - 1)].upperBound
+                        if part >= streamingEnd { broken.append("part \(part) past a segment still streaming") }
+                    }
                 case .stream(let part, let step):
                     if step != checkpointed.count || !scheduler.streamable[step] { broken.append("stream of \(step)") }
                     if !steps[step].allSatisfy({ $0 == part || arrived.contains($0) }) {

@@ -7,8 +7,11 @@
 /// - **Steps in order, one at a time.** Step *n* + 1 is remuxed only after step *n* is
 ///   checkpointed.
 /// - **A bounded fetch window.** At most `concurrency` parts are in flight, and only parts of the
-///   `concurrency` steps from the one being worked on (the next one, while a step is remuxing or
-///   streaming): memory holds a bounded number of segments however long the lesson is.
+///   `concurrency` steps from the one being worked on (from the next one, while a step is
+///   remuxing, or streaming a segment that is all in): memory holds a bounded number of segments
+///   however long the lesson is. A segment still streaming counts in the window, because its
+///   transfer goes at the remuxer's pace: on a fast network the window would otherwise fill with
+///   whole segments waiting for it.
 /// - **Streaming when it can.** A step of one segment (after its initialisation sections, all
 ///   fetched) whose place on the timeline is known (`LessonPlan.streamable`) streams as soon as
 ///   its segment's transfer has started; it is ended and checkpointed when the transfer is done.
@@ -145,8 +148,18 @@ struct LessonScheduler: Sendable, Hashable {
     /// Starts transfers while there is room, within the fetch window.
     private mutating func startMore(into actions: inout [Action]) {
         while inFlight.count < concurrency, nextToStart < isInitialization.count, nextStep < steps.count {
-            // While a step is with the remuxer, the window moves on by one step.
-            let base = phase == .fetching ? nextStep : nextStep + 1
+            // While a step is with the remuxer, the window moves on by one step; not while the
+            // segment it streams is still arriving, for that transfer is held back by the
+            // remuxer's pace, and the window would hold one more segment waiting for it.
+            let base: Int
+            switch phase {
+            case .streaming(let step) where steps[step].contains(where: inFlight.contains):
+                base = nextStep
+            case .fetching:
+                base = nextStep
+            default:
+                base = nextStep + 1
+            }
             let windowEnd = steps[min(base + concurrency - 1, steps.count - 1)].upperBound
             guard nextToStart < windowEnd else { return }
             inFlight.insert(nextToStart)

@@ -91,7 +91,8 @@ public struct MP4Writer: Sendable {
     private var keptRecords: [SampleRecord]?
     private var lastTrack: Int?
 
-    /// The size at which the write buffer goes to the file.
+    /// The write buffer's size: it goes to the file before a sample would take it past this (a
+    /// sample as large goes to the file on its own).
     static let bufferLimit = 1 << 20
 
     /// Starts a file in `output`: writes its `ftyp` and the `mdat` header.
@@ -228,8 +229,11 @@ public struct MP4Writer: Sendable {
             try Self.attempt { try data.withUnsafeBytes { raw in try output.write(raw, at: at) } }
             bufferStart += UInt64(data.count)
         } else {
+            // Flushed before a sample would take it past the limit, the buffer is one allocation
+            // of the limit's size that never grows (appending past it would double it).
+            if buffer.count + data.count > Self.bufferLimit { try flushBuffer() }
+            if buffer.capacity < Self.bufferLimit { buffer.reserveCapacity(Self.bufferLimit) }
             buffer.append(contentsOf: data)
-            if buffer.count >= Self.bufferLimit { try flushBuffer() }
         }
     }
 

@@ -44,23 +44,49 @@ final class ByteArena: @unchecked Sendable {
     }
 }
 
-/// The arenas of one stream's samples, reused once no sample holds them.
+/// The arenas of one stream's samples, reused once no sample holds them. Of the arenas no sample
+/// holds, one is kept spare and the others are let go: a segment read whole needs several at
+/// once, and memory would otherwise keep them all for the rest of the download.
 struct ArenaSet: Sendable {
     private var arenas: [ByteArena] = []
     /// The most arenas kept.
     static let keeping = 8
 
+    /// The arenas in the set (for tests).
+    var count: Int { arenas.count }
+
     /// An arena with at least `bound` bytes free: one with room, else one no sample holds any
-    /// more (emptied), else a new one of at least `size` bytes.
+    /// more (emptied), else a new one of at least `size` bytes. Lets go of the arenas no sample
+    /// holds beyond one spare.
+    ///
+    /// - Complexity: O(*k*) for the *k* arenas kept (at most ``keeping``), when the current arena
+    ///   is full; O(1) otherwise.
     mutating func arena(for bound: Int, size: Int) -> ByteArena {
         if let ready = arenas.last, ready.remaining >= bound { return ready }
-        for index in arenas.indices where isKnownUniquelyReferenced(&arenas[index]) && arenas[index].capacity >= bound {
-            let arena = arenas.remove(at: index)
-            arena.reset()
-            arenas.append(arena)
-            return arena
+        var chosen: ByteArena?
+        var hasSpare = false
+        var index = 0
+        while index < arenas.count {
+            if isKnownUniquelyReferenced(&arenas[index]) {
+                if chosen == nil, arenas[index].capacity >= bound {
+                    chosen = arenas.remove(at: index)
+                    continue
+                }
+                if hasSpare {
+                    arenas.remove(at: index)
+                    continue
+                }
+                hasSpare = true
+            }
+            index += 1
         }
-        let arena = ByteArena(capacity: max(bound, size))
+        let arena: ByteArena
+        if let chosen {
+            chosen.reset()
+            arena = chosen
+        } else {
+            arena = ByteArena(capacity: max(bound, size))
+        }
         arenas.append(arena)
         if arenas.count > Self.keeping { arenas.removeFirst(arenas.count - Self.keeping) }
         return arena
