@@ -8,7 +8,7 @@
 ///   checkpointed.
 /// - **A bounded fetch window.** At most `concurrency` parts are in flight, and only parts of the
 ///   `concurrency` steps from the one being worked on (from the next one, while a step is
-///   remuxing, or streaming a segment that is all in): memory holds a bounded number of segments
+///   remuxing): memory holds a bounded number of segments
 ///   however long the lesson is. A segment still streaming counts in the window, because its
 ///   transfer goes at the remuxer's pace: on a fast network the window would otherwise fill with
 ///   whole segments waiting for it.
@@ -150,7 +150,9 @@ struct LessonScheduler: Sendable, Hashable {
         while inFlight.count < concurrency, nextToStart < isInitialization.count, nextStep < steps.count {
             // While a step is with the remuxer, the window moves on by one step; not while the
             // segment it streams is still arriving, for that transfer is held back by the
-            // remuxer's pace, and the window would hold one more segment waiting for it.
+            // remuxer's pace, and the window would hold one more segment waiting for it. (A
+            // streaming step whose segment is in has already moved on to remuxing; the check on
+            // what is in flight only guards that.)
             let base: Int
             switch phase {
             case .streaming(let step) where steps[step].contains(where: inFlight.contains):

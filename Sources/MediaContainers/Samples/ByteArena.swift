@@ -44,9 +44,10 @@ final class ByteArena: @unchecked Sendable {
     }
 }
 
-/// The arenas of one stream's samples, reused once no sample holds them. Of the arenas no sample
-/// holds, one is kept spare and the others are let go: a segment read whole needs several at
-/// once, and memory would otherwise keep them all for the rest of the download.
+/// The arenas of one stream's samples, reused once no sample holds them. When the current arena
+/// is full, of the arenas no sample holds one is kept spare and the others are let go: a segment
+/// read whole needs several at once, and memory would otherwise keep them all for the rest of
+/// the download.
 struct ArenaSet: Sendable {
     private var arenas: [ByteArena] = []
     /// The most arenas kept.
