@@ -5,7 +5,7 @@ import Testing
 @testable import MediaContainers
 
 /// What the remuxer keeps in memory between samples: the arenas video samples are converted into,
-/// and the writer's one buffer.
+/// and the writer's one buffer (and what a write it cannot make leaves in it).
 @Suite("Memory between samples")
 struct SampleMemoryTests {
     @Test("of the arenas no sample holds, one is kept spare and the rest let go")
@@ -54,12 +54,21 @@ struct SampleMemoryTests {
         private let lock = NSLock()
         private var file = [UInt8]()
         private var sizes: [Int] = []
+        private var refusing = false
+
+        /// Whether writes fail (as a full disk's would).
+        var refusesWrites: Bool {
+            get { lock.withLock { refusing } }
+            set { lock.withLock { refusing = newValue } }
+        }
+        struct Refused: Error {}
 
         var writeSizes: [Int] { lock.withLock { sizes } }
         var bytes: [UInt8] { lock.withLock { file } }
 
         func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
-            lock.withLock {
+            try lock.withLock {
+                if refusing { throw Refused() }
                 sizes.append(bytes.count)
                 let end = Int(offset) + bytes.count
                 if file.count < end { file += [UInt8](repeating: 0, count: end - file.count) }
@@ -106,5 +115,48 @@ struct SampleMemoryTests {
         #expect(mediaWrites.reduce(0, +) == media.count)
         let start = Int(MP4Writer.headerLength)
         #expect(Array(output.bytes[start..<(start + media.count)]) == media)
+    }
+
+    @Test(
+        "a sample whose bytes the output refuses is not indexed: the writer goes on as if it had never been appended",
+        arguments: [MP4Writer.bufferLimit / 3, MP4Writer.bufferLimit + 100])
+    func refusedSampleIsNotIndexed(size: Int) throws {
+        let output = Writes()
+        var writer = try MP4Writer(output: output, brand: .audio)
+        let track = writer.addTrack(MP4Writer.Track(kind: .audio, timescale: 1000))
+        let description = SampleDescription(
+            kind: .audio, codec: .aac, sampleEntry: Data(repeating: 0, count: 16), timescale: 1000)
+        func sample(_ index: Int) -> [UInt8] { (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ index) } }
+        var kept: [[UInt8]] = []
+        var refusals = 0
+        for index in 0..<8 {
+            // The fourth sample is refused: it is the one whose append writes (a buffer it would
+            // overfill, or a sample larger than the buffer, written on its own).
+            output.refusesWrites = index == 3
+            do {
+                try writer.append(
+                    Data(sample(index)), to: track, description: description, decodeTime: Int64(index) * 20,
+                    presentationTime: Int64(index) * 20, isSync: true)
+                kept.append(sample(index))
+            } catch {
+                #expect(error.kind.isWriteFailure, "\(error)")
+                refusals += 1
+            }
+        }
+        output.refusesWrites = false
+        #expect(refusals == 1)
+        let checkpoint = try writer.checkpoint()
+        #expect(checkpoint.records.map(\.size) == kept.map { UInt32($0.count) })
+        #expect(checkpoint.records.map(\.decodeTime) == [0, 20, 40, 80, 100, 120, 140])
+        let start = Int(MP4Writer.headerLength)
+        let media = kept.flatMap { $0 }
+        #expect(Array(output.bytes[start..<(start + media.count)]) == media)
+    }
+}
+
+extension ContainerError.Kind {
+    fileprivate var isWriteFailure: Bool {
+        if case .writeFailed = self { return true }
+        return false
     }
 }

@@ -151,13 +151,11 @@ struct LessonScheduler: Sendable, Hashable {
             // While a step is with the remuxer, the window moves on by one step; not while the
             // segment it streams is still arriving, for that transfer is held back by the
             // remuxer's pace, and the window would hold one more segment waiting for it. (A
-            // streaming step whose segment is in has already moved on to remuxing; the check on
-            // what is in flight only guards that.)
+            // streaming step is always still arriving here: `advance`, which runs first, moves a
+            // streaming step whose segment is in on to remuxing.)
             let base: Int
             switch phase {
-            case .streaming(let step) where steps[step].contains(where: inFlight.contains):
-                base = nextStep
-            case .fetching:
+            case .fetching, .streaming:
                 base = nextStep
             default:
                 base = nextStep + 1

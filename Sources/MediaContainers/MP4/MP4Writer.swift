@@ -216,25 +216,25 @@ public struct MP4Writer: Sendable {
         entry.lastDecodeTime = decodeTime
         if let duration { entry.lastDuration = duration }
         entry.sampleCount += 1
+        // The bytes go first, so that a write that fails leaves the writer's tracks and records
+        // as they were. Flushed before a sample would take it past the limit, the buffer is one
+        // allocation of the limit's size that never grows (appending past it would double it).
+        if buffer.count + data.count > Self.bufferLimit { try flushBuffer() }
+        if data.count >= Self.bufferLimit {
+            let at = bufferStart
+            let output = output
+            try Self.attempt { try data.withUnsafeBytes { raw in try output.write(raw, at: at) } }
+            bufferStart += UInt64(data.count)
+        } else {
+            if buffer.capacity < Self.bufferLimit { buffer.reserveCapacity(Self.bufferLimit) }
+            buffer.append(contentsOf: data)
+        }
         state.tracks[track] = entry
         lastTrack = track
         records.append(
             SampleRecord(
                 track: track, description: descriptionIndex, size: UInt32(data.count), decodeTime: decodeTime,
                 compositionOffset: offset, isSync: isSync, startsChunk: startsChunk))
-        if data.count >= Self.bufferLimit {
-            try flushBuffer()
-            let at = bufferStart
-            let output = output
-            try Self.attempt { try data.withUnsafeBytes { raw in try output.write(raw, at: at) } }
-            bufferStart += UInt64(data.count)
-        } else {
-            // Flushed before a sample would take it past the limit, the buffer is one allocation
-            // of the limit's size that never grows (appending past it would double it).
-            if buffer.count + data.count > Self.bufferLimit { try flushBuffer() }
-            if buffer.capacity < Self.bufferLimit { buffer.reserveCapacity(Self.bufferLimit) }
-            buffer.append(contentsOf: data)
-        }
     }
 
     /// A checkpoint: the state a resume continues from, and the samples written since the last
