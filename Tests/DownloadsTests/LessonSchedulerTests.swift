@@ -23,29 +23,23 @@ struct LessonSchedulerTests {
         // The second part is fetched first: it waits, held, for its turn. The window does not
         // move on while the segment streaming is still arriving (at the remuxer's pace).
         #expect(scheduler.handle(.partFetched(1)) == [])
-        // Step 0's segment is all in, but the remuxer has not read it all: the window stays.
-        #expect(scheduler.handle(.partFetched(0)) == [.checkpoint(step: 0)])
-        // Read, only its checkpoint is left: the window spans the step with the remuxer and the
-        // next one, so part 2 starts and part 3 waits.
-        #expect(scheduler.handle(.streamRead(0)) == [.fetch(part: 2)])
-        // Step 1's part is all in when its turn comes: it streams what was held and ends at once;
-        // the window moves on once the remuxer has read it.
-        #expect(scheduler.handle(.stepRemuxed(0)) == [.stream(part: 1, step: 1), .checkpoint(step: 1)])
-        #expect(scheduler.handle(.streamRead(1)) == [.fetch(part: 3)])
+        // Step 0's segment is all in: the window spans the step with the remuxer and the next
+        // one, so part 2 starts and part 3 waits.
+        #expect(scheduler.handle(.partFetched(0)) == [.checkpoint(step: 0), .fetch(part: 2)])
+        // Step 1's part is all in when its turn comes: it streams what was held and ends at once,
+        // and the window moves on.
+        #expect(
+            scheduler.handle(.stepRemuxed(0)) == [.stream(part: 1, step: 1), .checkpoint(step: 1), .fetch(part: 3)])
         #expect(scheduler.handle(.stepRemuxed(1)) == [.stream(part: 2, step: 2)])
         #expect(scheduler.handle(.partFetched(2)) == [.checkpoint(step: 2)])
-        // The read reported after the checkpoint (the two come back in either order) changes
-        // nothing.
         #expect(scheduler.handle(.stepRemuxed(2)) == [.stream(part: 3, step: 3)])
-        #expect(scheduler.handle(.streamRead(2)) == [])
         #expect(scheduler.handle(.partFetched(3)) == [.checkpoint(step: 3)])
-        #expect(scheduler.handle(.streamRead(3)) == [])
         #expect(scheduler.handle(.stepRemuxed(3)) == [.finish])
         #expect(scheduler.phase == .finished)
     }
 
     @Test(
-        "a streamed segment counts in the window until the remuxer has read it: a network faster than the remuxer holds no more whole segments waiting for it",
+        "a segment still streaming counts in the window: a fast network holds no more whole segments waiting for it",
         arguments: 1...3)
     func streamingCountsInWindow(concurrency: Int) {
         var scheduler = Self.segments(8, concurrency: concurrency)
@@ -54,13 +48,8 @@ struct LessonSchedulerTests {
         #expect(scheduler.handle(.start) == started + [.stream(part: 0, step: 0)])
         // They arrive before the streamed segment: nothing more starts.
         for part in 1..<concurrency { #expect(scheduler.handle(.partFetched(part)) == []) }
-        // The streamed segment is in, not yet read: still nothing.
-        #expect(scheduler.handle(.partFetched(0)) == [.checkpoint(step: 0)])
-        // Read (its checkpoint under way): the window moves on by one step.
-        #expect(scheduler.handle(.streamRead(0)) == [.fetch(part: concurrency)])
-        // A read reported twice, or for another step, changes nothing.
-        #expect(scheduler.handle(.streamRead(0)) == [])
-        #expect(scheduler.handle(.streamRead(1)) == [])
+        // The streamed segment is in: the window moves on by one step.
+        #expect(scheduler.handle(.partFetched(0)) == [.checkpoint(step: 0), .fetch(part: concurrency)])
     }
 
     @Test("a step with an initialisation section streams its segment once the section is in")
@@ -149,9 +138,6 @@ struct LessonSchedulerTests {
         var arrived: Set<Int> = []
         var streaming: Int?
         var withRemuxer: Int?
-        /// The streamed step whose segment the remuxer has not reported read (its report may
-        /// come after the checkpoint).
-        var unread: Int?
         /// The steps checkpointed, in order.
         var checkpointed: [Int] = []
         var finished = false
@@ -182,11 +168,10 @@ struct LessonSchedulerTests {
                     // Within the window: the step being worked on and the next steps.
                     let windowEnd = steps[min(checkpointed.count + scheduler.concurrency, steps.count - 1)].upperBound
                     if part >= windowEnd { broken.append("part \(part) beyond the window") }
-                    // A streamed segment counts in the window while it arrives, and until the
-                    // remuxer has read it.
-                    if let step = streaming, withRemuxer == nil || unread == step {
+                    // A segment still streaming counts in the window.
+                    if let step = streaming, withRemuxer == nil, !steps[step].allSatisfy(arrived.contains) {
                         let streamingEnd = steps[min(step + scheduler.concurrency - 1, steps.count - 1)].upperBound
-                        if part >= streamingEnd { broken.append("part \(part) past a segment not yet read") }
+                        if part >= streamingEnd { broken.append("part \(part) past a segment still streaming") }
                     }
                 case .stream(let part, let step):
                     if step != checkpointed.count || !scheduler.streamable[step] { broken.append("stream of \(step)") }
@@ -200,7 +185,6 @@ struct LessonSchedulerTests {
                         broken.append("step \(step) ended before its parts")
                     }
                     withRemuxer = step
-                    unread = step
                 case .remuxWhole(let step):
                     if streaming != nil || withRemuxer != nil || step != checkpointed.count {
                         broken.append("remux of \(step)")
@@ -223,11 +207,9 @@ struct LessonSchedulerTests {
             return broken
         }
 
-        /// What can happen next: a transfer in flight ends, the remuxer reads a streamed
-        /// segment, or the step with the remuxer ends.
+        /// What can happen next: a transfer in flight ends, or the step with the remuxer does.
         var events: [Scheduler.Event] {
-            inFlight.sorted().map(Scheduler.Event.partFetched) + (unread.map { [.streamRead($0)] } ?? [])
-                + (withRemuxer.map { [.stepRemuxed($0)] } ?? [])
+            inFlight.sorted().map(Scheduler.Event.partFetched) + (withRemuxer.map { [.stepRemuxed($0)] } ?? [])
         }
 
         /// Lets `event` happen and performs what the scheduler asks for.
@@ -240,8 +222,6 @@ struct LessonSchedulerTests {
                 checkpointed.append(step)
                 withRemuxer = nil
                 streaming = nil
-            case .streamRead:
-                unread = nil
             default:
                 break
             }

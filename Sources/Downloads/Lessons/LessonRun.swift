@@ -24,8 +24,6 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
         /// handed them on), and its source size.
         case fetched(index: Int, data: Data?, bytes: UInt64)
         case remuxed(step: Int, dataLength: UInt64)
-        /// The remuxer has read all of a streamed step's segment; its checkpoint comes next.
-        case streamRead(step: Int)
     }
 
     func run(job: DownloadJob) async throws -> DownloadResult {
@@ -296,12 +294,6 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                             data: Data(), rendition: part.rendition, discontinuity: part.discontinuity,
                             initialization: initialization, resourceOffset: part.resourceOffset, index: number))
                 case .checkpoint(let step):
-                    // The segment's last bytes are on the remuxer's serial queue: once a job
-                    // queued after them runs, the remuxer has read them all.
-                    group.addTask {
-                        try await session.perform { _ in }
-                        return .streamRead(step: step)
-                    }
                     remux(step) { session, received, floor in
                         try session.endStreaming(step: step, bytesReceived: received, fractionFloor: floor)
                     }
@@ -381,8 +373,6 @@ struct LessonRun<C: Clock>: Sendable where C.Duration == Duration {
                         done[index] = nil
                     }
                     actions = scheduler.handle(.stepRemuxed(step))
-                case .streamRead(let step)?:
-                    actions = scheduler.handle(.streamRead(step))
                 case nil:
                     // Nothing in flight and nothing to do: only a plan whose steps leave parts out
                     // could get here, and the file would miss them.

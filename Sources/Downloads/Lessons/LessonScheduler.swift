@@ -9,11 +9,9 @@
 /// - **A bounded fetch window.** At most `concurrency` parts are in flight, and only parts of the
 ///   `concurrency` steps from the one being worked on (from the next one, while a step is
 ///   remuxing): memory holds a bounded number of segments
-///   however long the lesson is. A streamed segment counts in the window until the remuxer has
-///   read it (not only while it arrives): on a network faster than the remuxer, the window would
-///   otherwise fill with whole segments waiting for it. Once it is read, only its checkpoint
-///   (a flush and an `fsync`) is left, and the window moves on, so that on a slow network a
-///   transfer slot does not wait for the disk.
+///   however long the lesson is. A segment still streaming counts in the window, because its
+///   transfer goes at the remuxer's pace: on a fast network the window would otherwise fill with
+///   whole segments waiting for it.
 /// - **Streaming when it can.** A step of one segment (after its initialisation sections, all
 ///   fetched) whose place on the timeline is known (`LessonPlan.streamable`) streams as soon as
 ///   its segment's transfer has started; it is ended and checkpointed when the transfer is done.
@@ -33,8 +31,6 @@ struct LessonScheduler: Sendable, Hashable {
         case start
         /// A part's transfer is done: its bytes are all in (held, decrypted or streamed).
         case partFetched(Int)
-        /// The remuxer has read all of a streamed step's segment (what is left is its checkpoint).
-        case streamRead(Int)
         /// A step is remuxed and checkpointed.
         case stepRemuxed(Int)
         /// A transfer or a remux failed.
@@ -52,9 +48,7 @@ struct LessonScheduler: Sendable, Hashable {
         case stream(part: Int, step: Int)
         /// Remux the step's parts, all in, whole, then checkpoint it.
         case remuxWhole(step: Int)
-        /// End the step's streamed segment, whose transfer is done, then checkpoint the step;
-        /// report ``Event/streamRead(_:)`` once the remuxer has read the segment, before the
-        /// checkpoint.
+        /// End the step's streamed segment, whose transfer is done, then checkpoint the step.
         case checkpoint(step: Int)
         /// Every step is checkpointed: finish the file.
         case finish
@@ -94,8 +88,6 @@ struct LessonScheduler: Sendable, Hashable {
     /// The parts of unfinished steps whose transfer is done.
     private(set) var fetched: Set<Int> = []
     private(set) var phase = Phase.fetching
-    /// Whether the step with the remuxer streamed a segment the remuxer has not read yet.
-    private(set) var streamUnread = false
 
     /// A scheduler for a plan's steps, continuing from `firstStep` (the steps a journal says are
     /// done).
@@ -136,10 +128,7 @@ struct LessonScheduler: Sendable, Hashable {
             (.partFetched(let part), .streaming):
             guard inFlight.remove(part) != nil else { return [] }
             fetched.insert(part)
-        case (.streamRead(let step), .remuxing(let remuxing)) where step == remuxing && streamUnread:
-            streamUnread = false
         case (.stepRemuxed(let step), .remuxing(let remuxing)) where step == remuxing:
-            streamUnread = false
             fetched.subtract(steps[step])
             nextStep = step + 1
             phase = .fetching
@@ -160,13 +149,13 @@ struct LessonScheduler: Sendable, Hashable {
     private mutating func startMore(into actions: inout [Action]) {
         while inFlight.count < concurrency, nextToStart < isInitialization.count, nextStep < steps.count {
             // While a step is with the remuxer, the window moves on by one step; not while the
-            // segment it streams is still arriving or not yet read, for the remuxer is behind
-            // the network, and the window would hold one more segment waiting for it.
+            // segment it streams is still arriving, for that transfer is held back by the
+            // remuxer's pace, and the window would hold one more segment waiting for it. (A
+            // streaming step is always still arriving here: `advance`, which runs first, moves a
+            // streaming step whose segment is in on to remuxing.)
             let base: Int
             switch phase {
             case .fetching, .streaming:
-                base = nextStep
-            case .remuxing where streamUnread:
                 base = nextStep
             default:
                 base = nextStep + 1
@@ -188,7 +177,6 @@ struct LessonScheduler: Sendable, Hashable {
         case .streaming(step):
             guard range.allSatisfy(fetched.contains) else { return }
             phase = .remuxing(step: step)
-            streamUnread = true
             actions.append(.checkpoint(step: step))
         case .fetching:
             let segments = range.filter { !isInitialization[$0] }
